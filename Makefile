@@ -1,0 +1,219 @@
+# hearth — an always-on eBPF profiler.
+#
+#   make            build build/hearth and build/hearthd
+#   make run        install missing Debian packages (as root), build, and
+#                   profile the whole host for 10 s into a flame graph
+#   make test       build with ASan+UBSan and run every test
+#   make bench      run the benchmarks against perf, bpftrace, libbpf-tools
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make clean
+#
+# V=1 prints every command. VMLINUX_H=path uses a prebuilt vmlinux.h on a
+# machine without /sys/kernel/btf/vmlinux.
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.SUFFIXES:
+.SECONDEXPANSION:
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BUILD ?= build
+SAN ?= 0
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+VMLINUX_H ?= $(BUILD)/vmlinux.h
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+# Debian packages: to build, to test, to benchmark.
+PKGS_BUILD := gcc make pkg-config clang llvm libbpf-dev bpftool libelf-dev \
+	libdw-dev zlib1g-dev libsdl2-dev libsdl2-ttf-dev libsystemd-dev \
+	fonts-dejavu-core elfutils
+PKGS_TEST := libcmocka-dev xvfb xdotool x11-apps imagemagick libxml2-utils \
+	binutils libclang-rt-14-dev util-linux golang-go
+PKGS_BENCH := linux-perf bpftrace libbpf-tools valgrind
+
+PKGS_LIBS := libbpf libelf libdw zlib sdl2 SDL2_ttf libsystemd
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS_LIBS) 2>/dev/null)
+PKG_LIBS_CORE = $(shell $(PKG_CONFIG) --libs libbpf libelf libdw zlib libsystemd 2>/dev/null)
+PKG_LIBS_SDL = $(shell $(PKG_CONFIG) --libs sdl2 SDL2_ttf 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
+	-I. -I$(BUILD) $(PKG_CFLAGS) \
+	-DHEARTH_VERSION='"$(VERSION)"' -DHEARTH_FONT_DIR='"/usr/share/fonts/truetype/dejavu"'
+LDLIBS_EXTRA := -lpthread -lm
+ifeq ($(SAN),1)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -I. -Wall -Werror
+
+# One library per part; files named *_main.c are program entry points.
+PARTS := profile symbolize agent render
+define part_srcs
+$(filter-out %_main.c,$(wildcard $(1)/*.c))
+endef
+$(foreach p,$(PARTS),$(eval SRC_$(p) := $(call part_srcs,$(p))))
+$(foreach p,$(PARTS),$(eval OBJ_$(p) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(p)))))
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+
+CLI_SRCS := $(wildcard cli/*.c)
+CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
+
+HEARTH := $(BUILD)/hearth
+HEARTHD := $(BUILD)/hearthd
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c tests/fixtures/*.cc)
+FIXTURE_BINS := $(patsubst tests/fixtures/%,$(BUILD)/fixtures/%,$(basename $(FIXTURE_SRCS)))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+# Fixtures: frame pointers and debug info unless a fragment says otherwise
+# (target-specific FIXTURE_FLAGS in mk/*.mk).
+FIXTURE_FLAGS ?= -O1 -g -fno-omit-frame-pointer -fno-inline
+FIXTURE_LIBS ?= -pthread
+
+.PHONY: all run test unit bench install clean deps deps-test deps-bench fixtures fuzz check-tools
+all: $(HEARTH) $(HEARTHD)
+
+# Fragments add rules for their part (fixtures with special flags, extra
+# test targets); they never redefine the targets above.
+-include mk/*.mk
+
+# ---- dependencies -------------------------------------------------------
+deps:
+	$(Q)sh mk/deps.sh $(PKGS_BUILD)
+deps-test: deps
+	$(Q)sh mk/deps.sh $(PKGS_TEST)
+deps-bench: deps
+	$(Q)sh mk/deps.sh $(PKGS_BENCH)
+
+# ---- BPF ----------------------------------------------------------------
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+		echo "hearth: this kernel has no BTF (/sys/kernel/btf/vmlinux); build with VMLINUX_H=path/to/vmlinux.h" >&2; exit 1; fi
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -include $(VMLINUX_H) -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# ---- C objects ----------------------------------------------------------
+$(BUILD)/%.o: %.c $(BPF_SKELS) | $(BUILD)/.flags
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Rebuild everything when the flags change (SAN=1 vs not, V, ...).
+$(BUILD)/.flags: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+FORCE:
+
+$(BUILD)/lib%.a: $$(OBJ_$$*)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+LIBS_ALL := $(BUILD)/libagent.a $(BUILD)/librender.a $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
+LIBS_DAEMON := $(BUILD)/libagent.a $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
+
+$(HEARTH): $(CLI_OBJS) $(LIBS_ALL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
+
+# The daemon links no SDL: a headless server needs no display libraries.
+$(HEARTHD): $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+
+# ---- tests --------------------------------------------------------------
+$(BUILD)/tests/%: tests/unit/%.c $(LIBS_ALL)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_ALL) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) -lcmocka $(LDLIBS_EXTRA)
+
+$(BUILD)/fixtures/%: tests/fixtures/%.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc $(FIXTURE_FLAGS) -o $@ $< $(FIXTURE_LIBS)
+
+$(BUILD)/fixtures/%: tests/fixtures/%.cc
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)g++ $(FIXTURE_FLAGS) -o $@ $< $(FIXTURE_LIBS)
+
+fixtures: $(FIXTURE_BINS)
+
+# Fuzz targets: clang + libFuzzer, each compiled with the sources it names
+# in FUZZ_SRCS_<target> (set in mk/*.mk), default the profile part.
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SRC_profile) $(SRC_symbolize) $(SRC_agent) $(BPF_SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -std=c17 -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
+		-fsanitize=fuzzer,address,undefined -o $@ $< \
+		$(if $(FUZZ_SRCS_$*),$(FUZZ_SRCS_$*),$(SRC_profile)) $(PKG_LIBS_CORE) -lm
+
+fuzz: $(FUZZ_BINS)
+
+unit: $(UNIT_BINS)
+
+# The README's test command. Runs as root in CI; installs what it needs.
+test: deps-test
+	$(Q)$(MAKE) --no-print-directory BUILD=build-test SAN=1 all unit fixtures fuzz
+	$(Q)BUILD=build-test sh tests/run.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh mk/run.sh $(BUILD)
+
+bench: deps-bench
+	$(Q)$(MAKE) --no-print-directory all fixtures
+	$(Q)BUILD=$(BUILD) sh bench/run.sh
+
+# ---- install ------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -m 0755 $(HEARTH) $(DESTDIR)$(PREFIX)/bin/hearth
+	install -m 0755 $(HEARTHD) $(DESTDIR)$(PREFIX)/sbin/hearthd
+	$(Q)if [ -d man ] && ls man/*.[0-9] >/dev/null 2>&1; then \
+		for m in man/*.[0-9]; do s=$${m##*.}; \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; fi
+	$(Q)if [ -f systemd/hearthd.service ]; then \
+		install -d $(DESTDIR)/lib/systemd/system $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d $(DESTDIR)/etc/hearth; \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/hearthd.service > $(DESTDIR)/lib/systemd/system/hearthd.service; \
+		[ ! -f systemd/hearth.sysusers ] || install -m 0644 systemd/hearth.sysusers $(DESTDIR)/usr/lib/sysusers.d/hearth.conf; \
+		[ ! -f systemd/hearth.tmpfiles ] || install -m 0644 systemd/hearth.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf; \
+		[ ! -f etc/hearthd.conf ] || [ -f $(DESTDIR)/etc/hearth/hearthd.conf ] || install -m 0644 etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf; fi
+
+clean:
+	rm -rf build build-test
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sampler: the eBPF sampler seen from user space.
+ *
+ * Opens, tunes, loads and attaches the on-CPU (cpu-clock perf event per
+ * online CPU) and off-CPU (tp_btf/sched_switch) programs, follows process
+ * exec/fork/exit so short-lived processes are still named, and drains the
+ * in-kernel aggregation into symbolized profiles. Used in-process by
+ * `hearth record` and continuously by hearthd.
+ */
+#ifndef HEARTH_SAMPLER_H
+#define HEARTH_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../profile/profile.h"
+
+#define SAMPLER_MAX_PIDS 64
+
+enum sampler_unwind {
+	SAMPLER_UNWIND_FP = 0,
+	SAMPLER_UNWIND_DWARF = 1,
+	SAMPLER_UNWIND_AUTO = 2,
+};
+
+struct sampler_opts {
+	uint32_t hz;             /* on-CPU frequency, default 99 */
+	bool on_cpu;
+	bool off_cpu;
+	uint64_t min_block_ns;   /* off-CPU: ignore shorter waits */
+	pid_t pids[SAMPLER_MAX_PIDS]; /* only these processes (tgids) */
+	size_t npids;            /* 0 = every process */
+	char comm[16];           /* only tasks of this comm ("" = any) */
+	bool kernel_stacks;      /* include kernel frames */
+	bool per_thread;         /* add a thread row under each process */
+	enum sampler_unwind unwind;
+	pid_t exclude_tgid;      /* our own process, 0 = none */
+};
+
+/* Counters since sampler_open(). */
+struct sampler_stats {
+	uint64_t samples;         /* on-CPU samples with a stack */
+	uint64_t idle_samples;    /* on-CPU samples that hit the idle task */
+	uint64_t offcpu_events;   /* off-CPU waits recorded */
+	uint64_t offcpu_ns;       /* off-CPU nanoseconds recorded */
+	uint64_t drop_stack;      /* stack map full or collision */
+	uint64_t drop_map_full;   /* aggregation map full */
+	uint64_t drop_events;     /* ring buffer full */
+	uint64_t processes;       /* distinct processes seen */
+	uint64_t bpf_run_ns;      /* BPF program run time, when stats are on */
+	uint64_t bpf_run_cnt;
+};
+
+struct sampler;
+
+/* Checks what the sampler needs (privileges, BTF, perf events) and opens
+ * it. Returns NULL with one sentence in @err naming what is missing or what
+ * failed. */
+struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
+			     size_t errlen);
+
+/* Waits up to @timeout_ms for process events (exec/fork/exit) and handles
+ * them: a new or forked process's mappings are cached before it can exit.
+ * Returns 0, or a negative errno (-EINTR when a signal arrived). */
+int sampler_poll(struct sampler *s, int timeout_ms);
+
+/* Swaps the in-kernel buffers and moves everything collected since the last
+ * drain into @oncpu (samples) and @offcpu (nanoseconds), symbolized. Either
+ * may be NULL when that kind is off. No sample is lost or counted twice
+ * across drains. Returns 0 or a negative errno. */
+int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
+		  struct prof_profile *offcpu);
+
+/* Current counters. */
+void sampler_stats(const struct sampler *s, struct sampler_stats *st);
+
+/* Detaches and frees everything. Accepts NULL. */
+void sampler_close(struct sampler *s);
+
+#endif /* HEARTH_SAMPLER_H */

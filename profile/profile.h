@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * profile: the data model every part of hearth shares.
+ *
+ * A profile owns three tables:
+ *   - strings: interned, id 0 is the empty string;
+ *   - frames:  interned (name, module, file, line, kind, class, lang);
+ *   - a call tree: node 0 is the invisible root; each node holds one frame,
+ *     a total (itself plus everything below) and a self value.
+ *
+ * Stacks are added root first. Values are in the profile's unit (samples,
+ * nanoseconds or bytes). Nothing here prints, allocates globals or knows
+ * about BPF, SDL or /proc.
+ */
+#ifndef HEARTH_PROFILE_H
+#define HEARTH_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum prof_unit {
+	PROF_UNIT_SAMPLES = 0,
+	PROF_UNIT_NANOSECONDS = 1,
+	PROF_UNIT_BYTES = 2,
+};
+
+enum prof_frame_kind {
+	PROF_KIND_USER = 0,   /* a user-space function */
+	PROF_KIND_KERNEL = 1, /* a kernel function, folded as name_[k] */
+	PROF_KIND_INLINE = 2, /* a user function inlined into its caller, _[i] */
+	PROF_KIND_PROCESS = 3,/* the per-process root row (comm) */
+	PROF_KIND_THREAD = 4, /* a per-thread row (name and tid) */
+};
+
+/* Ownership classes, the viewer's colours (SPEC.md). */
+enum prof_class {
+	PROF_CLASS_UNKNOWN = 0,
+	PROF_CLASS_YOURS = 1,   /* orange */
+	PROF_CLASS_LIBRARY = 2, /* blue */
+	PROF_CLASS_RUNTIME = 3, /* violet */
+	PROF_CLASS_SYSTEM = 4,  /* grey */
+	PROF_CLASS_WAITING = 5, /* pale grey */
+	PROF_CLASS_COUNT
+};
+
+enum prof_lang {
+	PROF_LANG_UNKNOWN = 0,
+	PROF_LANG_C,
+	PROF_LANG_CPP,
+	PROF_LANG_RUST,
+	PROF_LANG_GO,
+	PROF_LANG_ASM,
+	PROF_LANG_JIT,
+	PROF_LANG_COUNT
+};
+
+/* One frame; string fields are ids in the profile's string table. */
+struct prof_frame {
+	uint32_t name;
+	uint32_t module; /* 0 = unknown */
+	uint32_t file;   /* 0 = unknown */
+	uint32_t line;   /* 0 = unknown */
+	uint8_t kind;    /* enum prof_frame_kind */
+	uint8_t cls;     /* enum prof_class */
+	uint8_t lang;    /* enum prof_lang */
+	uint8_t pad;
+};
+
+struct prof_node {
+	uint32_t frame;   /* index in the frame table; root: 0 */
+	uint32_t parent;  /* root's parent is 0 */
+	uint32_t child;   /* first child, 0 = none */
+	uint32_t sibling; /* next sibling, 0 = none */
+	uint64_t total;
+	uint64_t self;
+};
+
+/* Metadata a profile carries beside its tree. */
+struct prof_meta {
+	enum prof_unit unit;
+	uint64_t start_ns;    /* wall clock (CLOCK_REALTIME) of the first sample */
+	uint64_t duration_ns; /* length of the capture, 0 = unknown */
+	uint32_t hz;          /* on-CPU sampling frequency, 0 = not sampled */
+	uint32_t off_cpu;     /* 1 when values are blocked time */
+	uint64_t drops;       /* samples the sampler lost, all causes */
+};
+
+struct prof_profile;
+
+/* Returns a new empty profile in @unit, or NULL when out of memory.
+ * Free with prof_free(). */
+struct prof_profile *prof_new(enum prof_unit unit);
+
+/* Frees @p and everything it owns. Accepts NULL. */
+void prof_free(struct prof_profile *p);
+
+/* The profile's metadata, writable by the owner. Never NULL. */
+struct prof_meta *prof_meta(struct prof_profile *p);
+const struct prof_meta *prof_meta_const(const struct prof_profile *p);
+
+/* Interns @len bytes of @s (need not be NUL-terminated). Returns the string
+ * id (> 0 for non-empty strings, 0 for the empty string), or UINT32_MAX when
+ * out of memory. */
+uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len);
+
+/* Same as prof_intern() for a NUL-terminated string; NULL interns as 0. */
+uint32_t prof_intern_cstr(struct prof_profile *p, const char *s);
+
+/* Returns the NUL-terminated string with id @id, owned by @p; "" for 0 or an
+ * unknown id. Valid until @p is freed. */
+const char *prof_str(const struct prof_profile *p, uint32_t id);
+
+/* Number of strings interned, including the empty string. */
+uint32_t prof_str_count(const struct prof_profile *p);
+
+/* Interns a frame. Two frames are the same when every field is equal.
+ * Returns the frame id (>= 1; frame 0 is the root's), UINT32_MAX on ENOMEM. */
+uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f);
+
+/* Returns the frame with id @id, or NULL when out of range. */
+const struct prof_frame *prof_frame_get(const struct prof_profile *p,
+					uint32_t id);
+
+/* Number of frames, including frame 0. */
+uint32_t prof_frame_count(const struct prof_profile *p);
+
+/* Adds @value to the stack @frames[0..n) (root first, leaf last): every node
+ * on the path gains @value in total, the leaf gains it in self. Returns the
+ * leaf node's id, 0 when n == 0 (value goes to the root's self), or
+ * UINT32_MAX when out of memory (the profile is unchanged then). */
+uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
+			size_t n, uint64_t value);
+
+/* Returns the node with id @id (0 = root), NULL when out of range. Node
+ * pointers are invalidated by prof_add_stack(). */
+const struct prof_node *prof_node_get(const struct prof_profile *p,
+				      uint32_t id);
+
+/* Number of nodes, including the root. */
+uint32_t prof_node_count(const struct prof_profile *p);
+
+/* Total of the whole profile (the root's total). */
+uint64_t prof_total(const struct prof_profile *p);
+
+/* Returns the child of @parent holding frame @frame, or 0 when none. */
+uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
+			 uint32_t frame);
+
+/* Reorders every sibling list by frame name (bytewise), then by the other
+ * frame fields, so equal names sit together and output is deterministic.
+ * Called by the writers; cheap when already sorted. Returns 0 or -ENOMEM. */
+int prof_sort(struct prof_profile *p);
+
+/* Adds every stack of @src into @dst (strings and frames are re-interned;
+ * units must match). Metadata: durations add, drops add, start is the
+ * earlier. Returns 0, -EINVAL on unit mismatch, -ENOMEM. */
+int prof_merge(struct prof_profile *dst, const struct prof_profile *src);
+
+/* Calls @fn for every node with self > 0, depth first in sibling order, with
+ * the path of frame ids from the top-level node to it. Stops and returns the
+ * first non-zero value @fn returns; 0 when every call returned 0. */
+typedef int (*prof_stack_fn)(const struct prof_profile *p,
+			     const uint32_t *frames, size_t n, uint64_t value,
+			     void *arg);
+int prof_walk_stacks(const struct prof_profile *p, prof_stack_fn fn,
+		     void *arg);
+
+#endif /* HEARTH_PROFILE_H */

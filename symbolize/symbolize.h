@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize: addresses to frames.
+ *
+ * A sym_ctx caches, per process, the executable mappings read from
+ * /proc/PID/maps, and per module (keyed by build-id, else by path, device
+ * and inode) the ELF symbol tables, so one libc is read once for every
+ * process. Files are opened through /proc/PID/root so processes in other
+ * mount namespaces are named. Kernel addresses come from /proc/kallsyms.
+ *
+ * Nothing here prints. Errors come back as negative errno values.
+ */
+#ifndef HEARTH_SYMBOLIZE_H
+#define HEARTH_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../profile/profile.h"
+
+/* One resolved frame. Strings are owned by the sym_ctx and stay valid until
+ * the next call that may evict (sym_user, sym_proc_forget, sym_free):
+ * copy or intern them before the next call. */
+struct sym_frame {
+	const char *name;   /* never NULL: the symbol, or "module+0xoffset" */
+	const char *module; /* basename of the mapped file, "[kernel]" or the
+			     * kernel module name; never NULL */
+	const char *file;   /* source file, NULL when unknown */
+	uint32_t line;      /* 0 when unknown */
+	uint8_t inlined;    /* 1 when this frame was inlined into the next */
+	uint8_t cls;        /* enum prof_class */
+	uint8_t lang;       /* enum prof_lang */
+};
+
+struct sym_options {
+	/* Path prefixes whose binaries count as "your code" beyond the main
+	 * executable (NULL-terminated array, may be NULL). */
+	const char *const *yours_prefixes;
+	/* Root for kernel symbol files, "" = "/"; tests point it elsewhere. */
+	const char *kallsyms_path; /* NULL = /proc/kallsyms */
+};
+
+struct sym_stats {
+	uint64_t lookups;
+	uint64_t misses;        /* addresses with no symbol */
+	uint64_t modules;       /* modules currently cached */
+	uint64_t module_bytes;  /* memory held by cached modules */
+	uint64_t procs;         /* processes currently cached */
+};
+
+struct sym_ctx;
+
+/* Returns a new context, or NULL with errno set. @opts may be NULL. */
+struct sym_ctx *sym_new(const struct sym_options *opts);
+
+/* Frees @ctx and every cached module and process. Accepts NULL. */
+void sym_free(struct sym_ctx *ctx);
+
+/* Resolves user address @addr in process @pid into frames, innermost first
+ * (an inlined callee comes before its caller). Writes at most @max frames
+ * to @out and returns how many (>= 1: an address that cannot be resolved
+ * still yields one frame named "module+0xoff" or "[unknown]"), or a
+ * negative errno when @max is 0. */
+int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+	     struct sym_frame *out, size_t max);
+
+/* Resolves kernel address @addr into one frame ("func" with module
+ * "[kernel]", or "func" with module "modname"). Returns 1, or a negative
+ * errno. */
+int sym_kernel(struct sym_ctx *ctx, uint64_t addr, struct sym_frame *out);
+
+/* Reads /proc/@pid/maps now (on exec, or while a short-lived process is
+ * still alive), replacing any cached view of the process. Returns 0 or a
+ * negative errno (-ESRCH when the process is gone). */
+int sym_proc_load(struct sym_ctx *ctx, pid_t pid);
+
+/* Makes @child share a copy of @parent's cached mappings (on fork, when the
+ * child may exit before it is looked at). Returns 0 or a negative errno. */
+int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child);
+
+/* Drops what is cached for @pid (after exit, once its samples are
+ * symbolized). */
+void sym_proc_forget(struct sym_ctx *ctx, pid_t pid);
+
+/* Fills @st with the context's counters. */
+void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st);
+
+#endif /* HEARTH_SYMBOLIZE_H */
