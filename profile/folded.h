@@ -32,7 +32,10 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, char *err, size_t errlen);
 
 /* Writes every stack with self > 0 of @p as folded lines to @out, siblings
- * in prof_sort() order. Returns 0, or -EIO when a write failed. */
+ * in prof_sort() order (which sorts @p). A frame with an empty name is
+ * written "[unknown]"; ';' in a name becomes ':' and line ends become
+ * spaces, so the output always parses back. Returns 0, -EIO when a write
+ * failed, or -ENOMEM. */
 int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags);
 
 #endif /* HEARTH_FOLDED_H */

@@ -128,7 +128,8 @@ uint32_t prof_frame_count(const struct prof_profile *p);
 /* Adds @value to the stack @frames[0..n) (root first, leaf last): every node
  * on the path gains @value in total, the leaf gains it in self. Returns the
  * leaf node's id, 0 when n == 0 (value goes to the root's self), or
- * UINT32_MAX when out of memory (the profile is unchanged then). */
+ * UINT32_MAX when out of memory or when a frame id is 0 or unknown (the
+ * profile is unchanged then). Totals saturate at UINT64_MAX. */
 uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 			size_t n, uint64_t value);
 
@@ -149,6 +150,8 @@ uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 
 /* Reorders every sibling list by frame name (bytewise), then by the other
  * frame fields, so equal names sit together and output is deterministic.
+ * Names compare as spelled in folded text (kernel frames with "_[k]", each
+ * followed by ';'), so folded output comes out in LC_ALL=C sort order.
  * Called by the writers; cheap when already sorted. Returns 0 or -ENOMEM. */
 int prof_sort(struct prof_profile *p);
 
@@ -158,8 +161,10 @@ int prof_sort(struct prof_profile *p);
 int prof_merge(struct prof_profile *dst, const struct prof_profile *src);
 
 /* Calls @fn for every node with self > 0, depth first in sibling order, with
- * the path of frame ids from the top-level node to it. Stops and returns the
- * first non-zero value @fn returns; 0 when every call returned 0. */
+ * the path of frame ids from the top-level node to it (the root's own self,
+ * if any, comes first with n == 0). Stops and returns the first non-zero
+ * value @fn returns; 0 when every call returned 0; -ENOMEM when the path
+ * buffer could not grow. */
 typedef int (*prof_stack_fn)(const struct prof_profile *p,
 			     const uint32_t *frames, size_t n, uint64_t value,
 			     void *arg);

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Folded stacks, read and written the way flamegraph.pl reads them: the
+ * count is the text after the line's last space, the stack before it is
+ * split on ';'. Frame names may hold spaces (C++ signatures do).
+ */
+#include "folded.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KERNEL_SUFFIX "_[k]"
+#define INLINE_SUFFIX "_[i]"
+#define SUFFIX_LEN 4
+
+struct parse_ctx {
+	struct prof_profile *p;
+	uint32_t *frames;
+	uint32_t cap;
+	int first_is_process;
+	char *err;
+	size_t errlen;
+	size_t lineno;
+};
+
+static int fail(struct parse_ctx *c, const char *what)
+{
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen, "line %zu %s", c->lineno, what);
+	return -EINVAL;
+}
+
+/* Parses the decimal count @s[0..len). Returns 0, or -EINVAL (not a
+ * decimal integer) or -ERANGE (does not fit 64 bits). */
+static int parse_count(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || '9' < s[i])
+			return -EINVAL;
+		d = (unsigned)(s[i] - '0');
+		if ((UINT64_MAX - d) / 10 < v)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int ends_with(const char *s, size_t len, const char *suffix)
+{
+	return SUFFIX_LEN < len &&
+	       memcmp(s + len - SUFFIX_LEN, suffix, SUFFIX_LEN) == 0;
+}
+
+/* Interns one frame's text; returns its id or UINT32_MAX on ENOMEM. */
+static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
+			     size_t index)
+{
+	struct prof_frame f = { 0 };
+
+	if (index == 0 && c->first_is_process) {
+		f.kind = PROF_KIND_PROCESS;
+	} else if (ends_with(s, len, KERNEL_SUFFIX)) {
+		f.kind = PROF_KIND_KERNEL;
+		len -= SUFFIX_LEN;
+	} else if (ends_with(s, len, INLINE_SUFFIX)) {
+		f.kind = PROF_KIND_INLINE;
+		len -= SUFFIX_LEN;
+	}
+	f.name = prof_intern(c->p, s, len);
+	if (f.name == UINT32_MAX)
+		return UINT32_MAX;
+	return prof_frame_intern(c->p, &f);
+}
+
+/* Parses the stack @s[0..len) into c->frames; returns the frame count, or
+ * a negative errno. */
+static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
+{
+	size_t n = 0, start = 0;
+
+	for (size_t i = 0; i <= len; i++) {
+		uint32_t id;
+
+		if (i < len && s[i] != ';')
+			continue;
+		if (i == start)
+			return fail(c, "has an empty frame");
+		if (n == c->cap) {
+			uint32_t cap = c->cap ? c->cap * 2 : 64;
+			uint32_t *f = realloc(c->frames, cap * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			c->frames = f;
+			c->cap = cap;
+		}
+		id = intern_frame(c, s + start, i - start, n);
+		if (id == UINT32_MAX)
+			return -ENOMEM;
+		c->frames[n++] = id;
+		start = i + 1;
+	}
+	return (long)n;
+}
+
+static int is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\r';
+}
+
+static int parse_line(struct parse_ctx *c, const char *s, size_t len)
+{
+	const char *sp;
+	uint64_t count;
+	long n;
+	int err;
+
+	while (len && is_blank(s[len - 1]))
+		len--;
+	if (len == 0)
+		return 0;
+	sp = memrchr(s, ' ', len);
+	if (!sp)
+		return fail(c, "has no sample count after the stack");
+	err = parse_count(sp + 1, len - (size_t)(sp + 1 - s), &count);
+	if (err == -ERANGE)
+		return fail(c, "has a count too large for 64 bits");
+	if (err)
+		return fail(c, "has a count that is not a decimal integer");
+	n = parse_stack(c, s, (size_t)(sp - s));
+	if (n < 0)
+		return (int)n;
+	if (prof_add_stack(c->p, c->frames, (size_t)n, count) == UINT32_MAX)
+		return -ENOMEM;
+	return 0;
+}
+
+int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
+		      int first_is_process, char *err, size_t errlen)
+{
+	struct parse_ctx c = {
+		.p = p,
+		.first_is_process = first_is_process,
+		.err = err,
+		.errlen = errlen,
+	};
+	size_t pos = 0;
+	int ret = 0;
+
+	if (err && errlen)
+		err[0] = '\0';
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+
+		c.lineno++;
+		ret = parse_line(&c, buf + pos, end - pos);
+		if (ret < 0)
+			break;
+		pos = end + 1;
+	}
+	if (ret == -ENOMEM && err && errlen)
+		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
+	free(c.frames);
+	return ret;
+}
+
+/* ---- writer ------------------------------------------------------------------- */
+
+struct write_ctx {
+	FILE *out;
+	unsigned flags;
+};
+
+/* Writes a frame name, replacing the bytes that would break the format
+ * (';' and line ends) so the output always parses back. */
+static void put_name(FILE *out, const char *s)
+{
+	size_t run;
+
+	if (!*s) {
+		fputs("[unknown]", out);
+		return;
+	}
+	while (*s) {
+		run = strcspn(s, ";\n\r");
+		fwrite(s, 1, run, out);
+		s += run;
+		if (*s) {
+			fputc(*s == ';' ? ':' : ' ', out);
+			s++;
+		}
+	}
+}
+
+static int write_stack(const struct prof_profile *p, const uint32_t *frames,
+		       size_t n, uint64_t value, void *arg)
+{
+	struct write_ctx *w = arg;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_frame *f = prof_frame_get(p, frames[i]);
+
+		if (i)
+			fputc(';', w->out);
+		put_name(w->out, prof_str(p, f->name));
+		if (f->kind == PROF_KIND_KERNEL)
+			fputs(KERNEL_SUFFIX, w->out);
+		else if (f->kind == PROF_KIND_INLINE &&
+			 (w->flags & PROF_FOLDED_ANNOTATE))
+			fputs(INLINE_SUFFIX, w->out);
+	}
+	fprintf(w->out, " %llu\n", (unsigned long long)value);
+	return ferror(w->out) ? -EIO : 0;
+}
+
+int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
+{
+	struct write_ctx w = { .out = out, .flags = flags };
+	int ret = prof_sort(p);
+
+	if (ret < 0)
+		return ret;
+	ret = prof_walk_stacks(p, write_stack, &w);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -EIO;
+	if (fflush(out) != 0 || ferror(out))
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile: interned strings, interned frames and the call tree.
+ *
+ * Three open-addressing hash tables (linear probing, power-of-two sizes,
+ * slot value 0 = empty) index the strings, the frames and the tree's edges.
+ * The edge table is keyed by (parent node, frame), so prof_add_stack() costs
+ * one probe per frame: O(depth) per sample whatever the tree's size.
+ * Strings live in an arena of chunks that never move, so prof_str()
+ * pointers stay valid until prof_free().
+ */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STR_CHUNK_SIZE (64u * 1024u)
+#define MIN_TABLE 64u
+
+struct str_chunk {
+	struct str_chunk *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
+/* An index: slots hold ids (0 = empty), capacity a power of two. */
+struct id_table {
+	uint32_t *slots;
+	uint32_t cap;
+	uint32_t used;
+};
+
+struct prof_profile {
+	struct prof_meta meta;
+
+	struct str_chunk *chunks;
+	const char **strs;
+	uint32_t *str_len;
+	uint64_t *str_hash;
+	uint32_t nstr, str_cap;
+	struct id_table str_index;
+
+	struct prof_frame *frames;
+	uint32_t nframes, frame_cap;
+	struct id_table frame_index;
+
+	struct prof_node *nodes;
+	uint32_t *last_child; /* per node: its last child, for appending */
+	uint32_t nnodes, node_cap;
+	struct id_table edge_index;
+	int sorted; /* 1 when no node was added since the last prof_sort() */
+};
+
+/* ---- hashing ------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		h = mix64(h ^ w);
+	}
+	if (i < len) {
+		uint64_t w = 0;
+
+		memcpy(&w, s + i, len - i);
+		h = mix64(h ^ w ^ 0x9e3779b97f4a7c15ull);
+	}
+	return h;
+}
+
+static uint64_t hash_frame(const struct prof_frame *f)
+{
+	uint64_t a = ((uint64_t)f->name << 32) | f->module;
+	uint64_t b = ((uint64_t)f->file << 32) | f->line;
+	uint64_t c = (uint64_t)f->kind | (uint64_t)f->cls << 8 |
+		     (uint64_t)f->lang << 16;
+
+	return mix64(mix64(mix64(a) ^ b) ^ c);
+}
+
+static uint64_t hash_edge(uint32_t parent, uint32_t frame)
+{
+	return mix64(((uint64_t)parent << 32) | frame);
+}
+
+static int frame_equal(const struct prof_frame *a, const struct prof_frame *b)
+{
+	return a->name == b->name && a->module == b->module &&
+	       a->file == b->file && a->line == b->line &&
+	       a->kind == b->kind && a->cls == b->cls && a->lang == b->lang;
+}
+
+/* ---- the generic index ---------------------------------------------------- */
+
+/* Makes room so that @extra more ids fit under a 1/2 load factor.
+ * @rehash gives each stored id's hash. Returns 0 or -ENOMEM. */
+static int table_reserve(struct id_table *t, uint32_t extra,
+			 uint64_t (*rehash)(const struct prof_profile *,
+					    uint32_t),
+			 const struct prof_profile *p)
+{
+	uint64_t need = (uint64_t)t->used + extra;
+	uint64_t cap = t->cap ? t->cap : MIN_TABLE;
+	uint32_t *slots;
+
+	while (cap < need * 2)
+		cap *= 2;
+	if (cap == t->cap)
+		return 0;
+	if ((uint64_t)UINT32_MAX < cap)
+		return -ENOMEM;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		uint32_t id = t->slots[i];
+		uint64_t j;
+
+		if (!id)
+			continue;
+		j = rehash(p, id) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = id;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
+static uint64_t rehash_str(const struct prof_profile *p, uint32_t id)
+{
+	return p->str_hash[id];
+}
+
+static uint64_t rehash_frame(const struct prof_profile *p, uint32_t id)
+{
+	return hash_frame(&p->frames[id]);
+}
+
+static uint64_t rehash_edge(const struct prof_profile *p, uint32_t id)
+{
+	return hash_edge(p->nodes[id].parent, p->nodes[id].frame);
+}
+
+/* Grows an array of @size-byte elements to hold @need; 0 or -ENOMEM. */
+static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
+{
+	uint64_t n = *cap ? *cap : 16;
+	void *a;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	if ((uint64_t)UINT32_MAX < n || SIZE_MAX / size < n)
+		return -ENOMEM;
+	a = realloc(*arr, n * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = (uint32_t)n;
+	return 0;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+struct prof_profile *prof_new(enum prof_unit unit)
+{
+	struct prof_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->meta.unit = unit;
+	p->strs = calloc(16, sizeof(*p->strs));
+	p->str_len = calloc(16, sizeof(*p->str_len));
+	p->str_hash = calloc(16, sizeof(*p->str_hash));
+	p->frames = calloc(16, sizeof(*p->frames));
+	p->nodes = calloc(16, sizeof(*p->nodes));
+	p->last_child = calloc(16, sizeof(*p->last_child));
+	if (!p->strs || !p->str_len || !p->str_hash || !p->frames ||
+	    !p->nodes || !p->last_child) {
+		prof_free(p);
+		return NULL;
+	}
+	p->str_cap = p->frame_cap = p->node_cap = 16;
+	p->strs[0] = "";
+	p->nstr = p->nframes = p->nnodes = 1;
+	p->sorted = 1;
+	return p;
+}
+
+void prof_free(struct prof_profile *p)
+{
+	if (!p)
+		return;
+	while (p->chunks) {
+		struct str_chunk *next = p->chunks->next;
+
+		free(p->chunks);
+		p->chunks = next;
+	}
+	free(p->strs);
+	free(p->str_len);
+	free(p->str_hash);
+	free(p->str_index.slots);
+	free(p->frames);
+	free(p->frame_index.slots);
+	free(p->nodes);
+	free(p->last_child);
+	free(p->edge_index.slots);
+	free(p);
+}
+
+struct prof_meta *prof_meta(struct prof_profile *p)
+{
+	return &p->meta;
+}
+
+const struct prof_meta *prof_meta_const(const struct prof_profile *p)
+{
+	return &p->meta;
+}
+
+/* ---- strings ---------------------------------------------------------------- */
+
+/* Copies @len bytes plus a NUL into the arena; NULL when out of memory. */
+static const char *arena_copy(struct prof_profile *p, const char *s,
+			      size_t len)
+{
+	struct str_chunk *c = p->chunks;
+	char *dst;
+
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 < STR_CHUNK_SIZE ? STR_CHUNK_SIZE : len + 1;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		/* A big string gets its own chunk behind the current one, so
+		 * the current chunk's free space is not wasted. */
+		if (p->chunks && STR_CHUNK_SIZE <= cap) {
+			c->next = p->chunks->next;
+			p->chunks->next = c;
+		} else {
+			c->next = p->chunks;
+			p->chunks = c;
+		}
+	}
+	dst = c->data + c->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	c->used += len + 1;
+	return dst;
+}
+
+uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
+{
+	uint64_t h, j;
+	const char *copy;
+	uint32_t id;
+
+	if (len == 0)
+		return 0;
+	if ((size_t)UINT32_MAX <= len)
+		return UINT32_MAX;
+	h = hash_bytes(s, len);
+	if (p->str_index.cap) {
+		for (j = h & (p->str_index.cap - 1);
+		     (id = p->str_index.slots[j]) != 0;
+		     j = (j + 1) & (p->str_index.cap - 1)) {
+			if (p->str_hash[id] == h && p->str_len[id] == len &&
+			    memcmp(p->strs[id], s, len) == 0)
+				return id;
+		}
+	}
+	if (p->nstr == UINT32_MAX - 1 ||
+	    table_reserve(&p->str_index, 1, rehash_str, p) < 0)
+		return UINT32_MAX;
+	/* The three parallel arrays share one capacity. */
+	if (p->str_cap < p->nstr + 1) {
+		uint32_t c1 = p->str_cap, c2 = p->str_cap, c3 = p->str_cap;
+
+		if (grow((void **)&p->strs, &c1, p->nstr + 1,
+			 sizeof(*p->strs)) < 0 ||
+		    grow((void **)&p->str_len, &c2, p->nstr + 1,
+			 sizeof(*p->str_len)) < 0 ||
+		    grow((void **)&p->str_hash, &c3, p->nstr + 1,
+			 sizeof(*p->str_hash)) < 0)
+			return UINT32_MAX;
+		p->str_cap = c1;
+	}
+	copy = arena_copy(p, s, len);
+	if (!copy)
+		return UINT32_MAX;
+	id = p->nstr++;
+	p->strs[id] = copy;
+	p->str_len[id] = (uint32_t)len;
+	p->str_hash[id] = h;
+	for (j = h & (p->str_index.cap - 1); p->str_index.slots[j];
+	     j = (j + 1) & (p->str_index.cap - 1))
+		;
+	p->str_index.slots[j] = id;
+	p->str_index.used++;
+	return id;
+}
+
+uint32_t prof_intern_cstr(struct prof_profile *p, const char *s)
+{
+	return s ? prof_intern(p, s, strlen(s)) : 0;
+}
+
+const char *prof_str(const struct prof_profile *p, uint32_t id)
+{
+	return id < p->nstr ? p->strs[id] : "";
+}
+
+uint32_t prof_str_count(const struct prof_profile *p)
+{
+	return p->nstr;
+}
+
+/* ---- frames ------------------------------------------------------------------ */
+
+uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
+{
+	struct prof_frame key = *f;
+	uint64_t h, j;
+	uint32_t id;
+
+	key.pad = 0;
+	h = hash_frame(&key);
+	if (p->frame_index.cap) {
+		for (j = h & (p->frame_index.cap - 1);
+		     (id = p->frame_index.slots[j]) != 0;
+		     j = (j + 1) & (p->frame_index.cap - 1)) {
+			if (frame_equal(&p->frames[id], &key))
+				return id;
+		}
+	}
+	if (p->nframes == UINT32_MAX - 1 ||
+	    table_reserve(&p->frame_index, 1, rehash_frame, p) < 0 ||
+	    grow((void **)&p->frames, &p->frame_cap, p->nframes + 1,
+		 sizeof(*p->frames)) < 0)
+		return UINT32_MAX;
+	id = p->nframes++;
+	p->frames[id] = key;
+	for (j = h & (p->frame_index.cap - 1); p->frame_index.slots[j];
+	     j = (j + 1) & (p->frame_index.cap - 1))
+		;
+	p->frame_index.slots[j] = id;
+	p->frame_index.used++;
+	return id;
+}
+
+const struct prof_frame *prof_frame_get(const struct prof_profile *p,
+					uint32_t id)
+{
+	return id < p->nframes ? &p->frames[id] : NULL;
+}
+
+uint32_t prof_frame_count(const struct prof_profile *p)
+{
+	return p->nframes;
+}
+
+/* ---- the call tree ------------------------------------------------------------- */
+
+uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
+			 uint32_t frame)
+{
+	uint64_t j;
+	uint32_t id;
+
+	if (!p->edge_index.cap)
+		return 0;
+	for (j = hash_edge(parent, frame) & (p->edge_index.cap - 1);
+	     (id = p->edge_index.slots[j]) != 0;
+	     j = (j + 1) & (p->edge_index.cap - 1)) {
+		if (p->nodes[id].parent == parent && p->nodes[id].frame == frame)
+			return id;
+	}
+	return 0;
+}
+
+/* Makes room for @extra more nodes in the arrays and the edge index, so the
+ * following node_child() calls cannot fail. Returns 0 or -ENOMEM. */
+static int nodes_reserve(struct prof_profile *p, size_t extra)
+{
+	uint64_t need = (uint64_t)p->nnodes + extra;
+	uint32_t c1 = p->node_cap, c2 = p->node_cap;
+
+	if ((uint64_t)UINT32_MAX - 1 < need)
+		return -ENOMEM;
+	if (table_reserve(&p->edge_index, (uint32_t)extra, rehash_edge, p) < 0)
+		return -ENOMEM;
+	if (grow((void **)&p->nodes, &c1, need, sizeof(*p->nodes)) < 0 ||
+	    grow((void **)&p->last_child, &c2, need, sizeof(*p->last_child)) < 0)
+		return -ENOMEM;
+	/* Both arrays grew in lockstep only if neither failed; keep the
+	 * smaller capacity as the shared one. */
+	p->node_cap = c1 < c2 ? c1 : c2;
+	return 0;
+}
+
+/* Returns the child of @parent for @frame, appending a new one when none
+ * exists. Room must have been reserved with nodes_reserve(). */
+static uint32_t node_child(struct prof_profile *p, uint32_t parent,
+			   uint32_t frame)
+{
+	uint32_t id = prof_child_find(p, parent, frame);
+	uint64_t j;
+
+	if (id)
+		return id;
+	id = p->nnodes++;
+	p->nodes[id] = (struct prof_node){ .frame = frame, .parent = parent };
+	p->last_child[id] = 0;
+	if (p->last_child[parent])
+		p->nodes[p->last_child[parent]].sibling = id;
+	else
+		p->nodes[parent].child = id;
+	p->last_child[parent] = id;
+	for (j = hash_edge(parent, frame) & (p->edge_index.cap - 1);
+	     p->edge_index.slots[j]; j = (j + 1) & (p->edge_index.cap - 1))
+		;
+	p->edge_index.slots[j] = id;
+	p->edge_index.used++;
+	p->sorted = 0;
+	return id;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
+}
+
+uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
+			size_t n, uint64_t value)
+{
+	uint32_t cur = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] == 0 || p->nframes <= frames[i])
+			return UINT32_MAX;
+	if (nodes_reserve(p, n) < 0)
+		return UINT32_MAX;
+	p->nodes[0].total = sat_add(p->nodes[0].total, value);
+	for (size_t i = 0; i < n; i++) {
+		cur = node_child(p, cur, frames[i]);
+		p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
+	}
+	p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
+	return cur;
+}
+
+const struct prof_node *prof_node_get(const struct prof_profile *p,
+				      uint32_t id)
+{
+	return id < p->nnodes ? &p->nodes[id] : NULL;
+}
+
+uint32_t prof_node_count(const struct prof_profile *p)
+{
+	return p->nnodes;
+}
+
+uint64_t prof_total(const struct prof_profile *p)
+{
+	return p->nodes[0].total;
+}
+
+/* ---- sorting ---------------------------------------------------------------------- */
+
+/* Byte @i of a frame's folded spelling: name, "_[k]" for kernel frames,
+ * then ';'. Returns -1 past the end. */
+static int spelled_at(const struct prof_profile *p, const struct prof_frame *f,
+		      size_t i)
+{
+	size_t len = p->str_len[f->name];
+
+	if (i < len)
+		return (unsigned char)p->strs[f->name][i];
+	i -= len;
+	if (f->kind == PROF_KIND_KERNEL) {
+		if (i < 4)
+			return (unsigned char)"_[k]"[i];
+		i -= 4;
+	}
+	return i == 0 ? ';' : -1;
+}
+
+/* Compares two frames' folded spellings bytewise, so sorted siblings give
+ * folded lines in the order of LC_ALL=C sort. */
+static int spelled_cmp(const struct prof_profile *p,
+		       const struct prof_frame *fa, const struct prof_frame *fb)
+{
+	size_t la = p->str_len[fa->name], lb = p->str_len[fb->name];
+	size_t i = la < lb ? la : lb;
+	int c = memcmp(p->strs[fa->name], p->strs[fb->name], i);
+
+	if (c)
+		return c;
+	for (;; i++) {
+		int ca = spelled_at(p, fa, i), cb = spelled_at(p, fb, i);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+		if (ca < 0)
+			return 0;
+	}
+}
+
+static int frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
+{
+	const struct prof_frame *fa = &p->frames[a], *fb = &p->frames[b];
+	int c;
+
+	if (a == b)
+		return 0;
+	c = spelled_cmp(p, fa, fb);
+	if (c)
+		return c;
+	c = strcmp(p->strs[fa->module], p->strs[fb->module]);
+	if (c)
+		return c;
+	c = strcmp(p->strs[fa->file], p->strs[fb->file]);
+	if (c)
+		return c;
+	if (fa->line != fb->line)
+		return fa->line < fb->line ? -1 : 1;
+	if (fa->kind != fb->kind)
+		return fa->kind < fb->kind ? -1 : 1;
+	if (fa->cls != fb->cls)
+		return fa->cls < fb->cls ? -1 : 1;
+	if (fa->lang != fb->lang)
+		return fa->lang < fb->lang ? -1 : 1;
+	return 0;
+}
+
+static int node_cmp(const void *a, const void *b, void *arg)
+{
+	const struct prof_profile *p = arg;
+	uint32_t na = *(const uint32_t *)a, nb = *(const uint32_t *)b;
+
+	return frame_cmp(p, p->nodes[na].frame, p->nodes[nb].frame);
+}
+
+/* Sorts the children of @parent using @buf (room for all of them). */
+static void sort_children(struct prof_profile *p, uint32_t parent,
+			  uint32_t *buf)
+{
+	uint32_t n = 0, c, i;
+	int ordered = 1;
+
+	for (c = p->nodes[parent].child; c; c = p->nodes[c].sibling) {
+		if (n && frame_cmp(p, p->nodes[buf[n - 1]].frame,
+				   p->nodes[c].frame) > 0)
+			ordered = 0;
+		buf[n++] = c;
+	}
+	if (ordered)
+		return;
+	qsort_r(buf, n, sizeof(*buf), node_cmp, p);
+	p->nodes[parent].child = buf[0];
+	for (i = 0; i + 1 < n; i++)
+		p->nodes[buf[i]].sibling = buf[i + 1];
+	p->nodes[buf[n - 1]].sibling = 0;
+	p->last_child[parent] = buf[n - 1];
+}
+
+int prof_sort(struct prof_profile *p)
+{
+	uint32_t *buf;
+
+	if (p->sorted)
+		return 0;
+	buf = malloc((size_t)p->nnodes * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].child)
+			sort_children(p, i, buf);
+	free(buf);
+	p->sorted = 1;
+	return 0;
+}
+
+/* ---- merge and walk ------------------------------------------------------------------ */
+
+/* Re-interns frame @f of @src into @dst; UINT32_MAX on ENOMEM. */
+static uint32_t frame_copy(struct prof_profile *dst,
+			   const struct prof_profile *src, uint32_t f)
+{
+	const struct prof_frame *sf = &src->frames[f];
+	struct prof_frame df = *sf;
+
+	df.name = prof_intern(dst, src->strs[sf->name], src->str_len[sf->name]);
+	df.module = prof_intern(dst, src->strs[sf->module],
+				src->str_len[sf->module]);
+	df.file = prof_intern(dst, src->strs[sf->file], src->str_len[sf->file]);
+	if (df.name == UINT32_MAX || df.module == UINT32_MAX ||
+	    df.file == UINT32_MAX)
+		return UINT32_MAX;
+	return prof_frame_intern(dst, &df);
+}
+
+int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
+{
+	uint32_t *fmap = NULL, *nmap = NULL;
+	int err = -ENOMEM;
+
+	if (dst->meta.unit != src->meta.unit)
+		return -EINVAL;
+	fmap = calloc(src->nframes, sizeof(*fmap));
+	nmap = calloc(src->nnodes, sizeof(*nmap));
+	if (!fmap || !nmap)
+		goto out;
+	for (uint32_t f = 1; f < src->nframes; f++) {
+		fmap[f] = frame_copy(dst, src, f);
+		if (fmap[f] == UINT32_MAX)
+			goto out;
+	}
+	if (nodes_reserve(dst, src->nnodes) < 0)
+		goto out;
+	/* A parent's id is always smaller than its children's. */
+	for (uint32_t i = 0; i < src->nnodes; i++) {
+		const struct prof_node *sn = &src->nodes[i];
+		uint32_t d = i ? node_child(dst, nmap[sn->parent],
+					    fmap[sn->frame]) : 0;
+
+		nmap[i] = d;
+		dst->nodes[d].total = sat_add(dst->nodes[d].total, sn->total);
+		dst->nodes[d].self = sat_add(dst->nodes[d].self, sn->self);
+	}
+	dst->meta.duration_ns = sat_add(dst->meta.duration_ns,
+					src->meta.duration_ns);
+	dst->meta.drops = sat_add(dst->meta.drops, src->meta.drops);
+	if (src->meta.start_ns &&
+	    (!dst->meta.start_ns || src->meta.start_ns < dst->meta.start_ns))
+		dst->meta.start_ns = src->meta.start_ns;
+	err = 0;
+out:
+	free(fmap);
+	free(nmap);
+	return err;
+}
+
+int prof_walk_stacks(const struct prof_profile *p, prof_stack_fn fn,
+		     void *arg)
+{
+	uint32_t *path = NULL, cap = 0, node, depth = 0;
+	int ret = 0;
+
+	if (p->nodes[0].self) {
+		ret = fn(p, NULL, 0, p->nodes[0].self, arg);
+		if (ret)
+			return ret;
+	}
+	node = p->nodes[0].child;
+	while (node) {
+		if (grow((void **)&path, &cap, (uint64_t)depth + 1,
+			 sizeof(*path)) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		path[depth] = p->nodes[node].frame;
+		if (p->nodes[node].self) {
+			ret = fn(p, path, depth + 1, p->nodes[node].self, arg);
+			if (ret)
+				break;
+		}
+		if (p->nodes[node].child) {
+			node = p->nodes[node].child;
+			depth++;
+			continue;
+		}
+		while (node && !p->nodes[node].sibling) {
+			node = p->nodes[node].parent;
+			depth--;
+		}
+		if (node)
+			node = p->nodes[node].sibling;
+	}
+	free(path);
+	return ret;
+}

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* The profile data model: interning, tree totals and self, sort, merge,
+ * walking. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profile/profile.h"
+
+static uint32_t fr(struct prof_profile *p, const char *name, int kind)
+{
+	struct prof_frame f = { 0 };
+
+	f.name = prof_intern_cstr(p, name);
+	f.kind = (uint8_t)kind;
+	return prof_frame_intern(p, &f);
+}
+
+static void test_intern(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char big[70000];
+	uint32_t a, b, ids[5000];
+	const char *kept;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(prof_str_count(p), 1);
+	assert_int_equal(prof_intern_cstr(p, ""), 0);
+	assert_int_equal(prof_intern_cstr(p, NULL), 0);
+	assert_string_equal(prof_str(p, 0), "");
+	a = prof_intern(p, "main_xyz", 4);
+	b = prof_intern_cstr(p, "main");
+	assert_int_equal(a, b);
+	assert_true(a > 0);
+	kept = prof_str(p, a);
+	assert_string_equal(kept, "main");
+	/* Many strings and one larger than a chunk: ids stay stable and the
+	 * first pointer stays valid. */
+	for (int i = 0; i < 5000; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "fn_%d", i);
+		ids[i] = prof_intern_cstr(p, s);
+	}
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	b = prof_intern_cstr(p, big);
+	assert_int_equal(strlen(prof_str(p, b)), sizeof(big) - 1);
+	for (int i = 0; i < 5000; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "fn_%d", i);
+		assert_int_equal(prof_intern_cstr(p, s), ids[i]);
+		assert_string_equal(prof_str(p, ids[i]), s);
+	}
+	assert_ptr_equal(prof_str(p, a), kept);
+	assert_int_equal(prof_str_count(p), 5003);
+	assert_string_equal(prof_str(p, 99999), "");
+	prof_free(p);
+	prof_free(NULL);
+}
+
+static void test_frames(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_frame f = { 0 }, g;
+	uint32_t a, b, c;
+
+	(void)state;
+	assert_int_equal(prof_frame_count(p), 1);
+	f.name = prof_intern_cstr(p, "read");
+	f.module = prof_intern_cstr(p, "libc.so.6");
+	f.line = 12;
+	f.cls = PROF_CLASS_SYSTEM;
+	a = prof_frame_intern(p, &f);
+	g = f;
+	b = prof_frame_intern(p, &g);
+	assert_int_equal(a, b);
+	g.lang = PROF_LANG_C;
+	c = prof_frame_intern(p, &g);
+	assert_int_not_equal(a, c);
+	assert_true(a >= 1);
+	assert_int_equal(prof_frame_get(p, c)->lang, PROF_LANG_C);
+	assert_int_equal(prof_frame_get(p, a)->line, 12);
+	assert_null(prof_frame_get(p, 100));
+	assert_int_equal(prof_frame_count(p), 3);
+	prof_free(p);
+}
+
+/* main;a;b 5, main;a 2, main;c 3, (empty) 1 */
+static void test_tree_totals(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t m = fr(p, "main", 0), a = fr(p, "a", 0), b = fr(p, "b", 0),
+		 c = fr(p, "c", 0);
+	uint32_t s1[] = { m, a, b }, s2[] = { m, a }, s3[] = { m, c };
+	uint32_t nb, na, nm, nc;
+
+	(void)state;
+	nb = prof_add_stack(p, s1, 3, 5);
+	na = prof_add_stack(p, s2, 2, 2);
+	nc = prof_add_stack(p, s3, 2, 3);
+	assert_int_equal(prof_add_stack(p, NULL, 0, 1), 0);
+	assert_int_equal(prof_add_stack(p, s1, 3, 4), nb);
+	nm = prof_child_find(p, 0, m);
+	assert_int_equal(prof_child_find(p, nm, a), na);
+	assert_int_equal(prof_child_find(p, na, b), nb);
+	assert_int_equal(prof_child_find(p, nm, c), nc);
+	assert_int_equal(prof_child_find(p, nm, b), 0);
+	assert_int_equal(prof_total(p), 15);
+	assert_int_equal(prof_node_get(p, 0)->self, 1);
+	assert_int_equal(prof_node_get(p, nm)->total, 14);
+	assert_int_equal(prof_node_get(p, nm)->self, 0);
+	assert_int_equal(prof_node_get(p, na)->total, 11);
+	assert_int_equal(prof_node_get(p, na)->self, 2);
+	assert_int_equal(prof_node_get(p, nb)->total, 9);
+	assert_int_equal(prof_node_get(p, nb)->self, 9);
+	assert_int_equal(prof_node_get(p, nc)->total, 3);
+	assert_int_equal(prof_node_get(p, nc)->parent, nm);
+	assert_int_equal(prof_node_count(p), 5);
+	assert_null(prof_node_get(p, 5));
+	/* Frame 0 and unknown frames are refused, leaving the tree alone. */
+	uint32_t bad[] = { m, 0 }, bad2[] = { m, 77 };
+	assert_int_equal(prof_add_stack(p, bad, 2, 1), UINT32_MAX);
+	assert_int_equal(prof_add_stack(p, bad2, 2, 1), UINT32_MAX);
+	assert_int_equal(prof_total(p), 15);
+	assert_int_equal(prof_node_count(p), 5);
+	prof_free(p);
+}
+
+static void test_saturate(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS);
+	uint32_t a = fr(p, "a", 0);
+
+	(void)state;
+	prof_add_stack(p, &a, 1, UINT64_MAX - 1);
+	prof_add_stack(p, &a, 1, 5);
+	assert_true(prof_total(p) == UINT64_MAX);
+	prof_free(p);
+}
+
+/* Collects "name,name=value" lines of every stack into a buffer. */
+struct collect {
+	char buf[4096];
+	size_t len;
+	int stop_after;
+	int calls;
+};
+
+static int collect_fn(const struct prof_profile *p, const uint32_t *frames,
+		      size_t n, uint64_t value, void *arg)
+{
+	struct collect *c = arg;
+
+	for (size_t i = 0; i < n; i++)
+		c->len += (size_t)snprintf(c->buf + c->len,
+					   sizeof(c->buf) - c->len, "%s%s",
+					   i ? "," : "",
+					   prof_str(p, prof_frame_get(p, frames[i])->name));
+	c->len += (size_t)snprintf(c->buf + c->len, sizeof(c->buf) - c->len,
+				   "=%llu\n", (unsigned long long)value);
+	c->calls++;
+	return c->calls == c->stop_after ? 42 : 0;
+}
+
+static void test_sort_and_walk(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t z = fr(p, "zeta", 0), a = fr(p, "alpha", 0),
+		 ak = fr(p, "alpha", PROF_KIND_KERNEL), f1 = fr(p, "f1", 0),
+		 f = fr(p, "f", 0), m = fr(p, "m", 0);
+	struct collect c = { .stop_after = -1 };
+
+	(void)state;
+	prof_add_stack(p, (uint32_t[]){ m, z }, 2, 1);
+	prof_add_stack(p, (uint32_t[]){ m, ak }, 2, 2);
+	prof_add_stack(p, (uint32_t[]){ m, a }, 2, 3);
+	prof_add_stack(p, (uint32_t[]){ m, f1 }, 2, 4);
+	prof_add_stack(p, (uint32_t[]){ m, f, z }, 3, 5);
+	prof_add_stack(p, (uint32_t[]){ m }, 1, 6);
+	/* Before sorting: insertion order. */
+	assert_int_equal(prof_walk_stacks(p, collect_fn, &c), 0);
+	assert_string_equal(c.buf, "m=6\nm,zeta=1\nm,alpha=2\nm,alpha=3\n"
+				   "m,f1=4\nm,f,zeta=5\n");
+	assert_int_equal(prof_sort(p), 0);
+	memset(&c, 0, sizeof(c));
+	c.stop_after = -1;
+	assert_int_equal(prof_walk_stacks(p, collect_fn, &c), 0);
+	/* "alpha;" < "alpha_[k];" and "f1;" < "f;" as LC_ALL=C sort would
+	 * order the folded lines. */
+	assert_string_equal(c.buf, "m=6\nm,alpha=3\nm,alpha=2\nm,f1=4\n"
+				   "m,f,zeta=5\nm,zeta=1\n");
+	/* Early stop returns the callback's value. */
+	memset(&c, 0, sizeof(c));
+	c.stop_after = 2;
+	assert_int_equal(prof_walk_stacks(p, collect_fn, &c), 42);
+	assert_int_equal(c.calls, 2);
+	/* Adding after a sort keeps the tree valid and sorts again. */
+	prof_add_stack(p, (uint32_t[]){ m, fr(p, "beta", 0) }, 2, 7);
+	assert_int_equal(prof_sort(p), 0);
+	memset(&c, 0, sizeof(c));
+	c.stop_after = -1;
+	prof_walk_stacks(p, collect_fn, &c);
+	assert_string_equal(c.buf, "m=6\nm,alpha=3\nm,alpha=2\nm,beta=7\n"
+				   "m,f1=4\nm,f,zeta=5\nm,zeta=1\n");
+	prof_free(p);
+}
+
+static void test_merge(void **state)
+{
+	struct prof_profile *a = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *b = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *ns = prof_new(PROF_UNIT_NANOSECONDS);
+	struct prof_frame f = { 0 };
+	uint32_t am, ax, bm, bx, by, nm, nx, ny, bk;
+
+	(void)state;
+	/* Give b's strings different ids than a's. */
+	prof_intern_cstr(b, "padding");
+	am = fr(a, "main", 0);
+	ax = fr(a, "x", 0);
+	by = fr(b, "y", 0);
+	bx = fr(b, "x", 0);
+	bm = fr(b, "main", 0);
+	f.name = prof_intern_cstr(b, "x");
+	f.module = prof_intern_cstr(b, "libx.so");
+	f.cls = PROF_CLASS_LIBRARY;
+	bk = prof_frame_intern(b, &f);
+	prof_add_stack(a, (uint32_t[]){ am, ax }, 2, 10);
+	prof_add_stack(b, (uint32_t[]){ bm, bx }, 2, 5);
+	prof_add_stack(b, (uint32_t[]){ bm, by }, 2, 7);
+	prof_add_stack(b, (uint32_t[]){ bm, bk }, 2, 1);
+	prof_meta(a)->duration_ns = 10;
+	prof_meta(a)->start_ns = 500;
+	prof_meta(a)->drops = 1;
+	prof_meta(b)->duration_ns = 20;
+	prof_meta(b)->start_ns = 300;
+	prof_meta(b)->drops = 2;
+	assert_int_equal(prof_merge(a, ns), -EINVAL);
+	assert_int_equal(prof_merge(a, b), 0);
+	assert_int_equal(prof_total(a), 23);
+	nm = prof_child_find(a, 0, am);
+	nx = prof_child_find(a, nm, ax);
+	ny = prof_child_find(a, nm, fr(a, "y", 0));
+	assert_int_equal(prof_node_get(a, nm)->total, 23);
+	assert_int_equal(prof_node_get(a, nx)->self, 15);
+	assert_int_equal(prof_node_get(a, ny)->self, 7);
+	/* The module-carrying x is a different frame and keeps its fields. */
+	f.name = prof_intern_cstr(a, "x");
+	f.module = prof_intern_cstr(a, "libx.so");
+	uint32_t ak = prof_frame_intern(a, &f);
+	assert_int_equal(prof_node_get(a, prof_child_find(a, nm, ak))->total, 1);
+	assert_int_equal(prof_frame_get(a, ak)->cls, PROF_CLASS_LIBRARY);
+	assert_int_equal(prof_meta_const(a)->duration_ns, 30);
+	assert_int_equal(prof_meta_const(a)->drops, 3);
+	assert_int_equal(prof_meta_const(a)->start_ns, 300);
+	/* Merging into an empty profile copies it exactly. */
+	struct prof_profile *e = prof_new(PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_merge(e, a), 0);
+	assert_int_equal(prof_total(e), 23);
+	assert_int_equal(prof_node_count(e), prof_node_count(a));
+	prof_free(e);
+	prof_free(a);
+	prof_free(b);
+	prof_free(ns);
+}
+
+/* Many distinct stacks: the edge index stays consistent through growth. */
+static void test_many_nodes(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t fs[64];
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		char s[16];
+
+		snprintf(s, sizeof(s), "f%d", i);
+		fs[i] = fr(p, s, 0);
+	}
+	for (int i = 0; i < 64; i++)
+		for (int j = 0; j < 64; j++)
+			for (int k = 0; k < 8; k++)
+				prof_add_stack(p, (uint32_t[]){ fs[i], fs[j], fs[k] },
+					       3, 1);
+	assert_int_equal(prof_node_count(p), 1 + 64 + 64 * 64 + 64 * 64 * 8);
+	assert_int_equal(prof_total(p), 64 * 64 * 8);
+	for (int i = 0; i < 64; i++) {
+		uint32_t n = prof_child_find(p, 0, fs[i]);
+
+		assert_int_equal(prof_node_get(p, n)->total, 64 * 8);
+		assert_int_equal(prof_node_get(p, prof_child_find(p, n, fs[3]))->total, 8);
+	}
+	prof_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_tree_totals),
+		cmocka_unit_test(test_saturate),
+		cmocka_unit_test(test_sort_and_walk),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_many_nodes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
