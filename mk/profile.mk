@@ -1,0 +1,3 @@
+# profile/: the data model. Fuzz targets build from profile/*.c (the
+# default); the pprof reader and writer need zlib.
+FUZZ_SRCS_fuzz_folded := profile/profile.c profile/folded.c

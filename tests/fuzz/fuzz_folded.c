@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzzes the folded parser. Whatever the bytes, parsing returns 0 or a
+ * negative errno with a message; and when it succeeds, the written text
+ * parses again into a profile with the same total (the writer's output is
+ * always valid folded text).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "profile/folded.h"
+#include "profile/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+	char err[128], *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+	int ret;
+
+	if (!p)
+		return 0;
+	ret = prof_folded_parse(p, (const char *)data, size, size & 1, err,
+				sizeof(err));
+	if (ret < 0) {
+		if (ret != -EINVAL && ret != -ENOMEM)
+			abort();
+		if (ret == -EINVAL && err[0] == '\0')
+			abort();
+		prof_free(p);
+		return 0;
+	}
+	f = open_memstream(&out, &outlen);
+	if (!f || prof_folded_write(p, f, PROF_FOLDED_ANNOTATE) < 0)
+		abort();
+	fclose(f);
+	q = prof_new(PROF_UNIT_SAMPLES);
+	if (!q)
+		abort();
+	if (prof_folded_parse(q, out, outlen, size & 1, err, sizeof(err)) < 0)
+		abort();
+	/* The root's own self (empty stacks) is not written. */
+	if (prof_total(q) != prof_total(p) - prof_node_get(p, 0)->self)
+		abort();
+	free(out);
+	prof_free(q);
+	prof_free(p);
+	return 0;
+}
