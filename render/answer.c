@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The answer sentence and the hot-spot cards.
+ *
+ * Candidates are the functions the user can change: frames of class "your
+ * code" when those hold a real share (5% of the whole, answerable), else
+ * every user-space function. A candidate answers for its self time and for
+ * the non-candidate code it calls (libraries, runtime, system), not for the
+ * other candidates it calls. The sentence names the candidate answerable
+ * for the most, with its total, and the callee holding most of it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/format.h"
+#include "render/model.h"
+
+struct own {
+	struct rd_model *m;
+	int yours;        /* candidate rule: 1 = your code, 0 = user frames */
+	uint32_t *stack;  /* nearest candidate function on the path, per depth */
+	uint32_t depth, cap;
+	int err;
+};
+
+static int candidate(const struct rd_model *m, uint32_t fn, int yours)
+{
+	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
+
+	if (!fr || !m->fns[fn].row)
+		return 0;
+	if (yours)
+		return fr->cls == PROF_CLASS_YOURS;
+	return fr->kind != PROF_KIND_KERNEL && fr->cls != PROF_CLASS_SYSTEM &&
+	       fr->cls != PROF_CLASS_WAITING;
+}
+
+static void own_enter(const struct prof_node *n, uint32_t id, void *arg)
+{
+	struct own *o = arg;
+	uint32_t f = o->m->node_fn[id];
+	uint32_t near = o->depth ? o->stack[o->depth - 1] : UINT32_MAX;
+
+	if (o->depth == o->cap) {
+		uint32_t cap = o->cap ? o->cap * 2 : 256;
+		uint32_t *s = realloc(o->stack, cap * sizeof(*s));
+
+		if (!s) {
+			o->err = -ENOMEM;
+			return;
+		}
+		o->stack = s;
+		o->cap = cap;
+	}
+	if (candidate(o->m, f, o->yours))
+		near = f;
+	o->stack[o->depth++] = near;
+	if (near != UINT32_MAX)
+		o->m->fns[near].own += n->self;
+}
+
+static void own_leave(const struct prof_node *n, uint32_t id, void *arg)
+{
+	struct own *o = arg;
+
+	(void)n;
+	(void)id;
+	if (o->depth)
+		o->depth--;
+}
+
+static int compute_own(struct rd_model *m, int yours)
+{
+	struct own o = { .m = m, .yours = yours };
+
+	for (uint32_t f = 0; f < m->nfn; f++)
+		m->fns[f].own = 0;
+	rd_model_walk(m->p, own_enter, own_leave, &o);
+	free(o.stack);
+	if (o.err)
+		return o.err;
+	/* Depth bookkeeping survives an allocation failure only partly. */
+	return 0;
+}
+
+/* The callee of @f holding most of its time: the direct callee (another
+ * function) with the largest total, or for waits the function where the
+ * most time was spent waiting under @f (largest self). */
+struct callee {
+	struct rd_model *m;
+	uint32_t f;
+	int leaf;        /* 1: largest self under f; 0: largest direct callee */
+	uint32_t inside; /* f's nodes on the path */
+	uint64_t *acc;
+};
+
+static void callee_enter(const struct prof_node *n, uint32_t id, void *arg)
+{
+	struct callee *c = arg;
+	uint32_t g = c->m->node_fn[id];
+	const struct prof_node *pn = prof_node_get(c->m->p, n->parent);
+
+	if (g == c->f) {
+		c->inside++;
+		return;
+	}
+	if (!c->inside)
+		return;
+	if (c->leaf)
+		c->acc[g] += n->self;
+	else if (pn && c->m->node_fn[n->parent] == c->f && n->parent != 0)
+		c->acc[g] += n->total;
+}
+
+static void callee_leave(const struct prof_node *n, uint32_t id, void *arg)
+{
+	struct callee *c = arg;
+
+	(void)n;
+	if (c->m->node_fn[id] == c->f)
+		c->inside--;
+}
+
+static uint32_t main_callee(struct rd_model *m, uint32_t f, int leaf,
+			    uint64_t *value)
+{
+	struct callee c = { .m = m, .f = f, .leaf = leaf };
+	uint32_t best = UINT32_MAX;
+
+	*value = 0;
+	c.acc = calloc(m->nfn ? m->nfn : 1, sizeof(*c.acc));
+	if (!c.acc)
+		return UINT32_MAX;
+	rd_model_walk(m->p, callee_enter, callee_leave, &c);
+	for (uint32_t g = 0; g < m->nfn; g++) {
+		if (g != f && m->fns[g].row && c.acc[g] > *value) {
+			*value = c.acc[g];
+			best = g;
+		}
+	}
+	free(c.acc);
+	return best;
+}
+
+static double pct(const struct rd_model *m, uint64_t v)
+{
+	return m->total ? 100.0 * (double)v / (double)m->total : 0;
+}
+
+static void write_sentence(struct rd_model *m, uint32_t f)
+{
+	const struct prof_meta *meta = prof_meta_const(m->p);
+	int waits = meta->off_cpu != 0;
+	char over[64] = "", share[16], cshare[16], dur[32];
+	const char *what, *prep;
+	uint64_t cv = 0;
+	uint32_t g;
+	size_t len;
+
+	if (meta->duration_ns) {
+		rd_fmt_value(dur, sizeof(dur), meta->duration_ns,
+			     PROF_UNIT_NANOSECONDS);
+		snprintf(over, sizeof(over), "Over %s, ", dur);
+	}
+	if (m->total == 0 || f == UINT32_MAX) {
+		snprintf(m->answer, sizeof(m->answer), "%s",
+			 waits ? "Nothing waited in this profile." :
+			 "Nothing was recorded in this profile.");
+		return;
+	}
+	if (waits)
+		what = "of the waiting time", prep = "under";
+	else if (meta->unit == PROF_UNIT_BYTES)
+		what = "of the memory", prep = "allocated under";
+	else
+		what = "of CPU time", prep = "in";
+	rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].total));
+	snprintf(m->answer, sizeof(m->answer), "%s%s %s was %s %s", over, share,
+		 what, prep, rd_model_fn_name(m, f));
+	g = main_callee(m, f, waits, &cv);
+	len = strlen(m->answer);
+	if (g != UINT32_MAX && cv * 4 >= m->fns[f].total &&
+	    cv * 20 >= m->total) {
+		rd_fmt_pct(cshare, sizeof(cshare), pct(m, cv));
+		snprintf(m->answer + len, sizeof(m->answer) - len,
+			 ", mostly %s %s (%s)", waits ? "waiting in" : "inside",
+			 rd_model_fn_name(m, g), cshare);
+		len = strlen(m->answer);
+	}
+	snprintf(m->answer + len, sizeof(m->answer) - len, ".");
+}
+
+static int used(const struct rd_model *m, uint32_t f)
+{
+	for (int i = 0; i < m->ncards; i++)
+		if (m->cards[i].fn == f)
+			return 1;
+	return 0;
+}
+
+/* Adds up to 3 cards, best first by own (@by_own) or self. */
+static void fill_cards(struct rd_model *m, int by_own, int yours_only)
+{
+	while (m->ncards < 3) {
+		uint32_t best = UINT32_MAX;
+		uint64_t bv = 0;
+
+		for (uint32_t f = 0; f < m->nfn; f++) {
+			uint64_t v = by_own ? m->fns[f].own : m->fns[f].self;
+
+			if (!m->fns[f].row || used(m, f) || v <= bv)
+				continue;
+			if (yours_only && !candidate(m, f, 1))
+				continue;
+			best = f;
+			bv = v;
+		}
+		if (best == UINT32_MAX)
+			return;
+		m->cards[m->ncards].fn = best;
+		m->cards[m->ncards].pct = pct(m, bv);
+		m->ncards++;
+	}
+}
+
+int rd_answer_write(struct rd_model *m)
+{
+	uint64_t yours_own = 0, bv = 0;
+	uint32_t best = UINT32_MAX;
+	int err;
+
+	m->ncards = 0;
+	if ((err = compute_own(m, 1)) < 0)
+		return err;
+	for (uint32_t f = 0; f < m->nfn; f++)
+		yours_own += m->fns[f].own;
+	m->yours = m->total && yours_own * 20 >= m->total;
+	if (!m->yours && (err = compute_own(m, 0)) < 0)
+		return err;
+	for (uint32_t f = 0; f < m->nfn; f++) {
+		if (m->fns[f].row && m->fns[f].own > bv) {
+			bv = m->fns[f].own;
+			best = f;
+		}
+	}
+	write_sentence(m, best);
+	if (m->yours)
+		fill_cards(m, 1, 1);
+	fill_cards(m, 0, 0);
+	return 0;
+}

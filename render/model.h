@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render/model: what the viewer knows about a profile beyond its tree.
+ * Built once per profile (and again on search): one row per function with
+ * self and total counted once through recursion, class and language shares,
+ * the answer sentence, the hot-spot cards, and the search matches.
+ * Pure code; the profile is borrowed and must outlive the model.
+ */
+#ifndef HEARTH_RENDER_MODEL_H
+#define HEARTH_RENDER_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+struct rd_fn {
+	uint32_t name;  /* string id of the function's name */
+	uint32_t frame; /* the first frame seen with that name */
+	uint64_t self;  /* value with the function as leaf */
+	uint64_t total; /* value with the function on the stack, once */
+	uint64_t own;   /* its answerable share: self plus the callees that
+			 * are not candidates themselves (see rd_model_new) */
+	uint32_t nodes; /* tree nodes showing it */
+	uint8_t row;    /* 1 when it is a function (not a process/thread row) */
+};
+
+struct rd_card {
+	uint32_t fn;
+	double pct; /* share of the whole shown on the card */
+};
+
+enum rd_sort {
+	RD_SORT_TOTAL = 0,
+	RD_SORT_SELF = 1,
+	RD_SORT_NAME = 2,
+};
+
+struct rd_model {
+	struct prof_profile *p; /* borrowed */
+	uint64_t total;
+	uint32_t nnodes;
+	uint32_t *node_fn;      /* node id -> function index */
+	struct rd_fn *fns;
+	uint32_t nfn;
+	int yours;              /* 1 when your code holds a real share */
+	uint64_t class_self[PROF_CLASS_COUNT];
+	uint64_t lang_self[PROF_LANG_COUNT];
+	char answer[512];       /* the answer sentence */
+	struct rd_card cards[3];
+	int ncards;
+	/* Search (rd_model_search). */
+	int searching;          /* a non-empty query is active */
+	uint8_t *fn_match;      /* per function */
+	uint32_t match_boxes;   /* matching nodes */
+	uint64_t match_value;   /* their value, counted once */
+};
+
+/* Builds the model of @p: sorts its siblings (prof_sort), aggregates, and
+ * writes the answer and cards. Returns NULL when out of memory. Free with
+ * rd_model_free(); @p stays the caller's and must outlive the model. */
+struct rd_model *rd_model_new(struct prof_profile *p);
+
+/* Frees @m (not its profile). Accepts NULL. */
+void rd_model_free(struct rd_model *m);
+
+/* The name of function @fn, owned by the profile. */
+const char *rd_model_fn_name(const struct rd_model *m, uint32_t fn);
+
+/* 1 when node @node matches the active search (0 without a search). */
+int rd_model_node_match(const struct rd_model *m, uint32_t node);
+
+/* Applies @query: comma-separated terms, each tried as a POSIX extended
+ * regular expression (case-insensitive) and kept as one when it compiles and
+ * matches some function; otherwise matched as a fuzzy term (its characters
+ * in order, case-insensitive). Sets match_boxes (nodes whose function
+ * matches) and match_value (value under matching nodes, counted once
+ * through nesting). An empty query clears the search. Returns 0 or -ENOMEM. */
+int rd_model_search(struct rd_model *m, const char *query);
+
+/* Fills @idx (room for m->nfn) with function indexes sorted by @by
+ * (descending values, ascending names), only those with row == 1 and, when
+ * @yours_only, class PROF_CLASS_YOURS. Returns how many were written. */
+size_t rd_model_sorted(const struct rd_model *m, enum rd_sort by,
+		       int yours_only, uint32_t *idx);
+
+/* Writes an exact-match regular expression for @name to @buf ("^name$" with
+ * metacharacters escaped). Returns @buf. */
+char *rd_model_exact_query(const char *name, char *buf, size_t n);
+
+/* Writes m->answer and m->cards from the aggregates (called by
+ * rd_model_new; exposed for tests). Returns 0 or -ENOMEM. */
+int rd_answer_write(struct rd_model *m);
+
+/* Calls @enter and @leave for every node of @p but the root, depth first in
+ * sibling order (leave after all of a node's children). */
+typedef void (*rd_visit_fn)(const struct prof_node *n, uint32_t id,
+			    void *arg);
+void rd_model_walk(const struct prof_profile *p, rd_visit_fn enter,
+		   rd_visit_fn leave, void *arg);
+
+#endif /* HEARTH_RENDER_MODEL_H */
