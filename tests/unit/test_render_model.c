@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* The viewer's model: search (regex, fuzzy, commas, share counted once),
+ * the answer sentence, hot-spot cards, the top table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profile/folded.h"
+#include "profile/profile.h"
+#include "render/model.h"
+
+static struct prof_profile *parse(const char *text)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char err[128];
+
+	assert_non_null(p);
+	assert_int_equal(prof_folded_parse(p, text, strlen(text), 1, err,
+					   sizeof(err)), 0);
+	return p;
+}
+
+/* Adds a stack of "name:class" frames under process "app". */
+static void add(struct prof_profile *p, const char *const *names,
+		const unsigned *cls, size_t n, uint64_t v)
+{
+	uint32_t ids[16];
+	struct prof_frame f = { 0 };
+
+	f.name = prof_intern_cstr(p, "app");
+	f.kind = PROF_KIND_PROCESS;
+	ids[0] = prof_frame_intern(p, &f);
+	for (size_t i = 0; i < n; i++) {
+		memset(&f, 0, sizeof(f));
+		f.name = prof_intern_cstr(p, names[i]);
+		f.cls = (uint8_t)cls[i];
+		f.kind = PROF_KIND_USER;
+		ids[i + 1] = prof_frame_intern(p, &f);
+	}
+	assert_int_not_equal(prof_add_stack(p, ids, n + 1, v), UINT32_MAX);
+}
+
+#define Y PROF_CLASS_YOURS
+#define L PROF_CLASS_LIBRARY
+#define S PROF_CLASS_SYSTEM
+#define W PROF_CLASS_WAITING
+
+static void test_search(void **state)
+{
+	struct prof_profile *p = parse("app;main;parse;lex 3\n"
+				       "app;main;parse;parse;lex 2\n"
+				       "app;main;eval 5\n");
+	struct rd_model *m = rd_model_new(p);
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(m->total, 10);
+	/* Regex: parse appears twice nested; its share is counted once. */
+	assert_int_equal(rd_model_search(m, "parse"), 0);
+	assert_true(m->searching);
+	assert_int_equal(m->match_boxes, 2);
+	assert_int_equal(m->match_value, 5);
+	/* Commas: lex (2 boxes, 5) and eval (1 box, 5). */
+	rd_model_search(m, " lex , eval");
+	assert_int_equal(m->match_boxes, 3);
+	assert_int_equal(m->match_value, 10);
+	/* Anchored regex, case-insensitive. */
+	rd_model_search(m, "^L.X$");
+	assert_int_equal(m->match_boxes, 2);
+	assert_int_equal(m->match_value, 5);
+	/* "prs" matches nothing as a regex: fuzzy, parse. */
+	rd_model_search(m, "prs");
+	assert_int_equal(m->match_boxes, 2);
+	assert_int_equal(m->match_value, 5);
+	/* An invalid regex falls back to fuzzy: "(ev" -> nothing, "ev(" no. */
+	rd_model_search(m, "ma(");
+	assert_int_equal(m->match_boxes, 0);
+	rd_model_search(m, "[lex");
+	assert_int_equal(m->match_boxes, 0);
+	rd_model_search(m, "eva[");
+	assert_int_equal(m->match_boxes, 0);
+	/* main contains everything below it: 100%, one box. */
+	rd_model_search(m, "main,lex");
+	assert_int_equal(m->match_boxes, 3);
+	assert_int_equal(m->match_value, 10);
+	rd_model_search(m, "  ");
+	assert_false(m->searching);
+	assert_int_equal(m->match_boxes, 0);
+	rd_model_free(m);
+	prof_free(p);
+}
+
+static void test_exact_query(void **state)
+{
+	char b[64];
+
+	(void)state;
+	assert_string_equal(rd_model_exact_query("std::vector<int>::push_back", b, sizeof(b)),
+			    "^std::vector<int>::push_back$");
+	assert_string_equal(rd_model_exact_query("a.b(c)", b, sizeof(b)), "^a\\.b\\(c\\)$");
+	assert_string_equal(rd_model_exact_query("f(a, b)", b, sizeof(b)), "^f\\(a. b\\)$");
+}
+
+static void test_answer_cpu(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_model *m;
+
+	(void)state;
+	add(p, (const char *const[]){ "main", "build_report", "dumps" },
+	    (const unsigned[]){ Y, Y, L }, 3, 24);
+	add(p, (const char *const[]){ "main", "build_report" },
+	    (const unsigned[]){ Y, Y }, 2, 30);
+	add(p, (const char *const[]){ "main", "build_report", "memcpy" },
+	    (const unsigned[]){ Y, Y, S }, 3, 8);
+	add(p, (const char *const[]){ "main" }, (const unsigned[]){ Y }, 1, 5);
+	add(p, (const char *const[]){ "main", "parse" },
+	    (const unsigned[]){ Y, Y }, 2, 33);
+	prof_meta(p)->duration_ns = 30000000000ULL;
+	m = rd_model_new(p);
+	assert_non_null(m);
+	assert_string_equal(m->answer, "Over 30 s, 62% of CPU time was in "
+			    "build_report, mostly inside dumps (24%).");
+	assert_int_equal(m->ncards, 3);
+	assert_string_equal(rd_model_fn_name(m, m->cards[0].fn), "build_report");
+	assert_true(m->cards[0].pct > 61.99 && m->cards[0].pct < 62.01);
+	assert_string_equal(rd_model_fn_name(m, m->cards[1].fn), "parse");
+	assert_string_equal(rd_model_fn_name(m, m->cards[2].fn), "main");
+	/* Class shares of self time. */
+	assert_int_equal(m->class_self[PROF_CLASS_YOURS], 68);
+	assert_int_equal(m->class_self[PROF_CLASS_LIBRARY], 24);
+	assert_int_equal(m->class_self[PROF_CLASS_SYSTEM], 8);
+	rd_model_free(m);
+	prof_free(p);
+}
+
+static void test_answer_waits(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS);
+	struct rd_model *m;
+
+	(void)state;
+	add(p, (const char *const[]){ "main", "handle", "futex_wait" },
+	    (const unsigned[]){ Y, Y, W }, 3, 600);
+	add(p, (const char *const[]){ "main", "handle", "read" },
+	    (const unsigned[]){ Y, Y, W }, 3, 100);
+	add(p, (const char *const[]){ "main", "sleeper", "nanosleep" },
+	    (const unsigned[]){ Y, Y, W }, 3, 300);
+	prof_meta(p)->off_cpu = 1;
+	m = rd_model_new(p);
+	assert_string_equal(m->answer, "70% of the waiting time was under "
+			    "handle, mostly waiting in futex_wait (60%).");
+	rd_model_free(m);
+	prof_free(p);
+}
+
+/* Without classes (a plain folded file): the function with most time of
+ * its own; no "mostly" when it calls nothing. */
+static void test_answer_plain(void **state)
+{
+	struct prof_profile *p = parse("app;main;work 60\napp;main 40\n");
+	struct rd_model *m = rd_model_new(p);
+
+	(void)state;
+	assert_string_equal(m->answer, "60% of CPU time was in work.");
+	assert_string_equal(rd_model_fn_name(m, m->cards[0].fn), "work");
+	assert_string_equal(rd_model_fn_name(m, m->cards[1].fn), "main");
+	assert_int_equal(m->ncards, 2);
+	rd_model_free(m);
+	prof_free(p);
+	p = prof_new(PROF_UNIT_SAMPLES);
+	m = rd_model_new(p);
+	assert_string_equal(m->answer, "Nothing was recorded in this profile.");
+	assert_int_equal(m->ncards, 0);
+	rd_model_free(m);
+	prof_free(p);
+}
+
+static void test_table(void **state)
+{
+	struct prof_profile *p = parse("app;main;f;f;g 4\napp;main;g 1\n"
+				       "app;main 2\napp;h 3\n");
+	struct rd_model *m = rd_model_new(p);
+	uint32_t idx[16];
+	size_t n;
+
+	(void)state;
+	n = rd_model_sorted(m, RD_SORT_TOTAL, 0, idx);
+	assert_int_equal(n, 4); /* main, f, g, h: the process row is not */
+	assert_string_equal(rd_model_fn_name(m, idx[0]), "main");
+	assert_int_equal(m->fns[idx[0]].total, 7);
+	/* f is recursive: its total counts once. */
+	assert_string_equal(rd_model_fn_name(m, idx[1]), "g");
+	assert_int_equal(m->fns[idx[1]].total, 5);
+	assert_string_equal(rd_model_fn_name(m, idx[2]), "f");
+	assert_int_equal(m->fns[idx[2]].total, 4);
+	assert_string_equal(rd_model_fn_name(m, idx[3]), "h");
+	n = rd_model_sorted(m, RD_SORT_SELF, 0, idx);
+	assert_string_equal(rd_model_fn_name(m, idx[0]), "g");
+	assert_int_equal(m->fns[idx[0]].self, 5);
+	assert_string_equal(rd_model_fn_name(m, idx[1]), "h");
+	assert_string_equal(rd_model_fn_name(m, idx[2]), "main");
+	assert_string_equal(rd_model_fn_name(m, idx[3]), "f");
+	n = rd_model_sorted(m, RD_SORT_NAME, 0, idx);
+	assert_string_equal(rd_model_fn_name(m, idx[0]), "f");
+	assert_string_equal(rd_model_fn_name(m, idx[3]), "main");
+	assert_int_equal(rd_model_sorted(m, RD_SORT_NAME, 1, idx), 0);
+	rd_model_free(m);
+	prof_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_search),
+		cmocka_unit_test(test_exact_query),
+		cmocka_unit_test(test_answer_cpu),
+		cmocka_unit_test(test_answer_waits),
+		cmocka_unit_test(test_answer_plain),
+		cmocka_unit_test(test_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
