@@ -31,7 +31,14 @@ struct sym_frame {
 	uint8_t inlined;    /* 1 when this frame was inlined into the next */
 	uint8_t cls;        /* enum prof_class */
 	uint8_t lang;       /* enum prof_lang */
+	uint8_t flags;      /* SYM_FRAME_* bits */
 };
+
+/* sym_frame.flags */
+#define SYM_FRAME_UNRESOLVED 0x01 /* no symbol: name is "module+0xoff" */
+#define SYM_FRAME_BPF 0x02        /* BPF machinery: drop from stacks */
+#define SYM_FRAME_STRIPPED 0x04   /* the module has no symbol table */
+#define SYM_FRAME_JIT 0x08        /* named from /tmp/perf-PID.map */
 
 struct sym_options {
 	/* Path prefixes whose binaries count as "your code" beyond the main
@@ -39,6 +46,14 @@ struct sym_options {
 	const char *const *yours_prefixes;
 	/* Root for kernel symbol files, "" = "/"; tests point it elsewhere. */
 	const char *kallsyms_path; /* NULL = /proc/kallsyms */
+	/* Folders whose libraries come from system packages ("libraries"
+	 * class); a library elsewhere counts as your code. NULL-terminated,
+	 * NULL = /usr/, /lib/, /lib64/, ... */
+	const char *const *system_prefixes;
+	/* Memory budget for cached modules (symbols, debug info, resolved
+	 * addresses); least recently used modules are evicted beyond it.
+	 * 0 = 256 MiB. */
+	size_t max_module_bytes;
 };
 
 struct sym_stats {
@@ -47,6 +62,9 @@ struct sym_stats {
 	uint64_t modules;       /* modules currently cached */
 	uint64_t module_bytes;  /* memory held by cached modules */
 	uint64_t procs;         /* processes currently cached */
+	uint64_t evictions;     /* modules unloaded to stay in budget */
+	uint64_t proc_reloads;  /* /proc/PID/maps rereads after a miss */
+	uint64_t stripped;      /* cached modules without a symbol table */
 };
 
 struct sym_ctx;
@@ -85,5 +103,22 @@ void sym_proc_forget(struct sym_ctx *ctx, pid_t pid);
 
 /* Fills @st with the context's counters. */
 void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st);
+
+/* Returns 1 when kernel address @addr lies in BPF machinery (a JITed BPF
+ * program, a trampoline, bpf_trace_run*, __bpf_trace_*) that the sampler
+ * drops from stacks, 0 when not (or when unknown). sym_kernel() marks such
+ * frames with SYM_FRAME_BPF too. */
+int sym_kernel_is_bpf(struct sym_ctx *ctx, uint64_t addr);
+
+/* Rereads the kernel symbols (after modules or BPF programs were loaded).
+ * Returns 0 or a negative errno (-EPERM when addresses are hidden). */
+int sym_kernel_reload(struct sym_ctx *ctx);
+
+/* Writes up to @max paths (as the processes see them) of cached modules
+ * that have no symbol table and no debug file, and returns how many there
+ * are in total. Strings are owned by @ctx, valid until the next call that
+ * may evict. Frames from such modules carry SYM_FRAME_STRIPPED. */
+size_t sym_stripped_modules(const struct sym_ctx *ctx, const char **out,
+			    size_t max);
 
 #endif /* HEARTH_SYMBOLIZE_H */

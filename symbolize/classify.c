@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * classify: ownership classes and language guesses, as data.
+ *
+ * A module's class comes from, in order: being the process's executable
+ * (your code); a configured "yours" prefix (your code); the rule table
+ * below, matched on the file's basename; living under a system directory
+ * (a library from a package); else your code (built and installed by the
+ * user outside the package manager's folders). A symbol prefix rule
+ * overrides the module's class per frame (Go and Rust runtimes, C++ std).
+ */
+#include <string.h>
+
+#include "sym_internal.h"
+
+enum rule_match {
+	MATCH_BASENAME, /* the file's basename starts with pattern */
+	MATCH_SYMBOL,   /* the symbol starts with pattern */
+};
+
+struct class_rule {
+	uint8_t match;
+	uint8_t cls;
+	const char *pattern;
+};
+
+static const struct class_rule class_rules[] = {
+	/* the C library, the loader and what glibc splits off */
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libc.so" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libc-" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libc.musl" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "ld-linux" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "ld-musl" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "ld.so" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libpthread" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libm.so" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libm-" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libmvec" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libdl.so" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "librt.so" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libresolv" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "libnss_" },
+	{ MATCH_BASENAME, PROF_CLASS_SYSTEM, "linux-vdso" },
+	/* language runtimes and standard libraries */
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libstdc++" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libc++" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libgcc_s" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libgfortran" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libgomp" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libpython" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libjvm" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libruby" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libperl" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "liblua" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libnode" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libv8" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libgo.so" },
+	{ MATCH_BASENAME, PROF_CLASS_RUNTIME, "libstd-" }, /* Rust dylib */
+	/* runtime code linked into the program */
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "runtime." },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "std::" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "core::" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "alloc::" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZN3std" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZN4core" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZN5alloc" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZNSt" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZNKSt" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "_ZSt" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "__cxa_" },
+	{ MATCH_SYMBOL, PROF_CLASS_RUNTIME, "__gxx_personality" },
+};
+
+/* Folders a package manager installs into. */
+static const char *const system_dirs[] = {
+	"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/", "/sbin/",
+	"/snap/", "/nix/store/", "/gnu/store/", NULL,
+};
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool any_prefix(const char *path, const char *const *list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		if (list[i][0] && has_prefix(path, list[i]))
+			return true;
+	return false;
+}
+
+uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
+			   bool is_main)
+{
+	if (is_main || any_prefix(path, ctx->opts.yours_prefixes))
+		return PROF_CLASS_YOURS;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	for (size_t i = 0; i < sizeof(class_rules) / sizeof(class_rules[0]);
+	     i++) {
+		const struct class_rule *r = &class_rules[i];
+		if (r->match == MATCH_BASENAME && has_prefix(base, r->pattern))
+			return r->cls;
+	}
+	const char *const *sys = ctx->opts.system_prefixes ?
+		ctx->opts.system_prefixes : system_dirs;
+	if (any_prefix(path, sys))
+		return PROF_CLASS_LIBRARY;
+	return PROF_CLASS_YOURS;
+}
+
+uint8_t sym_class_for_symbol(const char *name)
+{
+	for (size_t i = 0; i < sizeof(class_rules) / sizeof(class_rules[0]);
+	     i++) {
+		const struct class_rule *r = &class_rules[i];
+		if (r->match == MATCH_SYMBOL && has_prefix(name, r->pattern))
+			return r->cls;
+	}
+	return PROF_CLASS_UNKNOWN;
+}
+
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* Legacy Rust mangling: _ZN...17h<16 hex>E */
+static bool rust_legacy(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 4 + 20 || strncmp(name, "_ZN", 3) != 0 || name[n - 1] != 'E')
+		return false;
+	const char *h = name + n - 1 - 16;
+	if (h[-3] != '1' || h[-2] != '7' || h[-1] != 'h')
+		return false;
+	for (int i = 0; i < 16; i++)
+		if (!is_hex(h[i]))
+			return false;
+	return true;
+}
+
+uint8_t sym_lang_for_symbol(const char *name)
+{
+	if (name[0] == '_' && name[1] == 'R' && name[2] &&
+	    strchr("NCMXYIB", name[2]))
+		return PROF_LANG_RUST; /* v0 mangling */
+	if (rust_legacy(name))
+		return PROF_LANG_RUST;
+	if (has_prefix(name, "_Z"))
+		return PROF_LANG_CPP;
+	if (has_prefix(name, "runtime.") || has_prefix(name, "main."))
+		return PROF_LANG_GO;
+	return PROF_LANG_UNKNOWN;
+}

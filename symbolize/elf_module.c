@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * elf_module: what symbolization needs from one ELF file, read with
+ * libelf — load segments, build-id, .gnu_debuglink and function symbols.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym_internal.h"
+
+static Elf *elf_open_fd(int fd)
+{
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		return NULL;
+	}
+	return e;
+}
+
+static void read_build_id(Elf *e, struct sym_module *m)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) != 0)
+				continue;
+			size_t n = nh.n_descsz;
+			if (n == 0 || n > SYM_BUILD_ID_MAX)
+				continue;
+			memcpy(m->build_id, (char *)d->d_buf + doff, n);
+			m->build_id_len = n;
+			return;
+		}
+	}
+}
+
+int sym_elf_read_header(int fd, struct sym_module *m)
+{
+	Elf *e = elf_open_fd(fd);
+	if (!e)
+		return -ENOEXEC;
+	int err = 0;
+	GElf_Ehdr eh;
+	size_t nph;
+	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &nph) != 0) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	m->e_type = eh.e_type;
+	m->segs = calloc(nph ? nph : 1, sizeof(*m->segs));
+	if (!m->segs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	m->nsegs = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		m->segs[m->nsegs++] = (struct sym_seg){
+			.off = ph.p_offset, .vaddr = ph.p_vaddr,
+			.filesz = ph.p_filesz, .memsz = ph.p_memsz };
+	}
+	read_build_id(e, m);
+out:
+	elf_end(e);
+	return err;
+}
+
+uint64_t sym_module_bias(const struct sym_module *m, uint64_t start,
+			 uint64_t pgoff)
+{
+	/* The segment whose file range holds the mapping's first page (the
+	 * kernel maps each PT_LOAD from p_offset rounded down to a page). */
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct sym_seg *s = &m->segs[i];
+		uint64_t pstart = s->off & ~(uint64_t)0xfff;
+		if (pgoff < pstart || pgoff >= s->off + s->filesz)
+			continue;
+		return start - pgoff + s->off - s->vaddr;
+	}
+	/* no PT_LOAD matched: treat offsets as addresses */
+	return start - pgoff;
+}
+
+static int sym_rank(const GElf_Sym *s)
+{
+	int r = 0;
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL: r = 30; break;
+	case STB_WEAK: r = 20; break;
+	default: r = 10; break;
+	}
+	if (GELF_ST_TYPE(s->st_info) == STT_FUNC ||
+	    GELF_ST_TYPE(s->st_info) == STT_GNU_IFUNC)
+		r += 2;
+	if (s->st_size > 0)
+		r += 100;
+	return r;
+}
+
+static bool sym_wanted(Elf *e, const GElf_Sym *s, const char *name)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ||
+	    s->st_value == 0 || !name || !name[0])
+		return false;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+		return false;
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_getscn(e, s->st_shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+		return false;
+	/* local labels the assembler leaves behind */
+	if (type == STT_NOTYPE && name[0] == '.' && name[1] == 'L')
+		return false;
+	return true;
+}
+
+static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
+		      struct sym_symtab *t)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || sh->sh_type == SHT_NOBITS ||
+	    sh->sh_entsize == 0)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!sym_wanted(e, &s, name))
+			continue;
+		int err = sym_symtab_push(t, s.st_value, s.st_size, name,
+					  (uint32_t)sym_rank(&s));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int load_symbols_elf(Elf *e, struct sym_symtab *t, bool *has_symtab)
+{
+	int err = 0;
+	*has_symtab = false;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			*has_symtab = true;
+		err = load_table(e, scn, &sh, t);
+		if (err)
+			break;
+	}
+	sym_symtab_finish(t);
+	return err;
+}
+
+int sym_elf_load_symbols(int fd, struct sym_symtab *t, bool *has_symtab)
+{
+	Elf *e = elf_open_fd(fd);
+	if (!e)
+		return -ENOEXEC;
+	int err = load_symbols_elf(e, t, has_symtab);
+	elf_end(e);
+	return err;
+}
+
+int sym_elf_load_symbols_mem(const void *buf, size_t len,
+			     struct sym_symtab *t)
+{
+	elf_version(EV_CURRENT);
+	Elf *e = elf_memory((char *)buf, len);
+	if (!e)
+		return -ENOEXEC;
+	bool has_symtab;
+	int err = elf_kind(e) == ELF_K_ELF ?
+		load_symbols_elf(e, t, &has_symtab) : -ENOEXEC;
+	elf_end(e);
+	return err;
+}
+
+int sym_elf_debuglink(int fd, char *buf, size_t len)
+{
+	Elf *e = elf_open_fd(fd);
+	if (!e)
+		return -ENOEXEC;
+	int err = -ENOENT;
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		goto out;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, ".gnu_debuglink") != 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || d->d_size < 2)
+			break;
+		size_t sl = strnlen(d->d_buf, d->d_size);
+		if (sl == 0 || sl == d->d_size || sl + 1 > len ||
+		    memchr(d->d_buf, '/', sl))
+			break;
+		memcpy(buf, d->d_buf, sl + 1);
+		err = 0;
+		break;
+	}
+out:
+	elf_end(e);
+	return err;
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * modcache: ELF modules shared by every process, keyed by build-id (else
+ * device, inode and path), loaded lazily, evicted least recently used when
+ * their memory passes the budget; and the per-module cache of resolved
+ * addresses that keeps the warm path free of allocation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "sym_internal.h"
+
+#define ADDR_CACHE_MAX (1u << 16) /* entries per module before a reset */
+
+int sym_open_in_proc(struct sym_ctx *ctx, pid_t pid, const char *path,
+		     uint64_t start, uint64_t end)
+{
+	char *buf = ctx->scratch;
+	int n = snprintf(buf, sizeof(ctx->scratch), "/proc/%d/root%s",
+			 (int)pid, path);
+	if (n > 0 && (size_t)n < sizeof(ctx->scratch)) {
+		int fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	if (start == 0 && end == 0)
+		return -ENOENT;
+	snprintf(buf, sizeof(ctx->scratch), "/proc/%d/map_files/%" PRIx64
+		 "-%" PRIx64, (int)pid, start, end);
+	int fd = open(buf, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+static struct sym_module *find_by_file(struct sym_ctx *ctx, dev_t dev,
+				       ino_t ino, const char *path)
+{
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+		if (m->ino == ino && m->dev == dev && strcmp(m->path, path) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static struct sym_module *find_by_build_id(struct sym_ctx *ctx,
+					   const struct sym_module *t)
+{
+	if (t->build_id_len == 0)
+		return NULL;
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+		if (m->build_id_len == t->build_id_len &&
+		    memcmp(m->build_id, t->build_id, t->build_id_len) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static void module_unload(struct sym_ctx *ctx, struct sym_module *m)
+{
+	if (m->loaded)
+		ctx->loaded_bytes -= m->bytes;
+	sym_symtab_free(&m->symtab);
+	sym_dwarf_free(m->dwarf);
+	m->dwarf = NULL;
+	free(m->cache);
+	m->cache = NULL;
+	m->cache_cap = m->cache_used = 0;
+	free(m->pool);
+	m->pool = NULL;
+	m->pool_n = m->pool_cap = 0;
+	sym_arena_free(&m->pool_names);
+	if (m->debug_fd >= 0)
+		close(m->debug_fd);
+	m->debug_fd = -1;
+	m->bytes = 0;
+	m->loaded = false;
+}
+
+static void module_free(struct sym_ctx *ctx, struct sym_module *m)
+{
+	module_unload(ctx, m);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m->segs);
+	free(m->path);
+	free(m);
+}
+
+static void module_remove(struct sym_ctx *ctx, struct sym_module *m)
+{
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		if (ctx->mods[i] == m) {
+			ctx->mods[i] = ctx->mods[--ctx->nmods];
+			break;
+		}
+	}
+	module_free(ctx, m);
+}
+
+static int module_add(struct sym_ctx *ctx, struct sym_module *m)
+{
+	if (ctx->nmods == ctx->capmods) {
+		size_t cap = ctx->capmods ? ctx->capmods * 2 : 64;
+		struct sym_module **nm = realloc(ctx->mods, cap * sizeof(*nm));
+		if (!nm)
+			return -ENOMEM;
+		ctx->mods = nm;
+		ctx->capmods = cap;
+	}
+	ctx->mods[ctx->nmods++] = m;
+	return 0;
+}
+
+struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
+				    const struct sym_maps_line *ml)
+{
+	dev_t dev = makedev(ml->dev_major, ml->dev_minor);
+	struct sym_module *m = NULL;
+	if (!ml->deleted)
+		m = find_by_file(ctx, dev, (ino_t)ml->ino, ml->path);
+	if (m) {
+		m->refs++;
+		return m;
+	}
+	int fd = ml->deleted ? -ENOENT : sym_open_in_proc(ctx, pid, ml->path,
+							    0, 0);
+	if (fd < 0)
+		fd = sym_open_in_proc(ctx, pid, "/nonexistent/", ml->start,
+				      ml->end);
+	if (fd < 0)
+		return NULL;
+	struct sym_module *t = calloc(1, sizeof(*t));
+	if (!t)
+		goto err_close;
+	t->fd = fd;
+	t->debug_fd = -1;
+	if (sym_elf_read_header(fd, t) != 0)
+		goto err_free;
+	m = find_by_build_id(ctx, t);
+	if (m) {
+		module_free(ctx, t);
+		m->refs++;
+		return m;
+	}
+	t->dev = dev;
+	t->ino = (ino_t)ml->ino;
+	t->path = strdup(ml->path);
+	if (!t->path || module_add(ctx, t) != 0)
+		goto err_free;
+	const char *slash = strrchr(t->path, '/');
+	t->base = slash ? slash + 1 : t->path;
+	t->refs = 1;
+	return t;
+err_free:
+	module_free(ctx, t);
+	return NULL;
+err_close:
+	close(fd);
+	return NULL;
+}
+
+static void evict_unused(struct sym_ctx *ctx)
+{
+	/* unreferenced shells that hold nothing go at once */
+	for (size_t i = 0; i < ctx->nmods;) {
+		struct sym_module *m = ctx->mods[i];
+		if (m->refs == 0 && !m->loaded) {
+			module_remove(ctx, m);
+			continue;
+		}
+		i++;
+	}
+}
+
+void sym_modcache_unref(struct sym_ctx *ctx, struct sym_module *m)
+{
+	if (m->refs > 0)
+		m->refs--;
+	if (m->refs == 0 && !m->loaded)
+		module_remove(ctx, m);
+	else if (m->refs == 0 && m->fd >= 0) {
+		close(m->fd); /* keep the symbols, not the descriptor */
+		m->fd = -1;
+	}
+}
+
+static void evict_for(struct sym_ctx *ctx, const struct sym_module *keep)
+{
+	while (ctx->loaded_bytes > ctx->max_bytes) {
+		struct sym_module *lru = NULL;
+		for (size_t i = 0; i < ctx->nmods; i++) {
+			struct sym_module *m = ctx->mods[i];
+			if (!m->loaded || m == keep)
+				continue;
+			if (!lru || m->last_use < lru->last_use)
+				lru = m;
+		}
+		if (!lru)
+			break;
+		module_unload(ctx, lru);
+		ctx->evictions++;
+		if (lru->refs == 0)
+			module_remove(ctx, lru);
+	}
+	evict_unused(ctx);
+}
+
+static size_t module_bytes(const struct sym_module *m)
+{
+	return sizeof(*m) + m->symtab.cap * sizeof(struct sym_elfsym) +
+	       m->symtab.names.cap + m->cache_cap * sizeof(*m->cache) +
+	       m->pool_cap * sizeof(*m->pool) + m->pool_names.bytes +
+	       m->dwarf_bytes;
+}
+
+int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
+{
+	(void)pid;
+	if (m->loaded)
+		return 0;
+	if (m->load_failed || m->fd < 0)
+		return -ENOENT;
+	bool has_symtab = false, dbg_symtab = false;
+	int err = sym_elf_load_symbols(m->fd, &m->symtab, &has_symtab);
+	if (err) {
+		m->load_failed = true;
+		sym_symtab_free(&m->symtab);
+		return err;
+	}
+	m->debug_fd = sym_debug_open(ctx, m, pid);
+	if (m->debug_fd >= 0) {
+		struct sym_symtab extra = { 0 };
+		if (sym_elf_load_symbols(m->debug_fd, &extra, &dbg_symtab) == 0)
+			sym_symtab_merge(&m->symtab, &extra);
+		sym_symtab_free(&extra);
+	}
+	m->stripped = !has_symtab && !dbg_symtab;
+	m->dwarf_bytes = 0;
+	m->dwarf = sym_dwarf_open(m->debug_fd >= 0 ? m->debug_fd : m->fd,
+				  &m->dwarf_bytes);
+	m->has_debug = m->dwarf != NULL;
+	m->loaded = true;
+	m->bytes = module_bytes(m);
+	ctx->loaded_bytes += m->bytes;
+	evict_for(ctx, m);
+	return 0;
+}
+
+static void account(struct sym_ctx *ctx, struct sym_module *m)
+{
+	size_t b = module_bytes(m);
+	ctx->loaded_bytes += b - m->bytes;
+	m->bytes = b;
+}
+
+static int cache_grow(struct sym_module *m)
+{
+	size_t cap = m->cache_cap ? m->cache_cap * 2 : 1024;
+	struct sym_addr_entry *nc = malloc(cap * sizeof(*nc));
+	if (!nc)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		nc[i].vaddr = UINT64_MAX;
+	for (size_t i = 0; i < m->cache_cap; i++) {
+		if (m->cache[i].vaddr == UINT64_MAX)
+			continue;
+		size_t h = (size_t)(m->cache[i].vaddr * 0x9E3779B97F4A7C15ull >>
+				    32) & (cap - 1);
+		while (nc[h].vaddr != UINT64_MAX)
+			h = (h + 1) & (cap - 1);
+		nc[h] = m->cache[i];
+	}
+	free(m->cache);
+	m->cache = nc;
+	m->cache_cap = cap;
+	return 0;
+}
+
+static void cache_reset(struct sym_module *m)
+{
+	for (size_t i = 0; i < m->cache_cap; i++)
+		m->cache[i].vaddr = UINT64_MAX;
+	m->cache_used = 0;
+	m->pool_n = 0;
+	sym_arena_free(&m->pool_names);
+}
+
+static struct sym_addr_entry *cache_slot(struct sym_module *m, uint64_t v)
+{
+	size_t mask = m->cache_cap - 1;
+	size_t h = (size_t)(v * 0x9E3779B97F4A7C15ull >> 32) & mask;
+	while (m->cache[h].vaddr != UINT64_MAX && m->cache[h].vaddr != v)
+		h = (h + 1) & mask;
+	return &m->cache[h];
+}
+
+static int pool_reserve(struct sym_module *m, size_t n)
+{
+	if (m->pool_n + n <= m->pool_cap)
+		return 0;
+	size_t cap = m->pool_cap ? m->pool_cap * 2 : 1024;
+	while (cap < m->pool_n + n)
+		cap *= 2;
+	struct sym_frame *np = realloc(m->pool, cap * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	m->pool = np;
+	m->pool_cap = cap;
+	return 0;
+}
+
+/* Fills frames for @vaddr into the pool; returns the count (>= 1) or 0
+ * when out of memory. */
+static size_t resolve_into_pool(struct sym_module *m, uint64_t vaddr)
+{
+	struct sym_dwarf_frame df[SYM_INLINE_MAX];
+	size_t nd = m->dwarf ? sym_dwarf_resolve(m->dwarf, vaddr, df,
+						 SYM_INLINE_MAX) : 0;
+	const struct sym_elfsym *s = sym_symtab_find(&m->symtab, vaddr);
+	const char *symname = s ? sym_symtab_name(&m->symtab, s) : NULL;
+	if (nd == 0) {
+		df[0] = (struct sym_dwarf_frame){ .name = NULL };
+		nd = 1;
+	}
+	if (pool_reserve(m, nd) != 0)
+		return 0;
+	for (size_t i = 0; i < nd; i++) {
+		struct sym_frame *f = &m->pool[m->pool_n + i];
+		const char *name = df[i].name;
+		if (!name && i == nd - 1)
+			name = symname;
+		if (!name) {
+			char buf[64 + 256];
+			int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
+					   m->base, vaddr);
+			name = sym_arena_strdup(&m->pool_names, buf,
+						(size_t)len < sizeof(buf) ?
+							(size_t)len : sizeof(buf) - 1);
+			if (!name)
+				return 0;
+		}
+		uint8_t lang = df[i].lang;
+		if (lang == PROF_LANG_UNKNOWN)
+			lang = sym_lang_for_symbol(name);
+		if (lang == PROF_LANG_UNKNOWN)
+			lang = m->lang;
+		*f = (struct sym_frame){
+			.name = name,
+			.module = m->base,
+			.file = df[i].file,
+			.line = df[i].line,
+			.inlined = i + 1 < nd,
+			.cls = sym_class_for_symbol(name),
+			.lang = lang,
+			.flags = df[i].name || s ? 0 : SYM_FRAME_UNRESOLVED,
+		};
+	}
+	return nd;
+}
+
+const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
+					   struct sym_module *m,
+					   uint64_t vaddr, size_t *n)
+{
+	if (m->cache_used * 2 >= m->cache_cap) {
+		if (m->cache_cap >= ADDR_CACHE_MAX)
+			cache_reset(m);
+		else if (cache_grow(m) != 0)
+			return NULL;
+	}
+	struct sym_addr_entry *e = cache_slot(m, vaddr);
+	if (e->vaddr == vaddr) {
+		*n = e->n;
+		return &m->pool[e->first];
+	}
+	size_t first = m->pool_n;
+	size_t got = resolve_into_pool(m, vaddr);
+	if (got == 0)
+		return NULL;
+	m->pool_n += got;
+	e->vaddr = vaddr;
+	e->first = (uint32_t)first;
+	e->n = (uint32_t)got;
+	m->cache_used++;
+	account(ctx, m);
+	*n = got;
+	return &m->pool[first];
+}
+
+void sym_modcache_free_all(struct sym_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->nmods; i++)
+		module_free(ctx, ctx->mods[i]);
+	free(ctx->mods);
+	ctx->mods = NULL;
+	ctx->nmods = ctx->capmods = 0;
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * procs: the executable mappings of each process, read from
+ * /proc/PID/maps, sorted for binary search.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sym_internal.h"
+
+static int parse_hex(const char *p, const char *end, char stop, uint64_t *v,
+		     const char **next)
+{
+	uint64_t x = 0;
+	int digits = 0;
+	for (; p < end && *p != stop; p++, digits++) {
+		int d;
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			d = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (digits >= 16)
+			return -EINVAL;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (digits == 0 || p == end)
+		return -EINVAL;
+	*v = x;
+	*next = p + 1;
+	return 0;
+}
+
+int sym_maps_parse_line(const char *line, size_t len,
+			struct sym_maps_line *out)
+{
+	const char *p = line, *end = line + len;
+	uint64_t dmaj, dmin, ino;
+	memset(out, 0, sizeof(*out));
+	if (parse_hex(p, end, '-', &out->start, &p) ||
+	    parse_hex(p, end, ' ', &out->end, &p) || out->end < out->start)
+		return -EINVAL;
+	if (end - p < 5 || (p[0] != 'r' && p[0] != '-') || p[4] != ' ')
+		return -EINVAL;
+	out->exec = p[2] == 'x';
+	p += 5;
+	if (parse_hex(p, end, ' ', &out->pgoff, &p) ||
+	    parse_hex(p, end, ':', &dmaj, &p) ||
+	    parse_hex(p, end, ' ', &dmin, &p) ||
+	    dmaj > UINT32_MAX || dmin > UINT32_MAX)
+		return -EINVAL;
+	out->dev_major = (unsigned)dmaj;
+	out->dev_minor = (unsigned)dmin;
+	/* inode is decimal */
+	ino = 0;
+	int digits = 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		if (ino > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		ino = ino * 10 + (uint64_t)(*p - '0');
+	}
+	if (digits == 0 || (p < end && *p != ' '))
+		return -EINVAL;
+	out->ino = ino;
+	while (p < end && *p == ' ')
+		p++;
+	out->path = p;
+	out->path_len = (size_t)(end - p);
+	static const char del[] = " (deleted)";
+	if (out->path_len > sizeof(del) - 1 &&
+	    memcmp(end - (sizeof(del) - 1), del, sizeof(del) - 1) == 0) {
+		out->deleted = true;
+		out->path_len -= sizeof(del) - 1;
+	}
+	return 0;
+}
+
+struct sym_proc *sym_proc_find(struct sym_ctx *ctx, pid_t pid)
+{
+	struct sym_proc *p = ctx->last_proc;
+	if (p && p->pid == pid)
+		return p;
+	for (p = ctx->procs[(unsigned)pid % SYM_PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+void sym_proc_free_maps(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	for (size_t i = 0; i < p->nmaps; i++) {
+		if (p->maps[i].mod)
+			sym_modcache_unref(ctx, p->maps[i].mod);
+		free(p->maps[i].name);
+	}
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = 0;
+}
+
+static int push_map(struct sym_map **maps, size_t *n, size_t *cap,
+		    const struct sym_map *m)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 32;
+		struct sym_map *nm = realloc(*maps, nc * sizeof(*nm));
+		if (!nm)
+			return -ENOMEM;
+		*maps = nm;
+		*cap = nc;
+	}
+	(*maps)[(*n)++] = *m;
+	return 0;
+}
+
+/* Classifies one line into a mapping; returns 1 when it should be kept. */
+static int line_to_map(struct sym_ctx *ctx, pid_t pid,
+		       struct sym_maps_line *ml, const char *exe,
+		       struct sym_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->start = ml->start;
+	out->end = ml->end;
+	out->pgoff = ml->pgoff;
+	if (ml->path_len == 0 || ml->path[0] != '/') {
+		out->kind = ml->path_len && ml->path[0] == '[' &&
+				    strncmp(ml->path, "[anon", 5) != 0 ?
+			    SYM_MAP_SPECIAL : SYM_MAP_ANON;
+		if (out->kind == SYM_MAP_SPECIAL &&
+		    ml->path_len < sizeof(ctx->scratch)) {
+			out->name = strndup(ml->path, ml->path_len);
+			if (!out->name)
+				return -ENOMEM;
+		}
+		out->cls = PROF_CLASS_SYSTEM;
+		return 1;
+	}
+	char path[4096];
+	if (ml->path_len >= sizeof(path))
+		return 0;
+	memcpy(path, ml->path, ml->path_len);
+	path[ml->path_len] = '\0';
+	ml->path = path;
+	out->kind = SYM_MAP_FILE;
+	out->mod = sym_modcache_get(ctx, pid, ml);
+	ml->path = NULL;
+	if (!out->mod)
+		return 0; /* not ELF (or unreadable): leave the range unknown */
+	out->bias = sym_module_bias(out->mod, ml->start, ml->pgoff);
+	out->cls = sym_class_for_path(ctx, path, exe && strcmp(exe, path) == 0);
+	return 1;
+}
+
+static void read_exe(pid_t pid, char *buf, size_t len)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, buf, len - 1);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	static const char del[] = " (deleted)";
+	size_t dl = sizeof(del) - 1;
+	if ((size_t)n > dl && strcmp(buf + n - dl, del) == 0)
+		buf[n - dl] = '\0';
+}
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct sym_map *x = a, *y = b;
+	return x->start < y->start ? -1 : (x->start > y->start);
+}
+
+int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	char path[64], exe[4096];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	read_exe(p->pid, exe, sizeof(exe));
+	struct sym_map *maps = NULL;
+	size_t n = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	int err = 0;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			len--;
+		struct sym_maps_line ml;
+		if (sym_maps_parse_line(line, (size_t)len, &ml) || !ml.exec)
+			continue;
+		struct sym_map m;
+		int keep = line_to_map(ctx, p->pid, &ml, exe, &m);
+		if (keep < 0) {
+			err = keep;
+			break;
+		}
+		if (keep && (err = push_map(&maps, &n, &cap, &m))) {
+			if (m.mod)
+				sym_modcache_unref(ctx, m.mod);
+			free(m.name);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	/* take the new view even when it is partial (ENOMEM): keep refs
+	 * balanced by releasing the old one first */
+	sym_proc_free_maps(ctx, p);
+	qsort(maps, n, sizeof(*maps), cmp_map);
+	p->maps = maps;
+	p->nmaps = n;
+	if (n == 0 && err == 0) {
+		/* a kernel thread or a process that just died */
+		if (access(path, R_OK) != 0)
+			err = -ESRCH;
+	}
+	return err;
+}
+
+const struct sym_map *sym_proc_map_find(const struct sym_proc *p,
+					uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct sym_map *m = &p->maps[lo - 1];
+	return addr < m->end ? m : NULL;
+}

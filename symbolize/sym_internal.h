@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize internals: the structures the files of symbolize/ share.
+ * Not part of the public interface; only symbolize/ and its tests include
+ * this header.
+ */
+#ifndef HEARTH_SYM_INTERNAL_H
+#define HEARTH_SYM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbolize.h"
+
+#define SYM_BUILD_ID_MAX 64
+#define SYM_INLINE_MAX 16 /* deepest inline chain kept per address */
+
+/* One function symbol of a module, addresses are ELF virtual addresses. */
+struct sym_elfsym {
+	uint64_t addr;
+	uint64_t size; /* 0 = unknown: extends to the next symbol */
+	uint32_t name; /* offset in the module's name blob */
+	uint32_t rank; /* higher wins among symbols at one address */
+};
+
+/* One PT_LOAD program header. */
+struct sym_seg {
+	uint64_t off;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+};
+
+/* A growable blob of NUL-terminated strings addressed by offset. */
+struct sym_strtab {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+/* Returns the offset of a copy of @s (of @n bytes) in @t, or UINT32_MAX
+ * when out of memory. */
+uint32_t sym_strtab_add(struct sym_strtab *t, const char *s, size_t n);
+void sym_strtab_free(struct sym_strtab *t);
+
+/* Stable strings: chunks that never move, freed all at once. */
+struct sym_arena {
+	struct sym_arena_chunk *head;
+	size_t bytes;
+};
+/* Returns a stable NUL-terminated copy of @s (@n bytes), or NULL. */
+const char *sym_arena_strdup(struct sym_arena *a, const char *s, size_t n);
+void sym_arena_free(struct sym_arena *a);
+
+/* A sorted symbol table. */
+struct sym_symtab {
+	struct sym_elfsym *syms;
+	size_t n;
+	size_t cap;
+	struct sym_strtab names;
+};
+
+/* Appends a symbol; returns 0 or -ENOMEM. */
+int sym_symtab_push(struct sym_symtab *t, uint64_t addr, uint64_t size,
+		    const char *name, uint32_t rank);
+/* Moves every symbol of @src into @dst and sorts again. */
+int sym_symtab_merge(struct sym_symtab *dst, const struct sym_symtab *src);
+/* Sorts by address and keeps the best symbol per address. */
+void sym_symtab_finish(struct sym_symtab *t);
+/* Returns the symbol covering @addr, or NULL. */
+const struct sym_elfsym *sym_symtab_find(const struct sym_symtab *t,
+					 uint64_t addr);
+static inline const char *sym_symtab_name(const struct sym_symtab *t,
+					  const struct sym_elfsym *s)
+{
+	return t->names.buf + s->name;
+}
+void sym_symtab_free(struct sym_symtab *t);
+
+/* Resolved frames of one address, cached per module. */
+struct sym_addr_entry {
+	uint64_t vaddr;   /* key; UINT64_MAX = empty slot */
+	uint32_t first;   /* index in the module's frame pool */
+	uint32_t n;       /* frames, 0 = not resolved */
+};
+
+struct sym_dwarf; /* dwarf_lines.c */
+
+/* One ELF file, shared by every process that maps it. */
+struct sym_module {
+	uint8_t build_id[SYM_BUILD_ID_MAX];
+	size_t build_id_len;
+	dev_t dev;          /* from /proc/PID/maps, with ino and path: the
+			     * identity when there is no build-id */
+	ino_t ino;
+	char *path;         /* as the process sees it */
+	const char *base;   /* basename of path */
+	struct sym_seg *segs;
+	size_t nsegs;
+	uint16_t e_type;    /* ET_EXEC or ET_DYN */
+
+	bool loaded;        /* symbols (and debug info) are present */
+	bool load_failed;   /* the file could not be read */
+	bool stripped;      /* no .symtab and no debug file */
+	bool has_debug;     /* DWARF found */
+	uint8_t lang;       /* language guess when DWARF has none */
+	struct sym_symtab symtab;
+	struct sym_dwarf *dwarf;
+
+	/* per-address cache of resolved frames */
+	struct sym_addr_entry *cache;
+	size_t cache_cap;   /* power of two, 0 = none */
+	size_t cache_used;
+	struct sym_frame *pool;
+	size_t pool_n, pool_cap;
+	struct sym_arena pool_names; /* "module+0x..." and names built here */
+	int fd;             /* the open file, -1 when closed */
+	int debug_fd;       /* the separate debug file, -1 = none */
+	size_t dwarf_bytes; /* memory estimate of the DWARF handle */
+	char debug_path[256]; /* separate debug file used, "" = none */
+
+	size_t bytes;       /* memory held while loaded */
+	uint64_t last_use;  /* ctx tick of the last lookup */
+	uint32_t refs;      /* process mappings pointing here */
+	uint64_t hits;      /* lookups that landed here */
+};
+
+/* One executable mapping of a process. */
+struct sym_map {
+	uint64_t start, end;
+	uint64_t pgoff;
+	uint64_t bias;      /* vaddr = addr - bias */
+	struct sym_module *mod; /* NULL: anonymous / special */
+	uint8_t cls;        /* ownership class of the module in this process */
+	uint8_t kind;       /* enum sym_map_kind */
+	char *name;         /* for anonymous mappings: "[anon]", "[vdso]" ... */
+};
+
+enum sym_map_kind {
+	SYM_MAP_FILE = 0,
+	SYM_MAP_ANON = 1,   /* anonymous executable memory: JIT */
+	SYM_MAP_SPECIAL = 2,/* [vdso], [vsyscall], ... */
+};
+
+struct sym_perfmap; /* perf_map.c */
+
+struct sym_proc {
+	struct sym_proc *next; /* hash chain */
+	pid_t pid;
+	struct sym_map *maps;
+	size_t nmaps;
+	struct sym_perfmap *perfmap;
+	uint64_t last_use;
+	uint64_t loaded_ns;   /* when the maps were read */
+	bool gone;            /* process exited; do not reread /proc */
+};
+
+/* One parsed line of /proc/PID/maps. */
+struct sym_maps_line {
+	uint64_t start, end, pgoff;
+	bool exec;
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	const char *path;   /* points into the parsed line; "" when none */
+	size_t path_len;
+	bool deleted;       /* path ends with " (deleted)" (stripped off) */
+};
+
+/* Parses one line of /proc/PID/maps (without the newline). Returns 0, or
+ * -EINVAL when the line is malformed. @out->path points into @line. */
+int sym_maps_parse_line(const char *line, size_t len,
+			struct sym_maps_line *out);
+
+/* ---- ELF modules (elf_module.c) ---- */
+
+/* Reads the ELF identity of the file open on @fd: PT_LOAD segments, type
+ * and build-id into @m. Returns 0 or a negative errno. */
+int sym_elf_read_header(int fd, struct sym_module *m);
+
+/* Loads the symbol tables of @fd into @m->symtab (.symtab and .dynsym).
+ * Sets *@has_symtab when a .symtab was present. Returns 0 or -errno. */
+int sym_elf_load_symbols(int fd, struct sym_symtab *t, bool *has_symtab);
+
+/* Same as sym_elf_load_symbols() for an ELF image in memory. */
+int sym_elf_load_symbols_mem(const void *buf, size_t len,
+			     struct sym_symtab *t);
+
+/* Reads the .gnu_debuglink name of @fd into @buf. Returns 0, -ENOENT. */
+int sym_elf_debuglink(int fd, char *buf, size_t len);
+
+/* Maps a file offset to an ELF virtual address via the PT_LOAD segments.
+ * Returns the bias such that vaddr = runtime_addr - bias, for a mapping
+ * starting at @start with file offset @pgoff. */
+uint64_t sym_module_bias(const struct sym_module *m, uint64_t start,
+			 uint64_t pgoff);
+
+/* ---- DWARF (dwarf_lines.c) ---- */
+struct sym_dwarf_frame {
+	const char *name; /* NULL when DWARF names no function */
+	const char *file; /* NULL when unknown */
+	uint32_t line;
+	uint8_t lang;     /* enum prof_lang of the compile unit */
+};
+/* Opens the DWARF of the ELF file on @fd (the fd stays the caller's and
+ * must outlive the handle). Returns NULL when there is none. Adds its
+ * memory estimate to *@bytes. */
+struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes);
+/* Resolves @vaddr: innermost inline first, the containing function last.
+ * Returns the number of frames written (0 = no DWARF for this address). */
+size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
+			 struct sym_dwarf_frame *out, size_t max);
+void sym_dwarf_free(struct sym_dwarf *d);
+
+/* ---- separate debug files (debug_file.c) ---- */
+/* Opens the separate debug file of @m (by build-id, then .gnu_debuglink),
+ * looking inside process @pid's root first, then the host's. Returns an fd
+ * (and records the path in @m->debug_path) or -ENOENT. */
+int sym_debug_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid);
+
+/* ---- kernel (kallsyms.c) ---- */
+struct sym_kallsyms;
+/* Reads kallsyms from @path. Returns NULL with errno set. */
+struct sym_kallsyms *sym_kallsyms_load(const char *path);
+void sym_kallsyms_free(struct sym_kallsyms *k);
+/* Looks up @addr: sets *name and *module (NULL for the core kernel) and
+ * returns 0, or -ENOENT. */
+int sym_kallsyms_find(const struct sym_kallsyms *k, uint64_t addr,
+		      const char **name, const char **module);
+size_t sym_kallsyms_bytes(const struct sym_kallsyms *k);
+
+/* True when a kernel symbol belongs to BPF machinery that should not show
+ * in a profile (BPF programs, trampolines, the tracing glue). */
+bool sym_kernel_name_is_bpf(const char *name, const char *module);
+
+/* ---- the context (symbolize.c, procs.c, modcache.c) ---- */
+
+#define SYM_PROC_BUCKETS 1024
+
+struct sym_ctx {
+	struct sym_options opts;
+	char kallsyms_path[256];
+	const char **yours; /* copy of opts.yours_prefixes, NULL-terminated */
+	struct sym_kallsyms *kallsyms;
+	bool kallsyms_failed;
+
+	struct sym_proc *procs[SYM_PROC_BUCKETS]; /* chained by pid */
+	size_t nprocs;
+
+	struct sym_module **mods;
+	size_t nmods, capmods;
+	size_t loaded_bytes; /* bytes of loaded modules */
+	size_t max_bytes;    /* eviction threshold */
+
+	uint64_t tick;       /* bumps per lookup: LRU clock */
+	struct sym_stats st;
+	uint64_t evictions;
+	uint64_t proc_reloads;
+
+	struct sym_proc *last_proc; /* one-entry cache for sym_user */
+	struct sym_symtab *vdso;    /* symbols of the kernel's vDSO */
+	bool vdso_failed;
+	char scratch[4096];  /* paths */
+	char namebuf[512];   /* synthetic names, valid until the next call */
+};
+
+/* procs.c */
+struct sym_proc *sym_proc_find(struct sym_ctx *ctx, pid_t pid);
+/* Reads /proc/PID/maps into @p (replacing its maps). Returns 0 or -errno. */
+int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p);
+void sym_proc_free_maps(struct sym_ctx *ctx, struct sym_proc *p);
+/* Returns the mapping holding @addr, or NULL. */
+const struct sym_map *sym_proc_map_find(const struct sym_proc *p,
+					uint64_t addr);
+
+/* modcache.c */
+/* Finds or creates the module for a file mapping line of process @pid,
+ * taking a reference. Returns NULL when the file cannot be opened or is
+ * not ELF. */
+struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
+				    const struct sym_maps_line *ml);
+void sym_modcache_unref(struct sym_ctx *ctx, struct sym_module *m);
+/* Makes sure @m's symbols (and DWARF) are loaded, evicting others when
+ * over budget. Opens the file through process @pid. Returns 0 or -errno
+ * (the module then resolves to module+0xoff). */
+int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid);
+/* Resolves @vaddr in loaded module @m; returns the cached frames (cls is
+ * PROF_CLASS_UNKNOWN when the mapping's class applies) and their count. */
+const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
+					   struct sym_module *m,
+					   uint64_t vaddr, size_t *n);
+void sym_modcache_free_all(struct sym_ctx *ctx);
+/* Opens @path as process @pid sees it; falls back to map_files for the
+ * range [@start, @end). Returns an fd or -errno. */
+int sym_open_in_proc(struct sym_ctx *ctx, pid_t pid, const char *path,
+		     uint64_t start, uint64_t end);
+
+/* perf_map.c */
+struct sym_perfmap *sym_perfmap_new(void);
+void sym_perfmap_free(struct sym_perfmap *pm);
+/* Adds the entries of a perf map text @buf to @pm. Returns 0 or -ENOMEM;
+ * malformed lines are skipped. */
+int sym_perfmap_parse(struct sym_perfmap *pm, const char *buf, size_t len);
+/* The name covering @addr, or NULL. */
+const char *sym_perfmap_find(const struct sym_perfmap *pm, uint64_t addr);
+/* Names JIT address @addr of @p; 0, or -ENOENT. */
+int sym_perfmap_lookup(struct sym_ctx *ctx, struct sym_proc *p,
+		       uint64_t addr, struct sym_frame *out);
+
+/* vdso.c: names an offset into the [vdso] mapping; 0, or -ENOENT. */
+int sym_vdso_lookup(struct sym_ctx *ctx, uint64_t off, struct sym_frame *out);
+
+/* classify.c */
+/* The ownership class of a module at @path (as the process sees it);
+ * @is_main for the process's executable. */
+uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
+			   bool is_main);
+/* A class forced by a symbol name (runtime symbols), or UNKNOWN. */
+uint8_t sym_class_for_symbol(const char *name);
+/* A language guess from a symbol's mangling, or PROF_LANG_UNKNOWN. */
+uint8_t sym_lang_for_symbol(const char *name);
+
+#endif /* HEARTH_SYM_INTERNAL_H */

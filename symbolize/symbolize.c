@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize: the public entry points — the context, processes, user and
+ * kernel lookups, counters.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sym_internal.h"
+
+#define DEFAULT_MAX_BYTES ((size_t)256 << 20)
+#define RELOAD_MIN_NS 100000000ull /* reread maps on a miss at most 10/s */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct sym_ctx *sym_new(const struct sym_options *opts)
+{
+	struct sym_ctx *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return NULL;
+	if (opts)
+		ctx->opts = *opts;
+	snprintf(ctx->kallsyms_path, sizeof(ctx->kallsyms_path), "%s",
+		 opts && opts->kallsyms_path ? opts->kallsyms_path :
+					       "/proc/kallsyms");
+	ctx->opts.kallsyms_path = ctx->kallsyms_path;
+	ctx->max_bytes = ctx->opts.max_module_bytes ?
+		ctx->opts.max_module_bytes : DEFAULT_MAX_BYTES;
+	return ctx;
+}
+
+static void proc_free(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	sym_proc_free_maps(ctx, p);
+	sym_perfmap_free(p->perfmap);
+	free(p);
+}
+
+void sym_free(struct sym_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (size_t b = 0; b < SYM_PROC_BUCKETS; b++) {
+		struct sym_proc *p = ctx->procs[b];
+		while (p) {
+			struct sym_proc *next = p->next;
+			proc_free(ctx, p);
+			p = next;
+		}
+	}
+	sym_modcache_free_all(ctx);
+	sym_kallsyms_free(ctx->kallsyms);
+	if (ctx->vdso)
+		sym_symtab_free(ctx->vdso);
+	free(ctx->vdso);
+	free(ctx);
+}
+
+static struct sym_proc *proc_new(struct sym_ctx *ctx, pid_t pid)
+{
+	struct sym_proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	size_t b = (unsigned)pid % SYM_PROC_BUCKETS;
+	p->next = ctx->procs[b];
+	ctx->procs[b] = p;
+	ctx->nprocs++;
+	return p;
+}
+
+static void proc_unlink(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	struct sym_proc **pp = &ctx->procs[(unsigned)p->pid % SYM_PROC_BUCKETS];
+	while (*pp && *pp != p)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = p->next;
+	ctx->nprocs--;
+	if (ctx->last_proc == p)
+		ctx->last_proc = NULL;
+}
+
+int sym_proc_load(struct sym_ctx *ctx, pid_t pid)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+	if (!p && !(p = proc_new(ctx, pid)))
+		return -ENOMEM;
+	p->loaded_ns = now_ns();
+	int err = sym_proc_read_maps(ctx, p);
+	if (err == -ESRCH)
+		p->gone = true;
+	else
+		p->gone = false;
+	return err;
+}
+
+int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
+{
+	if (parent <= 0 || child <= 0 || parent == child)
+		return -EINVAL;
+	struct sym_proc *pp = sym_proc_find(ctx, parent);
+	if (!pp || pp->nmaps == 0)
+		return sym_proc_load(ctx, child);
+	struct sym_proc *c = sym_proc_find(ctx, child);
+	if (!c && !(c = proc_new(ctx, child)))
+		return -ENOMEM;
+	struct sym_map *maps = malloc(pp->nmaps * sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	for (size_t i = 0; i < pp->nmaps; i++) {
+		maps[i] = pp->maps[i];
+		maps[i].name = NULL;
+		if (pp->maps[i].name && !(maps[i].name = strdup(pp->maps[i].name))) {
+			while (i-- > 0)
+				free(maps[i].name);
+			free(maps);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < pp->nmaps; i++)
+		if (maps[i].mod)
+			maps[i].mod->refs++;
+	sym_proc_free_maps(ctx, c);
+	c->maps = maps;
+	c->nmaps = pp->nmaps;
+	c->loaded_ns = pp->loaded_ns;
+	c->gone = false;
+	return 0;
+}
+
+void sym_proc_forget(struct sym_ctx *ctx, pid_t pid)
+{
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+	if (!p)
+		return;
+	proc_unlink(ctx, p);
+	proc_free(ctx, p);
+}
+
+static int frame_synthetic(struct sym_ctx *ctx, struct sym_frame *out,
+			   const char *module, uint64_t off, uint8_t cls)
+{
+	snprintf(ctx->namebuf, sizeof(ctx->namebuf), "%s+0x%" PRIx64, module,
+		 off);
+	*out = (struct sym_frame){
+		.name = ctx->namebuf, .module = module, .cls = cls,
+		.flags = SYM_FRAME_UNRESOLVED,
+	};
+	ctx->st.misses++;
+	return 1;
+}
+
+/* Finds the mapping of @addr, rereading the maps once when it is missing
+ * (the process may have mapped something new since). */
+static const struct sym_map *find_map(struct sym_ctx *ctx,
+				      struct sym_proc *p, uint64_t addr)
+{
+	const struct sym_map *m = sym_proc_map_find(p, addr);
+	if (m || p->gone)
+		return m;
+	uint64_t now = now_ns();
+	if (now - p->loaded_ns < RELOAD_MIN_NS)
+		return NULL;
+	p->loaded_ns = now;
+	ctx->proc_reloads++;
+	if (sym_proc_read_maps(ctx, p) == -ESRCH)
+		p->gone = true;
+	return sym_proc_map_find(p, addr);
+}
+
+static int user_file(struct sym_ctx *ctx, struct sym_proc *p,
+		     const struct sym_map *map, uint64_t addr,
+		     struct sym_frame *out, size_t max)
+{
+	struct sym_module *mod = map->mod;
+	uint64_t vaddr = addr - map->bias;
+	uint8_t cls = map->cls;
+	mod->last_use = ctx->tick;
+	sym_modcache_load(ctx, mod, p->pid);
+	size_t n = 0;
+	const struct sym_frame *fr = sym_module_resolve(ctx, mod, vaddr, &n);
+	if (!fr || n == 0)
+		return frame_synthetic(ctx, out, mod->base, vaddr, cls);
+	if (n > max)
+		n = max;
+	for (size_t i = 0; i < n; i++) {
+		out[i] = fr[i];
+		if (out[i].cls == PROF_CLASS_UNKNOWN)
+			out[i].cls = cls;
+		if (mod->stripped)
+			out[i].flags |= SYM_FRAME_STRIPPED;
+	}
+	if (out[0].flags & SYM_FRAME_UNRESOLVED)
+		ctx->st.misses++;
+	return (int)n;
+}
+
+int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+	     struct sym_frame *out, size_t max)
+{
+	if (max == 0)
+		return -EINVAL;
+	ctx->tick++;
+	ctx->st.lookups++;
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+	if (!p) {
+		sym_proc_load(ctx, pid);
+		p = sym_proc_find(ctx, pid);
+		if (!p)
+			return frame_synthetic(ctx, out, "[unknown]", addr,
+					       PROF_CLASS_UNKNOWN);
+	}
+	ctx->last_proc = p;
+	p->last_use = ctx->tick;
+	const struct sym_map *map = find_map(ctx, p, addr);
+	if (!map)
+		return frame_synthetic(ctx, out, "[unknown]", addr,
+				       PROF_CLASS_UNKNOWN);
+	switch (map->kind) {
+	case SYM_MAP_FILE:
+		return user_file(ctx, p, map, addr, out, max);
+	case SYM_MAP_ANON:
+		if (sym_perfmap_lookup(ctx, p, addr, out) == 0)
+			return 1;
+		return frame_synthetic(ctx, out, "[anon]", addr - map->start,
+				       PROF_CLASS_YOURS);
+	default:
+		if (map->name && strcmp(map->name, "[vdso]") == 0 &&
+		    sym_vdso_lookup(ctx, addr - map->start, out) == 0)
+			return 1;
+		return frame_synthetic(ctx, out,
+				       map->name ? map->name : "[unknown]",
+				       addr - map->start, PROF_CLASS_SYSTEM);
+	}
+}
+
+static int kernel_load(struct sym_ctx *ctx)
+{
+	if (ctx->kallsyms)
+		return 0;
+	if (ctx->kallsyms_failed)
+		return -ENOENT;
+	ctx->kallsyms = sym_kallsyms_load(ctx->kallsyms_path);
+	if (!ctx->kallsyms) {
+		ctx->kallsyms_failed = true;
+		return -errno;
+	}
+	return 0;
+}
+
+int sym_kernel_reload(struct sym_ctx *ctx)
+{
+	struct sym_kallsyms *k = sym_kallsyms_load(ctx->kallsyms_path);
+	if (!k)
+		return -errno;
+	sym_kallsyms_free(ctx->kallsyms);
+	ctx->kallsyms = k;
+	ctx->kallsyms_failed = false;
+	return 0;
+}
+
+int sym_kernel(struct sym_ctx *ctx, uint64_t addr, struct sym_frame *out)
+{
+	const char *name, *mod;
+	ctx->st.lookups++;
+	if (kernel_load(ctx) != 0 ||
+	    sym_kallsyms_find(ctx->kallsyms, addr, &name, &mod) != 0) {
+		frame_synthetic(ctx, out, "[kernel]", addr, PROF_CLASS_SYSTEM);
+		out->lang = PROF_LANG_C;
+		return 1;
+	}
+	*out = (struct sym_frame){
+		.name = name,
+		.module = mod ? mod : "[kernel]",
+		.cls = PROF_CLASS_SYSTEM,
+		.lang = PROF_LANG_C,
+		.flags = sym_kernel_name_is_bpf(name, mod) ? SYM_FRAME_BPF : 0,
+	};
+	return 1;
+}
+
+int sym_kernel_is_bpf(struct sym_ctx *ctx, uint64_t addr)
+{
+	const char *name, *mod;
+	if (kernel_load(ctx) != 0 ||
+	    sym_kallsyms_find(ctx->kallsyms, addr, &name, &mod) != 0)
+		return 0;
+	return sym_kernel_name_is_bpf(name, mod) ? 1 : 0;
+}
+
+void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st)
+{
+	*st = ctx->st;
+	st->modules = ctx->nmods;
+	st->module_bytes = ctx->loaded_bytes + sym_kallsyms_bytes(ctx->kallsyms);
+	st->procs = ctx->nprocs;
+	st->evictions = ctx->evictions;
+	st->proc_reloads = ctx->proc_reloads;
+	st->stripped = sym_stripped_modules(ctx, NULL, 0);
+}
+
+size_t sym_stripped_modules(const struct sym_ctx *ctx, const char **out,
+			    size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		const struct sym_module *m = ctx->mods[i];
+		if (!m->loaded || !m->stripped)
+			continue;
+		if (out && n < max)
+			out[n] = m->path;
+		n++;
+	}
+	return n;
+}
