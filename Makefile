@@ -89,7 +89,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # Fixtures: frame pointers and debug info unless a fragment says otherwise
 # (target-specific FIXTURE_FLAGS in mk/*.mk).
-FIXTURE_FLAGS ?= -O1 -g -fno-omit-frame-pointer -fno-inline
+FIXTURE_FLAGS ?= -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 FIXTURE_LIBS ?= -pthread
 
 .PHONY: all run test unit bench install clean deps deps-test deps-bench fixtures fuzz check-tools

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* What the sampler needs from the machine, checked before anything loads. */
+#ifndef HEARTH_PREFLIGHT_H
+#define HEARTH_PREFLIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Checks privileges (root, or CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN),
+ * kernel BTF, and, when @perf, that a cpu-clock perf event can be opened.
+ * Returns 0, or -1 with one sentence in @err saying what is missing. */
+int preflight_check(bool perf, char *err, size_t errlen);
+
+/* Writes the online CPU numbers to @cpus (at most @max). Returns how many,
+ * or -1 when /sys/devices/system/cpu/online cannot be read. */
+int preflight_online_cpus(int *cpus, int max);
+
+#endif

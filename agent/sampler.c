@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* The sampler's user-space side: open, tune, load, attach, drain. */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/preflight.h"
+#include "agent/sampler.h"
+#include "bpf/sampler.h"
+#include "bpf/sampler.skel.h"
+#include "symbolize/symbolize.h"
+
+#include "agent/sampler_impl.h"
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	/* libbpf explains load failures at length; hearth reports one
+	 * sentence, and HEARTH_DEBUG_BPF=1 shows libbpf's own words. */
+	(void)level;
+	if (getenv("HEARTH_DEBUG_BPF"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int open_cpu_event(int cpu, uint32_t hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		/* cpu-clock is a timer: a fixed period in ns gives exact
+		 * rates, unlike freq mode which adapts. */
+		.sample_period = 1000000000ULL / hz,
+	};
+
+	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static int attach_on_cpu(struct sampler *s, char *err, size_t errlen)
+{
+	int cpus[MAX_CPUS];
+	int n = preflight_online_cpus(cpus, MAX_CPUS);
+
+	if (n <= 0) {
+		snprintf(err, errlen, "cannot read the online CPUs from /sys/devices/system/cpu/online");
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = open_cpu_event(cpus[i], s->opts.hz);
+
+		if (fd < 0) {
+			int e = errno;
+
+			snprintf(err, errlen,
+				 "the kernel refused a cpu-clock perf event on CPU %d (%s); check kernel.perf_event_paranoid and that perf events are enabled",
+				 cpus[i], strerror(e));
+			return -e;
+		}
+		s->cpu_fds[s->ncpus] = fd;
+		s->cpu_links[s->ncpus] =
+			bpf_program__attach_perf_event(s->skel->progs.on_cpu, fd);
+		s->ncpus++;
+		if (!s->cpu_links[s->ncpus - 1]) {
+			int e = errno;
+
+			snprintf(err, errlen, "cannot attach the on-CPU program to CPU %d (%s)",
+				 cpus[i], strerror(e));
+			return -e;
+		}
+	}
+	return 0;
+}
+
+static int handle_event(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+	const struct hearth_proc_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case HEARTH_EV_EXEC:
+		sym_proc_load(s->sym, (pid_t)e->pid);
+		break;
+	case HEARTH_EV_FORK:
+		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
+			sym_proc_load(s->sym, (pid_t)e->pid);
+		break;
+	case HEARTH_EV_EXIT:
+		if (s->ngone == s->capgone) {
+			size_t cap = s->capgone ? s->capgone * 2 : 64;
+			pid_t *g = realloc(s->gone, cap * sizeof(*g));
+
+			if (!g)
+				return 0;
+			s->gone = g;
+			s->capgone = cap;
+		}
+		s->gone[s->ngone++] = (pid_t)e->pid;
+		break;
+	}
+	return 0;
+}
+
+static int tune(struct sampler *s, const struct sampler_opts *o)
+{
+	struct sampler_bpf *skel = s->skel;
+
+	skel->rodata->filter_pid = o->npids > 0;
+	skel->rodata->filter_comm = o->comm[0] != '\0';
+	memcpy((char *)skel->rodata->target_comm, o->comm, sizeof(o->comm));
+	skel->rodata->kernel_stacks = o->kernel_stacks;
+	skel->rodata->user_stacks = true;
+	skel->rodata->exclude_tgid = (uint32_t)o->exclude_tgid;
+	skel->rodata->min_block_ns = o->min_block_ns;
+	if (!o->on_cpu)
+		bpf_program__set_autoload(skel->progs.on_cpu, false);
+	if (!o->off_cpu)
+		bpf_program__set_autoload(skel->progs.off_cpu, false);
+	return 0;
+}
+
+static int fill_pids(struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.pids);
+	uint8_t one = 1;
+
+	for (size_t i = 0; i < s->opts.npids; i++) {
+		uint32_t pid = (uint32_t)s->opts.pids[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static void load_existing_procs(struct sampler *s)
+{
+	/* With a pid filter, cache the targets' mappings up front. */
+	for (size_t i = 0; i < s->opts.npids; i++)
+		sym_proc_load(s->sym, s->opts.pids[i]);
+}
+
+struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
+			     size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->opts = *opts;
+	if (!s->opts.hz)
+		s->opts.hz = 99;
+	if (preflight_check(s->opts.on_cpu, err, errlen) < 0)
+		goto err_free;
+	libbpf_set_print(libbpf_quiet);
+	s->npossible = libbpf_num_possible_cpus();
+	s->sym = sym_new(NULL);
+	s->builder = stack_builder_new();
+	if (!s->sym || !s->builder || s->npossible <= 0) {
+		snprintf(err, errlen, "out of memory");
+		goto err_free;
+	}
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open the BPF programs (%s)", strerror(errno));
+		goto err_free;
+	}
+	tune(s, &s->opts);
+	rc = sampler_bpf__load(s->skel);
+	if (rc) {
+		snprintf(err, errlen,
+			 "the kernel refused hearth's BPF programs (%s); run with HEARTH_DEBUG_BPF=1 to see the verifier's log",
+			 strerror(-rc));
+		goto err_free;
+	}
+	if (fill_pids(s) < 0) {
+		snprintf(err, errlen, "cannot set the pid filter (%s)", strerror(errno));
+		goto err_free;
+	}
+	load_existing_procs(s);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb) {
+		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
+		goto err_free;
+	}
+	rc = sampler_bpf__attach(s->skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot attach to the scheduler tracepoints (%s)", strerror(-rc));
+		goto err_free;
+	}
+	if (s->opts.on_cpu && attach_on_cpu(s, err, errlen) < 0)
+		goto err_free;
+	return s;
+
+err_free:
+	sampler_close(s);
+	return NULL;
+}
+
+int sampler_poll(struct sampler *s, int timeout_ms)
+{
+	int rc = ring_buffer__poll(s->rb, timeout_ms);
+
+	return rc < 0 ? rc : 0;
+}
+
+static void read_counters(struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
+{
+	int fd = bpf_map__fd(s->skel->maps.counters);
+	uint64_t *vals = calloc((size_t)s->npossible, sizeof(*vals));
+
+	memset(out, 0, sizeof(uint64_t) * HEARTH_CNT_MAX);
+	if (!vals)
+		return;
+	for (uint32_t i = 0; i < HEARTH_CNT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (int c = 0; c < s->npossible; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+}
+
+static void read_prog_stats(struct sampler *s, struct sampler_stats *st)
+{
+	struct bpf_program *progs[] = { s->skel->progs.on_cpu, s->skel->progs.off_cpu };
+
+	st->bpf_run_ns = 0;
+	st->bpf_run_cnt = 0;
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(progs[i]);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		st->bpf_run_ns += info.run_time_ns;
+		st->bpf_run_cnt += info.run_cnt;
+	}
+}
+
+void sampler_stats(const struct sampler *cs, struct sampler_stats *st)
+{
+	struct sampler *s = (struct sampler *)cs;
+	uint64_t c[HEARTH_CNT_MAX];
+
+	*st = s->stats;
+	read_counters(s, c);
+	st->samples = c[HEARTH_CNT_SAMPLES];
+	st->idle_samples = c[HEARTH_CNT_IDLE];
+	st->offcpu_events = c[HEARTH_CNT_OFFCPU];
+	st->drop_stack = c[HEARTH_CNT_DROP_KSTACK] + c[HEARTH_CNT_DROP_USTACK];
+	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL];
+	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];
+	st->processes = s->seen.len;
+	read_prog_stats(s, st);
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->ncpus; i++) {
+		bpf_link__destroy(s->cpu_links[i]);
+		close(s->cpu_fds[i]);
+	}
+	ring_buffer__free(s->rb);
+	sampler_bpf__destroy(s->skel);
+	stack_builder_free(s->builder);
+	sym_free(s->sym);
+	pid_set_free(&s->seen);
+	free(s->gone);
+	free(s);
+}

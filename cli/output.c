@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "profile/folded.h"
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int write_to(FILE *f, struct prof_profile *p, unsigned flags)
+{
+	unsigned fflags = (flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0;
+
+	return prof_folded_write(p, f, fflags);
+}
+
+int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
+{
+	char tmp[4096];
+	FILE *f;
+	int rc;
+
+	if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof")) {
+		cli_error("pprof output is not built yet; write folded stacks instead (-o FILE.folded).");
+		return -1;
+	}
+	if (!strcmp(path, "-")) {
+		if (write_to(stdout, p, flags) < 0 || fflush(stdout) != 0) {
+			cli_error("cannot write the profile to standard output: %s.", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
+		cli_error("the output path is too long.");
+		return -1;
+	}
+	f = fopen(tmp, "we");
+	if (!f) {
+		cli_error("cannot create %s: %s.", path, strerror(errno));
+		return -1;
+	}
+	rc = write_to(f, p, flags);
+	if (fclose(f) != 0)
+		rc = -EIO;
+	if (rc < 0 || rename(tmp, path) != 0) {
+		cli_error("cannot write %s: %s.", path, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_write_profiles(const char *base, struct prof_profile *on,
+		       struct prof_profile *off, unsigned flags)
+{
+	char stem[4000], path[4096];
+	size_t n;
+
+	if (!on || !off)
+		return cli_write_profile(base, on ? on : off, flags);
+	n = strlen(base);
+	if (has_suffix(base, ".folded"))
+		n -= strlen(".folded");
+	if (n >= sizeof(stem)) {
+		cli_error("the output path is too long.");
+		return -1;
+	}
+	memcpy(stem, base, n);
+	stem[n] = '\0';
+	snprintf(path, sizeof(path), "%s.oncpu.folded", stem);
+	if (cli_write_profile(path, on, flags) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s.offcpu.folded", stem);
+	return cli_write_profile(path, off, flags);
+}

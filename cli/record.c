@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/* hearth record: run the sampler in-process and write a profile. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/sampler.h"
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "profile/profile.h"
+
+/* Drain this often so short-lived processes are symbolized while their
+ * mappings are still cached, and kernel maps never fill up. */
+#define DRAIN_INTERVAL_NS 1000000000ULL
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+struct record_args {
+	struct sampler_opts opts;
+	unsigned long long duration_ns; /* 0 = until Ctrl-C */
+	const char *output;
+	unsigned out_flags;
+};
+
+static const char usage_text[] =
+	"usage: hearth record [options]\n"
+	"\n"
+	"Samples every process on the host (or the ones chosen) with hearth's\n"
+	"eBPF sampler and writes folded stacks (flamegraph.pl, inferno,\n"
+	"speedscope read them). Needs root, or CAP_BPF and CAP_PERFMON.\n"
+	"\n"
+	"  -d, --duration TIME    how long to record: 10, 10s, 500ms, 2m (default: until Ctrl-C)\n"
+	"  -F, --frequency HZ     on-CPU samples per second per CPU (default 99)\n"
+	"  -p, --pid PID          only this process, all its threads (repeatable)\n"
+	"      --comm NAME        only processes or threads named NAME\n"
+	"      --on-cpu           sample where CPUs spend time (default)\n"
+	"      --off-cpu          record where threads wait, weighted by blocked ns\n"
+	"      --both             both: writes OUT.oncpu.folded and OUT.offcpu.folded\n"
+	"      --min-block USEC   off-CPU: ignore waits shorter than this (default 1)\n"
+	"      --kernel           include kernel frames (default)\n"
+	"      --no-kernel        user-space frames only\n"
+	"      --per-thread       add a row per thread (name-tid) under each process\n"
+	"      --annotate         mark inline frames _[i] (kernel frames are always _[k])\n"
+	"  -o, --output FILE      where to write (default '-', standard output)\n"
+	"  -h, --help             this text\n"
+	"\n"
+	"With -p, recording also ends when every chosen process has exited.\n"
+	"On a terminal a progress line shows on stderr; Ctrl-C stops early and\n"
+	"still writes a complete profile. A summary line (samples, processes,\n"
+	"duration, drops) always ends the run.\n";
+
+enum {
+	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
+	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE,
+};
+
+static const struct option long_opts[] = {
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "on-cpu", no_argument, NULL, OPT_ON },
+	{ "off-cpu", no_argument, NULL, OPT_OFF },
+	{ "both", no_argument, NULL, OPT_BOTH },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses a whole decimal number in [lo, hi]. */
+static int parse_ulong(const char *s, unsigned long lo, unsigned long hi,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int add_pid(struct sampler_opts *o, const char *arg)
+{
+	unsigned long pid;
+	char path[64];
+
+	if (parse_ulong(arg, 1, 4194304, &pid) < 0) {
+		cli_error("'%s' is not a process id.", arg);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%lu", pid);
+	if (access(path, F_OK) != 0) {
+		cli_error("no process with pid %lu is running.", pid);
+		return -1;
+	}
+	if (o->npids == SAMPLER_MAX_PIDS) {
+		cli_error("at most %d processes can be chosen with -p.", SAMPLER_MAX_PIDS);
+		return -1;
+	}
+	o->pids[o->npids++] = (pid_t)pid;
+	return 0;
+}
+
+/* Returns 0 to run, 1 when --help was printed, -1 on a bad option. */
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	bool on = false, off = false;
+	unsigned long v;
+	int c;
+
+	a->opts.hz = 99;
+	a->opts.kernel_stacks = true;
+	a->opts.min_block_ns = 1000;
+	a->output = "-";
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:F:p:o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (cli_parse_duration(optarg, &a->duration_ns) < 0 || !a->duration_ns) {
+				cli_error("'%s' is not a duration: use seconds (10) or a unit (500ms, 30s, 5m).", optarg);
+				return -1;
+			}
+			break;
+		case 'F':
+			if (parse_ulong(optarg, 1, 10000, &v) < 0) {
+				cli_error("'%s' is not a frequency: use a whole number of Hz from 1 to 10000.", optarg);
+				return -1;
+			}
+			a->opts.hz = (uint32_t)v;
+			break;
+		case 'p':
+			if (add_pid(&a->opts, optarg) < 0)
+				return -1;
+			break;
+		case OPT_COMM:
+			if (!*optarg || strlen(optarg) >= sizeof(a->opts.comm)) {
+				cli_error("--comm takes a process name of 1 to 15 characters (the kernel's comm).");
+				return -1;
+			}
+			strcpy(a->opts.comm, optarg);
+			break;
+		case OPT_ON: on = true; break;
+		case OPT_OFF: off = true; break;
+		case OPT_BOTH: on = off = true; break;
+		case OPT_MIN_BLOCK:
+			if (parse_ulong(optarg, 0, 3600000000UL, &v) < 0) {
+				cli_error("'%s' is not a number of microseconds.", optarg);
+				return -1;
+			}
+			a->opts.min_block_ns = (uint64_t)v * 1000;
+			break;
+		case OPT_KERNEL: a->opts.kernel_stacks = true; break;
+		case OPT_NO_KERNEL: a->opts.kernel_stacks = false; break;
+		case OPT_PER_THREAD: a->opts.per_thread = true; break;
+		case OPT_ANNOTATE: a->out_flags |= CLI_OUT_ANNOTATE; break;
+		case 'o': a->output = optarg; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		case ':':
+			cli_error("option '%s' needs a value; see 'hearth record --help'.", argv[optind - 1]);
+			return -1;
+		default:
+			cli_error("unknown option '%s'; see 'hearth record --help'.", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s'; see 'hearth record --help'.", argv[optind]);
+		return -1;
+	}
+	a->opts.on_cpu = on || !off;
+	a->opts.off_cpu = off;
+	if (a->opts.on_cpu && a->opts.off_cpu && !strcmp(a->output, "-")) {
+		cli_error("--both writes two files: name them with -o OUT (OUT.oncpu.folded, OUT.offcpu.folded).");
+		return -1;
+	}
+	a->opts.exclude_tgid = getpid();
+	return 0;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void progress(const struct record_args *a, const struct sampler_stats *st,
+		     uint64_t elapsed)
+{
+	uint64_t drops = st->drop_stack + st->drop_map_full + st->drop_events;
+
+	if (a->duration_ns)
+		fprintf(stderr, "\r\033[Khearth: recording %.1f/%.0f s, %llu samples, %llu waits, %llu drops",
+			elapsed / 1e9, a->duration_ns / 1e9, (unsigned long long)st->samples,
+			(unsigned long long)st->offcpu_events, (unsigned long long)drops);
+	else
+		fprintf(stderr, "\r\033[Khearth: recording %.1f s (Ctrl-C stops), %llu samples, %llu waits, %llu drops",
+			elapsed / 1e9, (unsigned long long)st->samples,
+			(unsigned long long)st->offcpu_events, (unsigned long long)drops);
+}
+
+static void summary(const struct record_args *a, const struct sampler_stats *st,
+		    uint64_t elapsed)
+{
+	fprintf(stderr,
+		"hearth: %llu on-CPU samples (%llu idle), %llu off-CPU waits (%.3f s blocked), %llu processes, %.1f s; drops: %llu stack, %llu map full, %llu events\n",
+		(unsigned long long)st->samples, (unsigned long long)st->idle_samples,
+		(unsigned long long)st->offcpu_events, st->offcpu_ns / 1e9,
+		(unsigned long long)st->processes, elapsed / 1e9,
+		(unsigned long long)st->drop_stack, (unsigned long long)st->drop_map_full,
+		(unsigned long long)st->drop_events);
+	(void)a;
+}
+
+/* Whether every process chosen with -p has exited (like perf record -p). */
+static bool targets_gone(const struct sampler_opts *o)
+{
+	if (!o->npids)
+		return false;
+	for (size_t i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno != ESRCH)
+			return false;
+	return true;
+}
+
+/* Runs the sampling loop until the duration passes, a signal arrives, or
+ * every chosen process has exited. */
+static int sample_loop(struct sampler *s, const struct record_args *a,
+		       struct prof_profile *on, struct prof_profile *off,
+		       uint64_t *elapsed)
+{
+	bool tty = isatty(STDERR_FILENO);
+	uint64_t start = now_ns(CLOCK_MONOTONIC), last_drain = start;
+	struct sampler_stats st;
+	int rc = 0;
+
+	while (!exiting) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		*elapsed = now - start;
+		if ((a->duration_ns && *elapsed >= a->duration_ns) || targets_gone(&a->opts))
+			break;
+		rc = sampler_poll(s, 100);
+		if (rc < 0 && rc != -EINTR)
+			break;
+		rc = 0;
+		if (now - last_drain >= DRAIN_INTERVAL_NS) {
+			rc = sampler_drain(s, on, off);
+			if (rc < 0)
+				break;
+			last_drain = now;
+		}
+		if (tty) {
+			sampler_stats(s, &st);
+			progress(a, &st, *elapsed);
+		}
+	}
+	*elapsed = now_ns(CLOCK_MONOTONIC) - start;
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (rc == 0)
+		rc = sampler_drain(s, on, off);
+	return rc;
+}
+
+static void set_meta(struct prof_profile *p, const struct record_args *a,
+		     const struct sampler_stats *st, uint64_t start, uint64_t elapsed,
+		     bool off)
+{
+	struct prof_meta *m;
+
+	if (!p)
+		return;
+	m = prof_meta(p);
+	m->start_ns = start;
+	m->duration_ns = elapsed;
+	m->hz = off ? 0 : a->opts.hz;
+	m->off_cpu = off;
+	m->drops = st->drop_stack + st->drop_map_full + st->drop_events;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	struct prof_profile *on = NULL, *off = NULL;
+	struct sampler *s = NULL;
+	struct sampler_stats st;
+	char err[512];
+	uint64_t start, elapsed = 0;
+	int rc = parse_args(argc, argv, &a), status = 1;
+
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (a.opts.on_cpu)
+		on = prof_new(PROF_UNIT_SAMPLES);
+	if (a.opts.off_cpu)
+		off = prof_new(PROF_UNIT_NANOSECONDS);
+	if ((a.opts.on_cpu && !on) || (a.opts.off_cpu && !off)) {
+		cli_error("out of memory.");
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	s = sampler_open(&a.opts, err, sizeof(err));
+	if (!s) {
+		cli_error("%s.", err);
+		goto out;
+	}
+	start = now_ns(CLOCK_REALTIME);
+	rc = sample_loop(s, &a, on, off, &elapsed);
+	sampler_stats(s, &st);
+	if (rc < 0) {
+		cli_error("sampling failed: %s.", strerror(-rc));
+		goto out;
+	}
+	st.offcpu_ns = off ? prof_total(off) : 0;
+	set_meta(on, &a, &st, start, elapsed, false);
+	set_meta(off, &a, &st, start, elapsed, true);
+	if (cli_write_profiles(a.output, on, off, a.out_flags) == 0)
+		status = 0;
+	summary(&a, &st, elapsed);
+out:
+	sampler_close(s);
+	prof_free(on);
+	prof_free(off);
+	return status;
+}

@@ -1,0 +1,28 @@
+# hearth record: what goes wrong is said in one sentence, with a non-zero exit.
+. tests/e2e/lib.sh
+require_root
+
+check() { # name expected-substring command...
+	name=$1; want=$2; shift 2
+	if "$@" >"$T/out" 2>"$T/err"; then fail "$name: exited 0"; fi
+	lines=$(wc -l <"$T/err")
+	grep -q "$want" "$T/err" || fail "$name: stderr lacks '$want': $(cat "$T/err")"
+	[ "$lines" -eq 1 ] || fail "$name: $lines lines on stderr, expected one sentence: $(cat "$T/err")"
+	ok "$name: $(cat "$T/err")"
+}
+
+# Unprivileged: a user without CAP_BPF/CAP_PERFMON.
+check "unprivileged" "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HEARTH" record -d 1
+# Root with every capability dropped but CAP_SYS_PTRACE: still refused.
+check "no capabilities" "needs root" setpriv --inh-caps=-all --bounding-set=-all "$HEARTH" record -d 1
+check "no BTF" "no BTF" env HEARTH_BTF_PATH=/nonexistent/vmlinux "$HEARTH" record -d 1
+check "bad duration" "not a duration" "$HEARTH" record -d soon
+check "bad frequency" "not a frequency" "$HEARTH" record -F 0
+check "no such pid" "no process with pid" "$HEARTH" record -p 4194000
+check "--both to stdout" "two files" "$HEARTH" record --both
+check "unknown option" "unknown option" "$HEARTH" record --frobnicate
+check "unknown command" "not a hearth command" "$HEARTH" frobnicate
+"$HEARTH" --version | grep -q '^hearth [0-9]' || fail "--version"
+"$HEARTH" record --help | grep -q -- '--off-cpu' || fail "record --help"
+"$HEARTH" help | grep -q 'record' || fail "help"
+ok "help and version"

@@ -1,0 +1,37 @@
+# hearth record: -p and --comm keep only what was asked; --both writes a pair.
+. tests/e2e/lib.sh
+require_root
+W=$FIXTURES/record_work
+cp "$W" "$T/other_work"
+
+bg "$W" spin 30
+a=$LAST_PID
+bg "$T/other_work" spin 30
+b=$LAST_PID
+sleep 0.2
+
+"$HEARTH" record -d 2 -p "$a" --per-thread -o "$T/p.folded" 2>/dev/null || fail "record -p exited non-zero"
+[ -s "$T/p.folded" ] || fail "record -p wrote nothing"
+others=$(awk -F';' '{ print $1 ";" $2 }' "$T/p.folded" | grep -v "^record_work;record_work-$a\$" | sort -u)
+[ -z "$others" ] || fail "-p $a recorded other processes or threads: $others"
+ok "-p keeps only pid $a"
+
+"$HEARTH" record -d 2 --comm other_work -o "$T/c.folded" 2>/dev/null || fail "record --comm exited non-zero"
+[ -s "$T/c.folded" ] || fail "record --comm wrote nothing"
+others=$(cut -d';' -f1 "$T/c.folded" | grep -vx other_work | sort -u)
+[ -z "$others" ] || fail "--comm other_work recorded: $others"
+n=$(total "$T/c.folded")
+within "$n" 198 10 || fail "--comm other_work: $n samples in 2 s of a spinning process, expected about 198"
+ok "--comm keeps only other_work ($n samples)"
+
+"$HEARTH" record -d 2 --both -p "$a" -o "$T/pair" 2>/dev/null || fail "record --both exited non-zero"
+[ -s "$T/pair.oncpu.folded" ] || fail "--both did not write pair.oncpu.folded"
+[ -f "$T/pair.offcpu.folded" ] || fail "--both did not write pair.offcpu.folded"
+ok "--both writes pair.oncpu.folded and pair.offcpu.folded"
+
+# Whole host, kernel frames off.
+"$HEARTH" record -d 1 --no-kernel -o "$T/host.folded" 2>"$T/host.err" || fail "whole-host record exited non-zero"
+grep -q '_\[k\]' "$T/host.folded" && fail "--no-kernel output has kernel frames"
+grep -q '^record_work;' "$T/host.folded" || fail "whole-host record misses the spinning record_work"
+grep -q '^other_work;' "$T/host.folded" || fail "whole-host record misses the spinning other_work"
+ok "whole host, --no-kernel"

@@ -1,0 +1,42 @@
+# hearth record, on-CPU: shares, whole stacks to main, exact sample rate.
+. tests/e2e/lib.sh
+require_root
+W=$FIXTURES/record_work
+
+# Two functions burning CPU 3:1 on one thread.
+bg "$W" split 30
+wpid=$LAST_PID
+"$HEARTH" record -d 6 -p "$wpid" -o "$T/split.folded" 2>"$T/split.err" || { cat "$T/split.err"; fail "record exited non-zero"; }
+a=$(sum "$T/split.folded" ';hot_a(;|$)')
+b=$(sum "$T/split.folded" ';hot_b(;|$)')
+pa=$(ratio "$a" "$b")
+echo "hot_a=$a hot_b=$b share_a=$pa%"
+between "$pa" 70 80 || fail "hot_a holds $pa% of hot_a+hot_b, expected 75 +-5"
+ok "hot_a:hot_b split $pa% (expected 75 +-5)"
+bad=$(awk '/;hot_[ab](;| )/ && !/;main;/' "$T/split.folded" | wc -l)
+[ "$bad" -eq 0 ] || { grep -v ';main;' "$T/split.folded" | head; fail "$bad stacks through hot_a/hot_b do not reach main"; }
+ok "every hot_a/hot_b stack reaches main"
+grep -Eq 'bpf_prog_|bpf_trace_run|__bpf_trace' "$T/split.folded" && fail "BPF program frames in stacks"
+grep -q 'samples' "$T/split.err" || fail "no summary line on stderr: $(cat "$T/split.err")"
+kill "$wpid"
+
+# One thread spinning the whole time: hz x its CPU seconds, +-5%. Its CPU
+# time is read from schedstat, so other load on the machine cannot skew it.
+spin_check() { # HZ SECONDS
+	bg "$W" spin 30
+	wpid=$LAST_PID
+	sleep 0.2
+	before=$(oncpu_ns "$wpid")
+	"$HEARTH" record -F "$1" -d "$2" -p "$wpid" -o "$T/spin.folded" 2>/dev/null || fail "record exited non-zero"
+	after=$(oncpu_ns "$wpid")
+	kill "$wpid"
+	n=$(total "$T/spin.folded")
+	want=$(awk -v a="$after" -v b="$before" -v hz="$1" 'BEGIN { printf "%.0f", (a - b) / 1e9 * hz }')
+	echo "spin at $1 Hz for $2 s: $n samples, expected $want (hz x on-CPU seconds; $(($1 * $2)) if it had a CPU to itself)"
+	within "$n" "$want" 5 || fail "spinning thread got $n samples, expected $want +-5%"
+	within "$n" "$(($1 * $2))" 10 || fail "spinning thread got $n samples in $2 s at $1 Hz: far from $(($1 * $2))"
+	ok "sample count $n within 5% of $want at $1 Hz"
+}
+spin_check 99 5
+# Another frequency, to see the period really is 1e9/hz.
+spin_check 250 4
