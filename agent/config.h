@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config: hearthd's settings, from /etc/hearth/hearthd.conf and flags.
+ *
+ * The file is "key = value" lines; '#' starts a comment; blank lines are
+ * ignored; values may be quoted with "". Every key is also a flag:
+ * "--key-name VALUE" with '_' written as '-'. Durations take ms, s, m, h,
+ * d suffixes (a bare number is seconds); sizes take K, M, G, T (powers of
+ * 1024; a bare number is bytes); booleans are yes/no, true/false, on/off,
+ * 1/0. Nothing here prints.
+ */
+#ifndef HEARTH_CONFIG_H
+#define HEARTH_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/hearth/hearthd.conf"
+#define CONFIG_PATH_MAX 256
+#define CONFIG_EXCLUDE_MAX 32
+#define CONFIG_COMM_LEN 16
+
+struct hearthd_config {
+	char state_dir[CONFIG_PATH_MAX];
+	char socket_path[108];            /* sun_path's size */
+	char socket_group[64];
+	uint64_t window_ns;
+	uint64_t retention_age_ns;        /* 0 = keep forever */
+	uint64_t retention_bytes;         /* 0 = no limit */
+	uint32_t frequency;               /* on-CPU Hz */
+	bool on_cpu;
+	bool off_cpu;
+	uint64_t off_cpu_min_block_ns;
+	bool kernel_stacks;
+	int unwind;                       /* enum sampler_unwind */
+	char exclude_comm[CONFIG_EXCLUDE_MAX][CONFIG_COMM_LEN];
+	size_t nexclude;
+	uint32_t max_clients;
+};
+
+/* Fills @c with the documented defaults. */
+void config_defaults(struct hearthd_config *c);
+
+/* Sets @key (underscores or dashes) to @value. Returns 0, or -EINVAL with
+ * one sentence in @err (unknown key, bad value, out of range). */
+int config_set(struct hearthd_config *c, const char *key, const char *value,
+	       char *err, size_t errlen);
+
+/* Applies every "key = value" line of @text[0..len). Returns 0, or -EINVAL
+ * with "line N: ..." in @err; lines before the bad one stay applied. */
+int config_parse(struct hearthd_config *c, const char *text, size_t len,
+		 char *err, size_t errlen);
+
+/* Reads @path (at most 1 MiB) and applies it with config_parse(). Returns
+ * 0, -ENOENT when the file does not exist (@c untouched), -EINVAL as
+ * config_parse(), or another negative errno with a sentence in @err. */
+int config_load(struct hearthd_config *c, const char *path, char *err,
+		size_t errlen);
+
+/* Parsers shared with the flags. Each returns 0 or -EINVAL. */
+int config_parse_duration(const char *s, uint64_t *ns);
+int config_parse_size(const char *s, uint64_t *bytes);
+int config_parse_bool(const char *s, bool *v);
+
+#endif /* HEARTH_CONFIG_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control_proto: the control socket's wire format, shared by hearthd and
+ * the hearth command. Pure encoding and decoding; no I/O, no printing.
+ *
+ * Every message is a 12-byte header and a payload, little-endian:
+ *   u32 magic "HRTH", u16 version (1), u16 type, u32 payload length.
+ * Requests are at most CTL_REQ_MAX payload bytes and must be exactly as
+ * long as their fields say. A reply's type is the request's type with
+ * CTL_REPLY set, or CTL_ERROR (payload: u32 errno, u16 length, message).
+ *
+ * Request payloads:
+ *   STATUS, MARKS: empty.
+ *   SNAPSHOT: u64 since, u64 until, u64 last, u64 next (ns; exactly one of
+ *     last, next, or since[/until] is used), u32 flags, u32 npids,
+ *     npids x u32 pid, u8 comm length, comm bytes.
+ *   MARK: u64 at (ns, 0 = now), u8 name length, name bytes.
+ * Reply payloads:
+ *   STATUS: u32 count, count x u64 (struct ctl_status in field order;
+ *     readers accept more fields than they know).
+ *   SNAPSHOT: u64 from, u64 to, u32 windows, u32 corrupt, u32 torn,
+ *     u32 flags, u32 blob length, blob (store_codec profile).
+ *   MARK: u64 at.
+ *   MARKS: u32 count, count x (u64 at, u8 length, name).
+ */
+#ifndef HEARTH_CONTROL_PROTO_H
+#define HEARTH_CONTROL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CTL_MAGIC 0x48545248u /* "HRTH" */
+#define CTL_VERSION 1u
+#define CTL_HDR_SIZE 12u
+#define CTL_REQ_MAX 1024u
+#define CTL_REPLY_MAX (256u << 20)
+#define CTL_PIDS_MAX 64u
+#define CTL_COMM_MAX 15u
+#define CTL_NAME_MAX 63u
+#define CTL_ERRMSG_MAX 512u
+#define CTL_MARKS_MAX 100000u
+
+enum ctl_type {
+	CTL_STATUS = 1,
+	CTL_SNAPSHOT = 2,
+	CTL_MARK = 3,
+	CTL_MARKS = 4,
+	CTL_REPLY = 0x8000,
+	CTL_ERROR = 0xffff,
+};
+
+enum ctl_snap_flags {
+	CTL_SNAP_OFFCPU = 1u << 0,
+	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU,
+};
+
+struct ctl_hdr {
+	uint16_t version;
+	uint16_t type;
+	uint32_t len;
+};
+
+struct ctl_snapshot_req {
+	uint64_t since_ns;
+	uint64_t until_ns;  /* 0 = now */
+	uint64_t last_ns;
+	uint64_t next_ns;
+	uint32_t flags;
+	uint32_t npids;
+	uint32_t pids[CTL_PIDS_MAX];
+	char comm[CTL_COMM_MAX + 1];
+};
+
+struct ctl_request {
+	uint16_t type;
+	union {
+		struct ctl_snapshot_req snap;
+		struct {
+			uint64_t at_ns;
+			char name[CTL_NAME_MAX + 1];
+		} mark;
+	} u;
+};
+
+/* The status reply, every field a u64 on the wire in this order. */
+struct ctl_status {
+	uint64_t pid;
+	uint64_t uptime_ns;
+	uint64_t window_ns;
+	uint64_t windows;          /* stored */
+	uint64_t store_bytes;
+	uint64_t segments;
+	uint64_t samples;          /* since start */
+	uint64_t idle_samples;
+	uint64_t offcpu_ns;
+	uint64_t drops;
+	uint64_t cpu_ns;           /* hearthd's user + sys since start */
+	uint64_t cpu_pct_milli;    /* of one core, over the last window, x1000 */
+	uint64_t rss_bytes;
+	uint64_t last_window_end_ns;
+	uint64_t windows_skipped;  /* not written: disk full or I/O error */
+	uint64_t store_error;      /* errno of the last failed write, 0 = none */
+	uint64_t retention_bytes;
+	uint64_t retention_age_ns;
+	uint64_t clients;
+	uint64_t bpf_run_ns;
+	uint64_t bpf_run_cnt;
+};
+#define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
+
+struct ctl_snapshot_reply {
+	uint64_t from_ns;
+	uint64_t to_ns;
+	uint32_t windows;
+	uint32_t corrupt;
+	uint32_t torn;
+	uint32_t flags;
+	const uint8_t *blob;   /* points into the decoded buffer */
+	uint32_t blob_len;
+};
+
+struct ctl_mark {
+	uint64_t at_ns;
+	char name[CTL_NAME_MAX + 1];
+};
+
+/* Writes a header into @b. */
+void ctl_hdr_put(uint8_t b[CTL_HDR_SIZE], uint16_t type, uint32_t len);
+
+/* Decodes a header. @max is the largest payload the reader accepts.
+ * Returns 0, -EPROTO (bad magic), -EPROTONOSUPPORT (other version) or
+ * -EMSGSIZE (longer than @max). */
+int ctl_hdr_get(const uint8_t b[CTL_HDR_SIZE], uint32_t max, struct ctl_hdr *h);
+
+/* Validates and decodes a request payload of type @type. Returns 0, or
+ * -EINVAL / -EBADMSG with a static reason in *@why (unknown type, wrong
+ * length, bad field). */
+int ctl_request_decode(uint16_t type, const uint8_t *p, size_t len,
+		       struct ctl_request *req, const char **why);
+
+/* Encodes @req (header and payload) into @b of @cap bytes. Returns the
+ * length, or -EINVAL when a field is out of range, -ENOSPC when @cap is
+ * too small. */
+int ctl_request_encode(const struct ctl_request *req, uint8_t *b, size_t cap);
+
+/* Reply builders: each returns a new buffer (header + payload, free()) and
+ * its length in *@len, or NULL when out of memory. */
+uint8_t *ctl_reply_error(int err, const char *msg, size_t *len);
+uint8_t *ctl_reply_status(const struct ctl_status *st, size_t *len);
+uint8_t *ctl_reply_snapshot(const struct ctl_snapshot_reply *r, size_t *len);
+uint8_t *ctl_reply_mark(uint64_t at_ns, size_t *len);
+uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, size_t *len);
+
+/* Reply decoders, for the payload of a reply whose header was checked.
+ * Each returns 0 or -EBADMSG. */
+int ctl_decode_error(const uint8_t *p, size_t len, int *err, char *msg,
+		     size_t msglen);
+int ctl_decode_status(const uint8_t *p, size_t len, struct ctl_status *st);
+int ctl_decode_snapshot(const uint8_t *p, size_t len,
+			struct ctl_snapshot_reply *r);
+int ctl_decode_mark(const uint8_t *p, size_t len, uint64_t *at_ns);
+/* Marks: *@out is a new array (free()), NULL when @n is 0. -ENOMEM too. */
+int ctl_decode_marks(const uint8_t *p, size_t len, struct ctl_mark **out,
+		     size_t *n);
+
+#endif /* HEARTH_CONTROL_PROTO_H */

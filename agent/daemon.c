@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/* daemon: the poll loop, window cuts, config reloads and systemd. */
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/daemon_impl.h"
+#include "agent/daemon_window.h"
+#include "agent/store_codec.h"
+
+#define POLL_MS 25
+#define FLUSH_MS 2000
+
+void daemon_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("hearthd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t daemon_now_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+uint64_t daemon_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t daemon_cpu_ns(void)
+{
+	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+uint64_t daemon_rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Logs the 1st, 10th, 100th, ... event of a kind, so a flood of bad
+ * clients cannot flood the journal. */
+static void on_ctl_event(void *arg, enum ctl_event ev, const char *detail)
+{
+	struct daemon *d = arg;
+	uint64_t n = ++d->ev_count[ev];
+	uint64_t p = 1;
+
+	while (p < n && p <= UINT64_MAX / 10)
+		p *= 10;
+	if (p == n)
+		daemon_log("%s%s", detail, n > 1 ? " (and others like it since start)" : "");
+}
+
+static int load_config(const struct daemon_args *a, struct hearthd_config *c)
+{
+	const char *path = a->config_path ? a->config_path : CONFIG_DEFAULT_PATH;
+	char err[300];
+	int rc;
+
+	config_defaults(c);
+	rc = config_load(c, path, err, sizeof(err));
+	if (rc == -ENOENT && !a->config_required)
+		rc = 0;
+	if (rc) {
+		daemon_log("%s: %s", path, err);
+		return rc;
+	}
+	for (size_t i = 0; i < a->noverrides; i++) {
+		rc = config_set(c, a->overrides[i].key, a->overrides[i].value, err, sizeof(err));
+		if (rc) {
+			daemon_log("--%s: %s", a->overrides[i].key, err);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->hz = c->frequency;
+	o->on_cpu = c->on_cpu;
+	o->off_cpu = c->off_cpu;
+	o->min_block_ns = c->off_cpu_min_block_ns;
+	o->kernel_stacks = c->kernel_stacks;
+	o->per_thread = true; /* the thread row tells the pid; see daemon_window.h */
+	o->unwind = (enum sampler_unwind)c->unwind;
+	o->exclude_tgid = getpid();
+}
+
+static void store_limits_from(const struct hearthd_config *c, struct store_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->max_age_ns = c->retention_age_ns;
+	l->max_bytes = c->retention_bytes;
+}
+
+static int open_sampler(struct daemon *d)
+{
+	struct sampler_opts o;
+	char err[256] = "";
+
+	sampler_opts_from(&d->cfg, &o);
+	d->smp = sampler_open(&o, err, sizeof(err));
+	if (!d->smp) {
+		daemon_log("%s", err[0] ? err : "the sampler could not start");
+		return -1;
+	}
+	memset(&d->last_stats, 0, sizeof(d->last_stats));
+	return 0;
+}
+
+static gid_t group_id(const char *name)
+{
+	struct group *g = getgrnam(name);
+
+	return g ? g->gr_gid : (gid_t)-1;
+}
+
+static int open_server(struct daemon *d)
+{
+	struct ctl_server_opts o = {
+		.path = d->cfg.socket_path,
+		.gid = group_id(d->cfg.socket_group),
+		.max_clients = d->cfg.max_clients,
+		.on_request = daemon_on_request,
+		.on_event = on_ctl_event,
+		.arg = d,
+	};
+	int err = 0;
+
+	if (o.gid == (gid_t)-1)
+		daemon_log("group '%s' does not exist: only root may use %s",
+			   d->cfg.socket_group, d->cfg.socket_path);
+	d->srv = ctl_server_open(&o, &err);
+	if (!d->srv) {
+		daemon_log("cannot listen on %s (%s)", d->cfg.socket_path,
+			   err == -EADDRINUSE ? "another hearthd answers there" : strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int open_signals(struct daemon *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	sigdelset(&set, SIGPIPE);
+	d->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return d->sigfd < 0 ? -errno : 0;
+}
+
+/* Moves the sampler's data into a window shaped for the store. */
+static int build_window(struct daemon *d, struct store_window *w)
+{
+	struct window_filter f = {
+		.mode = WINDOW_TO_STORE,
+		.exclude = (const char (*)[16])d->cfg.exclude_comm,
+		.nexclude = d->cfg.nexclude,
+		.tgid_of = daemon_window_proc_tgid,
+	};
+	struct prof_profile *raw_on = NULL, *raw_off = NULL;
+	int rc = -ENOMEM;
+
+	if (d->cfg.on_cpu && !((raw_on = prof_new(PROF_UNIT_SAMPLES)) &&
+			       (w->oncpu = prof_new(PROF_UNIT_SAMPLES))))
+		goto out;
+	if (d->cfg.off_cpu && !((raw_off = prof_new(PROF_UNIT_NANOSECONDS)) &&
+				(w->offcpu = prof_new(PROF_UNIT_NANOSECONDS))))
+		goto out;
+	rc = sampler_drain(d->smp, raw_on, raw_off);
+	if (!rc && raw_on)
+		rc = daemon_window_copy(w->oncpu, raw_on, &f);
+	if (!rc && raw_off)
+		rc = daemon_window_copy(w->offcpu, raw_off, &f);
+out:
+	prof_free(raw_on);
+	prof_free(raw_off);
+	return rc;
+}
+
+static void fill_counters(struct daemon *d, struct store_window *w)
+{
+	struct sampler_stats s;
+	struct prof_profile *ps[2] = { w->oncpu, w->offcpu };
+
+	sampler_stats(d->smp, &s);
+	w->samples = s.samples - d->last_stats.samples;
+	w->idle_samples = s.idle_samples - d->last_stats.idle_samples;
+	w->offcpu_ns = s.offcpu_ns - d->last_stats.offcpu_ns;
+	w->drops = (s.drop_stack + s.drop_map_full + s.drop_events) -
+		   (d->last_stats.drop_stack + d->last_stats.drop_map_full +
+		    d->last_stats.drop_events);
+	d->last_stats = s;
+	for (int i = 0; i < 2; i++) {
+		struct prof_meta *m;
+
+		if (!ps[i])
+			continue;
+		m = prof_meta(ps[i]);
+		m->start_ns = w->start_ns;
+		m->duration_ns = w->end_ns - w->start_ns;
+		m->hz = i == 0 ? d->cfg.frequency : 0;
+		m->off_cpu = (uint32_t)i;
+		m->drops = w->drops;
+	}
+}
+
+static void store_result(struct daemon *d, int rc)
+{
+	if (rc == 0 && d->store_failing) {
+		daemon_log("writing windows again: the store accepts data");
+		d->store_failing = false;
+	} else if (rc && !d->store_failing) {
+		daemon_log("cannot store windows in %s (%s); still sampling, skipping windows until writing works again",
+			   d->cfg.state_dir, strerror(-rc));
+		d->store_failing = true;
+	}
+}
+
+/* Cuts the open window: drain, store, answer waiting snapshots. */
+static void cut_window(struct daemon *d)
+{
+	struct store_window w = { .start_ns = d->win_start_ns, .end_ns = daemon_now_ns() };
+	void *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (w.end_ns < w.start_ns)
+		w.end_ns = w.start_ns; /* the wall clock stepped back */
+	rc = build_window(d, &w);
+	if (rc)
+		daemon_log("draining the sampler failed (%s); this window is lost", strerror(-rc));
+	else {
+		fill_counters(d, &w);
+		rc = store_codec_window_pack(&w, &blob, &len);
+		if (!rc)
+			rc = store_append(d->store, w.start_ns, w.end_ns, blob, len);
+		store_result(d, rc);
+		if (!rc && getenv("HEARTHD_LOG_WINDOWS"))
+			daemon_log("stored window %llu %llu (%zu bytes)",
+				   (unsigned long long)w.start_ns,
+				   (unsigned long long)w.end_ns, len);
+	}
+	free(blob);
+	d->last_end_ns = w.end_ns;
+	d->win_start_ns = w.end_ns;
+	store_window_clear(&w);
+	daemon_answer_pending(d, false);
+}
+
+static void update_cpu(struct daemon *d)
+{
+	uint64_t cpu = daemon_cpu_ns(), mono = daemon_mono_ns();
+
+	if (mono > d->last_cpu_mono_ns && cpu >= d->last_cpu_ns)
+		d->cpu_pct_milli = (cpu - d->last_cpu_ns) * 100000ull /
+				   (mono - d->last_cpu_mono_ns);
+	d->last_cpu_ns = cpu;
+	d->last_cpu_mono_ns = mono;
+}
+
+static void notify_status(struct daemon *d)
+{
+	struct store_stats st;
+
+	store_get_stats(d->store, &st);
+	sd_notifyf(0, "STATUS=%llu windows stored (%llu MiB), cpu %llu.%02llu%%, %s",
+		   (unsigned long long)st.windows,
+		   (unsigned long long)(st.bytes >> 20),
+		   (unsigned long long)(d->cpu_pct_milli / 1000),
+		   (unsigned long long)(d->cpu_pct_milli % 1000 / 10),
+		   d->store_failing ? "NOT WRITING (store failing)" : "writing");
+}
+
+static bool sampler_changed(const struct hearthd_config *a, const struct hearthd_config *b)
+{
+	struct sampler_opts x, y;
+
+	sampler_opts_from(a, &x);
+	sampler_opts_from(b, &y);
+	return memcmp(&x, &y, sizeof(x)) != 0;
+}
+
+/* SIGHUP: re-read the file, re-apply the flags. Paths stay as started. */
+static void reload(struct daemon *d)
+{
+	struct hearthd_config c;
+	struct store_limits l;
+
+	sd_notify(0, "RELOADING=1");
+	if (load_config(d->args, &c)) {
+		daemon_log("reload failed; keeping the running configuration");
+		sd_notify(0, "READY=1");
+		return;
+	}
+	memcpy(c.state_dir, d->cfg.state_dir, sizeof(c.state_dir));
+	memcpy(c.socket_path, d->cfg.socket_path, sizeof(c.socket_path));
+	if (sampler_changed(&d->cfg, &c)) {
+		cut_window(d);
+		sampler_close(d->smp);
+		d->smp = NULL;
+		d->cfg = c;
+		if (open_sampler(d))
+			d->stopping = true;
+	}
+	d->cfg = c;
+	store_limits_from(&c, &l);
+	store_set_limits(d->store, &l);
+	d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
+	daemon_log("configuration reloaded");
+	sd_notify(0, "READY=1");
+}
+
+static void read_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			d->stopping = true;
+	}
+}
+
+static void pet_watchdog(struct daemon *d, uint64_t *last)
+{
+	uint64_t now = daemon_mono_ns();
+
+	if (!d->watchdog_usec || now - *last < d->watchdog_usec * 1000 / 4)
+		return;
+	sd_notify(0, "WATCHDOG=1");
+	*last = now;
+}
+
+static int poll_timeout(const struct daemon *d)
+{
+	uint64_t now = daemon_mono_ns();
+	uint64_t left = d->next_cut_mono_ns > now ? d->next_cut_mono_ns - now : 0;
+	uint64_t ms = (left + 999999) / 1000000;
+
+	return ms < POLL_MS ? (int)ms : POLL_MS;
+}
+
+static void loop(struct daemon *d)
+{
+	struct pollfd *fds = d->fds;
+	uint64_t last_pet = 0;
+
+	while (!d->stopping) {
+		size_t n = 1;
+
+		fds[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
+		n += ctl_server_pollfds(d->srv, fds + 1, DAEMON_POLLFDS_MAX - 1);
+		if (poll(fds, n, poll_timeout(d)) < 0 && errno != EINTR) {
+			daemon_log("poll failed (%s)", strerror(errno));
+			break;
+		}
+		if (fds[0].revents)
+			read_signals(d);
+		ctl_server_dispatch(d->srv, fds + 1, n - 1, daemon_mono_ns() / 1000000);
+		if (d->smp)
+			sampler_poll(d->smp, 0);
+		if (d->smp && daemon_mono_ns() >= d->next_cut_mono_ns) {
+			cut_window(d);
+			d->next_cut_mono_ns += d->cfg.window_ns;
+			if (d->next_cut_mono_ns < daemon_mono_ns())
+				d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
+			store_retain(d->store, daemon_now_ns());
+			update_cpu(d);
+			notify_status(d);
+		}
+		pet_watchdog(d, &last_pet);
+	}
+}
+
+/* At exit: give the last replies up to FLUSH_MS to reach their clients. */
+static void flush_clients(struct daemon *d)
+{
+	uint64_t until = daemon_mono_ns() / 1000000 + FLUSH_MS;
+
+	while (ctl_server_clients(d->srv) && daemon_mono_ns() / 1000000 < until) {
+		size_t n = ctl_server_pollfds(d->srv, d->fds, DAEMON_POLLFDS_MAX);
+
+		d->fds[0].events = 0; /* accept nobody new */
+		if (poll(d->fds, n, POLL_MS) < 0 && errno != EINTR)
+			break;
+		ctl_server_dispatch(d->srv, d->fds, n, daemon_mono_ns() / 1000000);
+	}
+}
+
+static int start(struct daemon *d)
+{
+	struct store_limits l;
+	int err = 0;
+
+	if (load_config(d->args, &d->cfg))
+		return -1;
+	if (open_signals(d) < 0) {
+		daemon_log("cannot set up signal handling (%s)", strerror(errno));
+		return -1;
+	}
+	store_limits_from(&d->cfg, &l);
+	d->store = store_open(d->cfg.state_dir, &l, &err);
+	if (!d->store) {
+		daemon_log("cannot open the state directory %s (%s)", d->cfg.state_dir,
+			   strerror(-err));
+		return -1;
+	}
+	if (open_sampler(d) || open_server(d))
+		return -1;
+	return 0;
+}
+
+int daemon_run(const struct daemon_args *a)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct store_stats st;
+	uint64_t usec = 0;
+	int status = 1;
+
+	if (!d) {
+		daemon_log("out of memory");
+		return 1;
+	}
+	d->args = a;
+	d->sigfd = -1;
+	d->start_mono_ns = daemon_mono_ns();
+	if (start(d) == 0) {
+		if (sd_watchdog_enabled(0, &usec) > 0)
+			d->watchdog_usec = usec;
+		d->win_start_ns = daemon_now_ns();
+		d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
+		d->last_cpu_ns = daemon_cpu_ns();
+		d->last_cpu_mono_ns = daemon_mono_ns();
+		store_get_stats(d->store, &st);
+		daemon_log("sampling; %llu windows in %s; control socket %s",
+			   (unsigned long long)st.windows, d->cfg.state_dir, d->cfg.socket_path);
+		sd_notify(0, "READY=1");
+		notify_status(d);
+		loop(d);
+		sd_notify(0, "STOPPING=1");
+		if (d->smp)
+			cut_window(d); /* the current window is not lost */
+		daemon_answer_pending(d, true);
+		flush_clients(d);
+		status = d->smp ? 0 : 1;
+		daemon_log("stopped");
+	}
+	ctl_server_close(d->srv);
+	sampler_close(d->smp);
+	store_close(d->store);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+	free(d);
+	return status;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* daemon_impl: the daemon's state, shared by daemon.c (loop, windows) and
+ * daemon_requests.c (control requests). Internal to hearthd. */
+#ifndef HEARTH_DAEMON_IMPL_H
+#define HEARTH_DAEMON_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/config.h"
+#include "agent/control_server.h"
+#include "agent/daemon.h"
+#include "agent/sampler.h"
+#include "agent/store.h"
+
+#define DAEMON_PENDING_MAX 64
+#define DAEMON_POLLFDS_MAX 1100
+
+/* A snapshot of the next seconds, answered once a window covers it. */
+struct pending_snap {
+	uint64_t client;
+	struct ctl_snapshot_req req;
+	uint64_t since_ns;
+	uint64_t until_ns;
+};
+
+struct daemon {
+	const struct daemon_args *args;
+	struct hearthd_config cfg;
+	struct sampler *smp;
+	struct store *store;
+	struct ctl_server *srv;
+	int sigfd;
+	bool stopping;
+
+	uint64_t start_mono_ns;
+	uint64_t win_start_ns;      /* CLOCK_REALTIME start of the open window */
+	uint64_t next_cut_mono_ns;
+	uint64_t last_end_ns;
+
+	struct sampler_stats last_stats;
+	uint64_t cpu_pct_milli;
+	uint64_t last_cpu_ns;
+	uint64_t last_cpu_mono_ns;
+
+	struct pending_snap pend[DAEMON_PENDING_MAX];
+	size_t npend;
+
+	bool store_failing;
+	uint64_t ev_count[CTL_EV_COUNT];
+	uint64_t watchdog_usec;
+	struct pollfd fds[DAEMON_POLLFDS_MAX];
+};
+
+void daemon_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t daemon_now_ns(void);
+uint64_t daemon_mono_ns(void);
+uint64_t daemon_cpu_ns(void);
+uint64_t daemon_rss_bytes(void);
+
+/* The control socket's request callback (ctl_request_fn). */
+void daemon_on_request(void *arg, uint64_t client, const struct ctl_request *req);
+
+/* Answers the pending --next snapshots that the stored windows now cover
+ * (all of them when @all, at shutdown). */
+void daemon_answer_pending(struct daemon *d, bool all);
+
+#endif /* HEARTH_DAEMON_IMPL_H */

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* daemon_requests: status, snapshot, mark and marks, answered from the
+ * daemon's counters and the store. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/daemon_impl.h"
+#include "agent/daemon_window.h"
+#include "agent/store_codec.h"
+
+static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
+{
+	size_t len = 0;
+	uint8_t *b = ctl_reply_error(err, msg, &len);
+
+	ctl_server_reply(d->srv, client, b, len);
+}
+
+static void do_status(struct daemon *d, uint64_t client)
+{
+	struct ctl_status st = { 0 };
+	struct sampler_stats ss = { 0 };
+	struct store_stats ts;
+	size_t len = 0;
+	uint8_t *b;
+
+	if (d->smp)
+		sampler_stats(d->smp, &ss);
+	store_get_stats(d->store, &ts);
+	st.pid = (uint64_t)getpid();
+	st.uptime_ns = daemon_mono_ns() - d->start_mono_ns;
+	st.window_ns = d->cfg.window_ns;
+	st.windows = ts.windows;
+	st.store_bytes = ts.bytes;
+	st.segments = ts.segments;
+	st.samples = ss.samples;
+	st.idle_samples = ss.idle_samples;
+	st.offcpu_ns = ss.offcpu_ns;
+	st.drops = ss.drop_stack + ss.drop_map_full + ss.drop_events;
+	st.cpu_ns = daemon_cpu_ns();
+	st.cpu_pct_milli = d->cpu_pct_milli;
+	st.rss_bytes = daemon_rss_bytes();
+	st.last_window_end_ns = d->last_end_ns;
+	st.windows_skipped = ts.skipped;
+	st.store_error = (uint64_t)(ts.last_error < 0 ? -ts.last_error : 0);
+	st.retention_bytes = d->cfg.retention_bytes;
+	st.retention_age_ns = d->cfg.retention_age_ns;
+	st.clients = ctl_server_clients(d->srv);
+	st.bpf_run_ns = ss.bpf_run_ns;
+	st.bpf_run_cnt = ss.bpf_run_cnt;
+	b = ctl_reply_status(&st, &len);
+	ctl_server_reply(d->srv, client, b, len);
+}
+
+struct snap_ctx {
+	struct prof_profile *out;
+	struct window_filter filter;
+	bool off_cpu;
+	uint32_t windows;
+	uint32_t undecodable;
+	uint64_t first_ns;
+	uint64_t last_ns;
+	int err;
+};
+
+static int snap_window(uint64_t start, uint64_t end, const void *payload,
+		       size_t len, void *arg)
+{
+	struct snap_ctx *c = arg;
+	struct store_window w;
+	struct prof_profile *p;
+	int rc = store_codec_window_unpack(payload, len, &w);
+
+	if (rc == -EBADMSG) {
+		c->undecodable++;
+		return 0;
+	}
+	if (rc)
+		return c->err = rc;
+	p = c->off_cpu ? w.offcpu : w.oncpu;
+	if (p)
+		rc = daemon_window_copy(c->out, p, &c->filter);
+	if (!c->windows || start < c->first_ns)
+		c->first_ns = start;
+	if (end > c->last_ns)
+		c->last_ns = end;
+	c->windows++;
+	prof_meta(c->out)->drops += w.drops;
+	store_window_clear(&w);
+	return rc ? (c->err = rc) : 0;
+}
+
+/* Cuts [since, until) out of the store and replies. */
+static void snapshot_reply(struct daemon *d, uint64_t client,
+			   const struct ctl_snapshot_req *r, uint64_t since,
+			   uint64_t until)
+{
+	struct snap_ctx c = { .off_cpu = (r->flags & CTL_SNAP_OFFCPU) != 0 };
+	struct ctl_snapshot_reply rep = { 0 };
+	struct store_scan_report sr;
+	struct prof_meta *m;
+	void *blob = NULL;
+	size_t bloblen = 0, len = 0;
+	int rc;
+
+	c.out = prof_new(c.off_cpu ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
+	if (!c.out)
+		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+	c.filter = (struct window_filter){ .mode = WINDOW_TO_OUTPUT, .pids = r->pids,
+					   .npids = r->npids, .comm = r->comm };
+	rc = store_scan(d->cfg.state_dir, since, until, snap_window, &c, &sr);
+	if (rc < 0 || c.err) {
+		prof_free(c.out);
+		return reply_err(d, client, rc < 0 ? -rc : -c.err,
+				 "hearthd could not read its store");
+	}
+	m = prof_meta(c.out);
+	m->start_ns = c.windows ? c.first_ns : since;
+	m->duration_ns = c.windows ? c.last_ns - c.first_ns : 0;
+	m->hz = c.off_cpu ? 0 : d->cfg.frequency;
+	m->off_cpu = c.off_cpu;
+	rc = store_codec_profile_pack(c.out, &blob, &bloblen);
+	prof_free(c.out);
+	if (rc || bloblen > CTL_REPLY_MAX - 64) {
+		free(blob);
+		return reply_err(d, client, rc ? -rc : EFBIG, "the snapshot is too large to send");
+	}
+	rep = (struct ctl_snapshot_reply){
+		.from_ns = m ? (c.windows ? c.first_ns : since) : since,
+		.to_ns = c.windows ? c.last_ns : until,
+		.windows = c.windows,
+		.corrupt = (uint32_t)(sr.corrupt + c.undecodable),
+		.torn = (uint32_t)sr.torn,
+		.flags = r->flags,
+		.blob = blob,
+		.blob_len = (uint32_t)bloblen,
+	};
+	if (sr.corrupt || c.undecodable)
+		daemon_log("a snapshot skipped %llu damaged window(s); first in %s at offset %llu",
+			   (unsigned long long)(sr.corrupt + c.undecodable),
+			   sr.first_bad_seg[0] ? sr.first_bad_seg : "(payload)",
+			   (unsigned long long)sr.first_bad_off);
+	ctl_server_reply(d->srv, client, ctl_reply_snapshot(&rep, &len), len);
+	free(blob);
+}
+
+static void do_snapshot(struct daemon *d, uint64_t client,
+			const struct ctl_snapshot_req *r)
+{
+	uint64_t now = daemon_now_ns();
+	struct pending_snap *p;
+
+	if (r->last_ns)
+		return snapshot_reply(d, client, r, now > r->last_ns ? now - r->last_ns : 1, now + 1);
+	if (!r->next_ns)
+		return snapshot_reply(d, client, r, r->since_ns ? r->since_ns : 1,
+				      r->until_ns ? r->until_ns : now + 1);
+	if (d->npend == DAEMON_PENDING_MAX)
+		return reply_err(d, client, EBUSY, "too many snapshots are waiting for data; try again");
+	p = &d->pend[d->npend++];
+	p->client = client;
+	p->req = *r;
+	p->since_ns = now;
+	p->until_ns = now + r->next_ns;
+}
+
+void daemon_answer_pending(struct daemon *d, bool all)
+{
+	for (size_t i = 0; i < d->npend;) {
+		struct pending_snap *p = &d->pend[i];
+
+		if (!all && d->last_end_ns < p->until_ns) {
+			i++;
+			continue;
+		}
+		snapshot_reply(d, p->client, &p->req, p->since_ns, p->until_ns);
+		d->pend[i] = d->pend[--d->npend];
+	}
+}
+
+static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request *req)
+{
+	uint64_t at = req->u.mark.at_ns ? req->u.mark.at_ns : daemon_now_ns();
+	size_t len = 0;
+	int rc = store_mark_add(d->cfg.state_dir, req->u.mark.name, at);
+
+	if (rc)
+		return reply_err(d, client, -rc, "hearthd could not store the mark");
+	daemon_log("mark '%s' at %llu", req->u.mark.name, (unsigned long long)at);
+	ctl_server_reply(d->srv, client, ctl_reply_mark(at, &len), len);
+}
+
+static void do_marks(struct daemon *d, uint64_t client)
+{
+	struct store_mark *m = NULL;
+	struct ctl_mark *cm;
+	size_t n = 0, len = 0;
+	int rc = store_marks_read(d->cfg.state_dir, &m, &n, NULL);
+
+	if (rc)
+		return reply_err(d, client, -rc, "hearthd could not read the marks");
+	cm = calloc(n ? n : 1, sizeof(*cm));
+	if (!cm) {
+		free(m);
+		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		cm[i].at_ns = m[i].at_ns;
+		memcpy(cm[i].name, m[i].name, sizeof(cm[i].name));
+	}
+	ctl_server_reply(d->srv, client, ctl_reply_marks(cm, n, &len), len);
+	free(cm);
+	free(m);
+}
+
+void daemon_on_request(void *arg, uint64_t client, const struct ctl_request *req)
+{
+	struct daemon *d = arg;
+
+	switch (req->type) {
+	case CTL_STATUS:
+		return do_status(d, client);
+	case CTL_SNAPSHOT:
+		return do_snapshot(d, client, &req->u.snap);
+	case CTL_MARK:
+		return do_mark(d, client, req);
+	case CTL_MARKS:
+		return do_marks(d, client);
+	default:
+		return reply_err(d, client, EINVAL, "unknown request type");
+	}
+}

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/* daemon_window: fold thread rows into pids; filter and clear for output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/daemon_window.h"
+
+#define UNMAPPED UINT32_MAX
+
+struct copy_ctx {
+	struct prof_profile *dst;
+	const struct window_filter *f;
+	uint32_t *map;       /* src frame -> dst frame, UNMAPPED = not yet */
+	uint32_t *path;
+	size_t cap;
+	/* tid -> tgid for this copy */
+	uint32_t *tids;
+	uint32_t *tgids;
+	size_t ntids;
+	size_t tidcap;
+};
+
+uint32_t daemon_window_proc_tgid(void *arg, uint32_t tid)
+{
+	char path[64], buf[512], *p;
+	unsigned long v;
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return 0;
+	errno = 0;
+	v = strtoul(p + 6, NULL, 10);
+	return errno || v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+static uint32_t cached_tgid(struct copy_ctx *c, uint32_t tid)
+{
+	uint32_t tgid;
+
+	for (size_t i = 0; i < c->ntids; i++)
+		if (c->tids[i] == tid)
+			return c->tgids[i];
+	tgid = c->f->tgid_of ? c->f->tgid_of(c->f->arg, tid) : 0;
+	if (c->ntids == c->tidcap) {
+		size_t cap = c->tidcap ? c->tidcap * 2 : 64;
+		uint32_t *a = realloc(c->tids, cap * sizeof(*a));
+		uint32_t *b;
+
+		if (!a)
+			return tgid;
+		c->tids = a;
+		b = realloc(c->tgids, cap * sizeof(*b));
+		if (!b)
+			return tgid;
+		c->tgids = b;
+		c->tidcap = cap;
+	}
+	c->tids[c->ntids] = tid;
+	c->tgids[c->ntids++] = tgid;
+	return tgid;
+}
+
+/* The tid at the end of a thread row "name-tid", 0 when none. */
+static uint32_t thread_tid(const char *name)
+{
+	const char *dash = strrchr(name, '-');
+	unsigned long v;
+	char *end;
+
+	if (!dash || !dash[1])
+		return 0;
+	errno = 0;
+	v = strtoul(dash + 1, &end, 10);
+	return errno || *end || v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+static uint32_t copy_frame(struct copy_ctx *c, const struct prof_profile *src,
+			   uint32_t id, uint32_t line_override, bool override)
+{
+	const struct prof_frame *sf = prof_frame_get(src, id);
+	struct prof_frame f;
+
+	if (!sf)
+		return UNMAPPED;
+	if (!override && c->map[id] != UNMAPPED)
+		return c->map[id];
+	f = *sf;
+	f.name = prof_intern_cstr(c->dst, prof_str(src, sf->name));
+	f.module = prof_intern_cstr(c->dst, prof_str(src, sf->module));
+	f.file = prof_intern_cstr(c->dst, prof_str(src, sf->file));
+	if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX)
+		return UNMAPPED;
+	if (override)
+		f.line = line_override;
+	id = override ? prof_frame_intern(c->dst, &f) : (c->map[id] = prof_frame_intern(c->dst, &f));
+	return id;
+}
+
+static bool excluded(const struct window_filter *f, const char *comm)
+{
+	for (size_t i = 0; i < f->nexclude; i++)
+		if (!strncmp(f->exclude[i], comm, 16))
+			return true;
+	return false;
+}
+
+static bool pid_wanted(const struct window_filter *f, uint32_t pid)
+{
+	if (!f->npids)
+		return true;
+	for (size_t i = 0; i < f->npids; i++)
+		if (f->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
+		      size_t n, uint64_t value, void *arg)
+{
+	struct copy_ctx *c = arg;
+	const struct prof_frame *top = n ? prof_frame_get(src, frames[0]) : NULL;
+	size_t skip = 1, k = 0;
+	uint32_t pid = 0;
+	const char *comm;
+
+	if (!top || top->kind != PROF_KIND_PROCESS)
+		return 0; /* only process-rooted stacks are kept */
+	comm = prof_str(src, top->name);
+	if (c->f->mode == WINDOW_TO_STORE) {
+		const struct prof_frame *th = n > 1 ? prof_frame_get(src, frames[1]) : NULL;
+
+		if (excluded(c->f, comm))
+			return 0;
+		if (th && th->kind == PROF_KIND_THREAD) {
+			pid = cached_tgid(c, thread_tid(prof_str(src, th->name)));
+			skip = 2;
+		}
+	} else {
+		if (!pid_wanted(c->f, top->line) ||
+		    (c->f->comm && c->f->comm[0] && strncmp(c->f->comm, comm, 16)))
+			return 0;
+	}
+	if (n - skip + 1 > c->cap) {
+		size_t cap = n + 16;
+		uint32_t *p = realloc(c->path, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->path = p;
+		c->cap = cap;
+	}
+	c->path[k++] = copy_frame(c, src, frames[0], pid, true);
+	for (size_t i = skip; i < n; i++)
+		c->path[k++] = copy_frame(c, src, frames[i], 0, false);
+	for (size_t i = 0; i < k; i++)
+		if (c->path[i] == UNMAPPED)
+			return -ENOMEM;
+	return prof_add_stack(c->dst, c->path, k, value) == UINT32_MAX ? -ENOMEM : 0;
+}
+
+int daemon_window_copy(struct prof_profile *dst, const struct prof_profile *src,
+		       const struct window_filter *f)
+{
+	struct copy_ctx c = { .dst = dst, .f = f };
+	uint32_t nf = prof_frame_count(src);
+	int rc;
+
+	if (prof_meta_const(dst)->unit != prof_meta_const(src)->unit)
+		return -EINVAL;
+	c.map = malloc((nf ? nf : 1) * sizeof(*c.map));
+	if (!c.map)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nf; i++)
+		c.map[i] = UNMAPPED;
+	rc = prof_walk_stacks(src, copy_stack, &c);
+	free(c.map);
+	free(c.path);
+	free(c.tids);
+	free(c.tgids);
+	return rc;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store: hearthd's rolling, crash-safe store of windows and marks.
+ *
+ * Layout of the state directory:
+ *   seg-<first window start ns, 20 digits>.hst   a segment: a 32-byte
+ *       versioned header, then records appended one after the other; each
+ *       record is a 40-byte header (magic, lengths, time range, CRC32 of the
+ *       payload, CRC32 of the header) and a payload (a store_codec window
+ *       blob);
+ *   seg-<...>.idx   the segment's index: a header and one 32-byte entry per
+ *       record (time range, offset, length, CRC32 of the entry), so a time
+ *       range is found without reading the segment;
+ *   marks           named moments: a header and 80-byte records with CRC32.
+ *
+ * Writing: a record is written at the segment's end and fdatasync'ed before
+ * its index entry is appended (and synced); a crash loses at most the record
+ * being written. Each writer start opens a new segment, so a torn tail is
+ * never appended to. When a write fails (ENOSPC, EIO) the partial record is
+ * truncated away and the window is skipped; the next window tries again.
+ *
+ * Reading validates every header and payload CRC. A torn or corrupt record
+ * is counted in the scan report and skipped; records before it (and, where
+ * the index knows them, after it) are still returned.
+ *
+ * Retention deletes whole segments: those whose newest window is older than
+ * the age limit, and the oldest ones while the store would exceed its size
+ * limit. Nothing here prints or keeps global state.
+ */
+#ifndef HEARTH_STORE_H
+#define HEARTH_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_SEG_HDR_SIZE 32u
+#define STORE_REC_HDR_SIZE 40u
+#define STORE_IDX_ENTRY_SIZE 32u
+#define STORE_MARK_NAME_MAX 63u
+/* Largest record payload written or accepted. */
+#define STORE_REC_MAX (64u << 20)
+
+struct store_limits {
+	uint64_t max_age_ns;  /* 0 = keep forever */
+	uint64_t max_bytes;   /* 0 = no size limit */
+	uint64_t seg_bytes;   /* roll segments at this size; 0 = derived */
+	uint64_t seg_age_ns;  /* roll segments at this age; 0 = one hour */
+};
+
+struct store_stats {
+	uint64_t windows;       /* records counted when opened plus appended */
+	uint64_t bytes;         /* size of segments and indexes on disk */
+	uint64_t segments;
+	uint64_t appended;      /* records written since open */
+	uint64_t skipped;       /* windows not written (write failed) */
+	uint64_t deleted_segs;  /* segments removed by retention */
+	int last_error;         /* negative errno of the last failed append */
+};
+
+struct store;
+
+/* Opens (creating when missing, mode 0750) the state directory @dir for
+ * appending. Counts what is there; does not create a segment until the
+ * first append. Returns NULL with a negative errno in *@err. */
+struct store *store_open(const char *dir, const struct store_limits *lim,
+			 int *err);
+
+/* Changes the limits (a config reload). */
+void store_set_limits(struct store *s, const struct store_limits *lim);
+
+/* Appends one record covering [@start_ns, @end_ns) with @payload, applying
+ * retention first so the store stays within its size limit. Returns 0, or a
+ * negative errno (-ENOSPC, -EIO, -EFBIG for a payload larger than the size
+ * limit or STORE_REC_MAX); on error nothing partial remains. */
+int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
+		 const void *payload, size_t len);
+
+/* Deletes segments beyond the age limit, measured against @now_ns, and the
+ * oldest segments while over the size limit. Returns the number of segments
+ * deleted, or a negative errno. */
+int store_retain(struct store *s, uint64_t now_ns);
+
+/* Current counters. */
+void store_get_stats(const struct store *s, struct store_stats *st);
+
+/* Syncs and closes. Accepts NULL. */
+void store_close(struct store *s);
+
+/* ---- reading (no writer needed; safe while a writer appends) ---------- */
+
+struct store_scan_report {
+	uint64_t segments;    /* segments looked at */
+	uint64_t windows;     /* good records passed to the callback */
+	uint64_t corrupt;     /* records with a bad header or payload CRC */
+	uint64_t torn;        /* segments ending inside a record */
+	uint64_t bad_segments;/* segments whose header is unreadable */
+	uint64_t first_bad_off; /* file offset of the first problem, 0 = none */
+	char first_bad_seg[64]; /* its segment file name, "" = none */
+};
+
+/* Receives one good record's time range and payload (valid during the
+ * call). Returning non-zero stops the scan with that value. */
+typedef int (*store_window_fn)(uint64_t start_ns, uint64_t end_ns,
+			       const void *payload, size_t len, void *arg);
+
+/* Calls @fn, oldest first, for every record in @dir whose range overlaps
+ * [@since_ns, @until_ns) (until 0 = no upper bound). Only the index and the
+ * records in range are read. Fills @rep (may be NULL). Returns 0, the
+ * callback's non-zero value, or a negative errno when @dir cannot be
+ * listed. */
+int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
+	       store_window_fn fn, void *arg, struct store_scan_report *rep);
+
+/* ---- marks ------------------------------------------------------------- */
+
+struct store_mark {
+	uint64_t at_ns;                       /* CLOCK_REALTIME */
+	char name[STORE_MARK_NAME_MAX + 1];
+};
+
+/* True when @name is 1..63 bytes of [A-Za-z0-9._:@+-]. */
+bool store_mark_name_valid(const char *name, size_t len);
+
+/* Appends a mark to @dir/marks (created when missing) and syncs it.
+ * Returns 0, -EINVAL for an invalid name, or a negative errno. */
+int store_mark_add(const char *dir, const char *name, uint64_t at_ns);
+
+/* Reads every valid mark of @dir, in the order they were added, into a new
+ * array *@out of *@n entries (free with free(); NULL when none). Records
+ * failing their CRC are skipped and counted in *@corrupt (may be NULL).
+ * Returns 0 (also when there is no marks file) or a negative errno. */
+int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
+		     uint64_t *corrupt);
+
+/* Finds the newest mark named @name. Returns 0 and its time in *@at_ns,
+ * -ENOENT when there is none, or a negative errno. */
+int store_mark_find(const char *dir, const char *name, uint64_t *at_ns);
+
+#endif /* HEARTH_STORE_H */
