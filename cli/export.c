@@ -1,11 +1,181 @@
 /* SPDX-License-Identifier: MIT */
-/* hearth export: placeholder until its part lands. */
+/* hearth export: write a profile as SVG, PNG, folded stacks or pprof. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "profile/folded.h"
+#include "render/load.h"
+#include "render/model.h"
+#include "render/sdl.h"
+#include "render/svg.h"
+
+#if defined(__has_include)
+#if __has_include("profile/pprof.h")
+#include "profile/pprof.h"
+#define HAVE_PPROF 1
+#endif
+#endif
+
+enum fmt { FMT_NONE, FMT_SVG, FMT_PNG, FMT_FOLDED, FMT_PPROF };
+
+struct args {
+	enum fmt fmt;
+	const char *out, *in, *title;
+	int width, height, icicle;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hearth export (--svg | --png | --folded | --pprof) -o OUT [options] FILE\n"
+		"\n"
+		"Writes FILE (folded stacks or pprof; '-' reads stdin) as:\n"
+		"  --svg              an interactive flame graph (hover, click to zoom, search)\n"
+		"  --png              a picture of the viewer's window\n"
+		"  --folded           folded stacks, as flamegraph.pl and inferno read them\n"
+		"  --pprof            gzip'd pprof, as 'go tool pprof' reads it\n"
+		"\n"
+		"  -o, --output OUT   where to write ('-' = stdout, not for --png)\n"
+		"      --width N      picture width in pixels (default 1200 SVG, 1920 PNG)\n"
+		"      --height N     PNG height (default: tall enough for every row)\n"
+		"      --icicle       root on top\n"
+		"      --title TEXT   SVG title\n"
+		"  -h, --help         this text\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *v)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi)
+		return -1;
+	*v = (int)x;
+	return 0;
+}
+
+/* Returns 0, or the exit status for a usage error / --help (-1 = 0). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "svg", no_argument, NULL, 'v' }, { "png", no_argument, NULL, 'p' },
+		{ "folded", no_argument, NULL, 'f' }, { "pprof", no_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "height", required_argument, NULL, 'H' },
+		{ "icicle", no_argument, NULL, 'i' },
+		{ "title", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': a->fmt = FMT_SVG; break;
+		case 'p': a->fmt = FMT_PNG; break;
+		case 'f': a->fmt = FMT_FOLDED; break;
+		case 'P': a->fmt = FMT_PPROF; break;
+		case 'o': a->out = optarg; break;
+		case 'i': a->icicle = 1; break;
+		case 't': a->title = optarg; break;
+		case 'w':
+		case 'H':
+			if (parse_int(optarg, 100, 16384, c == 'w' ? &a->width : &a->height) < 0) {
+				cli_error("--%s wants a number of pixels from 100 to 16384, not '%s'.",
+					  c == 'w' ? "width" : "height", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (a->fmt == FMT_NONE || !a->out || optind != argc - 1) {
+		cli_error("'hearth export' needs a format (--svg, --png, --folded or --pprof), -o OUT and one profile file.");
+		return 2;
+	}
+	a->in = argv[optind];
+	if (a->fmt == FMT_PNG && !strcmp(a->out, "-")) {
+		cli_error("--png writes to a file; give -o a file name.");
+		return 2;
+	}
+	return 0;
+}
+
+static int write_text(const struct args *a, struct prof_profile *p,
+		      struct rd_model *m)
+{
+	FILE *f = strcmp(a->out, "-") ? fopen(a->out, "wb") : stdout;
+	struct rd_svg_opts so = { .width = a->width, .icicle = a->icicle,
+				  .title = a->title ? a->title : a->in };
+	int rc;
+
+	if (!f) {
+		cli_error("cannot write %s: %s.", a->out, strerror(errno));
+		return 1;
+	}
+	if (a->fmt == FMT_SVG)
+		rc = rd_svg_write(m, &so, f);
+	else if (a->fmt == FMT_FOLDED)
+		rc = prof_folded_write(p, f, 0);
+	else
+#ifdef HAVE_PPROF
+		rc = prof_pprof_write(p, f);
+#else
+		rc = -ENOTSUP;
+#endif
+	if (f != stdout && fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	else if (f == stdout && fflush(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == -ENOTSUP) {
+		cli_error("this build of hearth cannot write pprof.");
+		return 1;
+	}
+	if (rc < 0) {
+		cli_error("cannot write %s: %s.", a->out, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("'export' is not built yet.");
-	return 1;
+	struct args a = { 0 };
+	struct prof_profile *p = NULL;
+	struct rd_model *m = NULL;
+	char err[512];
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (rd_load_profile(a.in, &p, err, sizeof(err)) < 0) {
+		cli_error("%s.", err);
+		return 1;
+	}
+	if (!(m = rd_model_new(p))) {
+		cli_error("out of memory while reading %s.", a.in);
+		prof_free(p);
+		return 1;
+	}
+	if (a.fmt == FMT_PNG) {
+		rc = 0;
+		if (rd_png_export(m, a.out, a.width ? a.width : 1920, a.height,
+				  a.icicle, err, sizeof(err)) < 0) {
+			cli_error("%s.", err);
+			rc = 1;
+		}
+	} else {
+		rc = write_text(&a, p, m);
+	}
+	rd_model_free(m);
+	prof_free(p);
+	return rc;
 }

@@ -36,6 +36,15 @@ void rd_model_walk(const struct prof_profile *p, rd_visit_fn enter,
 	}
 }
 
+unsigned rd_frame_class(const struct prof_frame *f)
+{
+	if (!f)
+		return PROF_CLASS_UNKNOWN;
+	if (f->cls == PROF_CLASS_UNKNOWN && f->kind == PROF_KIND_KERNEL)
+		return PROF_CLASS_SYSTEM;
+	return f->cls < PROF_CLASS_COUNT ? f->cls : PROF_CLASS_UNKNOWN;
+}
+
 struct agg {
 	struct rd_model *m;
 	uint32_t *active; /* per function: times on the current path */
@@ -53,7 +62,7 @@ static void agg_enter(const struct prof_node *n, uint32_t id, void *arg)
 	m->fns[f].self += n->self;
 	m->fns[f].nodes++;
 	if (fr) {
-		m->class_self[fr->cls < PROF_CLASS_COUNT ? fr->cls : 0] += n->self;
+		m->class_self[rd_frame_class(fr)] += n->self;
 		m->lang_self[fr->lang < PROF_LANG_COUNT ? fr->lang : 0] += n->self;
 	}
 }

@@ -56,6 +56,10 @@ struct rd_model {
 	uint64_t match_value;   /* their value, counted once */
 };
 
+/* The class a frame is drawn with: its own, or "system" for an
+ * unclassified kernel frame. */
+unsigned rd_frame_class(const struct prof_frame *f);
+
 /* Builds the model of @p: sorts its siblings (prof_sort), aggregates, and
  * writes the answer and cards. Returns NULL when out of memory. Free with
  * rd_model_free(); @p stays the caller's and must outlive the model. */

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* SVG export. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "render/flame.h"
+#include "render/format.h"
+#include "render/palette.h"
+#include "render/svg.h"
+#include "render/svg_script.h"
+
+#define ROW_H 17
+#define TOP 70
+
+static void esc(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&apos;", out); break;
+		default:
+			/* Control characters are not allowed in XML 1.0. */
+			if ((unsigned char)*s < 0x20 && *s != '\t')
+				fputc('?', out);
+			else
+				fputc(*s, out);
+		}
+	}
+}
+
+static int measure7(void *ctx, int font, const char *s, size_t n)
+{
+	int w = 0;
+
+	(void)ctx;
+	(void)font;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w += 7;
+	return w;
+}
+
+static void frame_g(const struct rd_model *m, const struct rd_box *b,
+		    FILE *out)
+{
+	const struct prof_node *n = prof_node_get(m->p, b->node);
+	const struct prof_frame *f = prof_frame_get(m->p, n->frame);
+	const char *name = b->node ? prof_str(m->p, f->name) : "all";
+	enum prof_unit u = prof_meta_const(m->p)->unit;
+	struct rd_text t = { .measure = measure7 };
+	unsigned cls = b->node ? rd_frame_class(f) : 0;
+	char v[32], p[16], sv[32], sp[16], label[512];
+	double tot = m->total ? (double)m->total : 1;
+
+	fprintf(out, "<g class=\"f\"%s data-x=\"%.3f\" data-w=\"%.3f\" data-d=\"%u\" data-n=\"",
+		b->node ? "" : " id=\"all\"", b->fx + 10, b->fw, b->depth);
+	esc(out, name);
+	fputs("\"><title>", out);
+	esc(out, name);
+	fprintf(out, " (total %s, %s; self %s, %s",
+		rd_fmt_value(v, sizeof(v), n->total, u),
+		rd_fmt_pct(p, sizeof(p), 100.0 * (double)n->total / tot),
+		rd_fmt_value(sv, sizeof(sv), n->self, u),
+		rd_fmt_pct(sp, sizeof(sp), 100.0 * (double)n->self / tot));
+	if (f && f->file && b->node) {
+		fputs("; ", out);
+		esc(out, prof_str(m->p, f->file));
+		if (f->line)
+			fprintf(out, ":%u", f->line);
+	}
+	if (b->node)
+		fprintf(out, "; %s", rd_class_name(cls));
+	fprintf(out, ")</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+		"fill=\"#%06X\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
+		b->fx + 10, b->y, b->fw, ROW_H - 1,
+		b->node ? rd_frame_color(cls, name) : 0xE4E1DA, b->fx + 13,
+		b->y + 12);
+	if (rd_text_fit(&t, 0, name, (int)b->fw - 6, 0, label, sizeof(label)))
+		esc(out, label);
+	fputs("</text></g>\n", out);
+}
+
+int rd_svg_write(const struct rd_model *m, const struct rd_svg_opts *o,
+		 FILE *out)
+{
+	int w = o->width > 0 ? o->width : 1200, h, rows;
+	struct rd_flame_opts fo = { .area = { 10, 0, w - 20, 1 << 20 },
+				    .row_h = ROW_H, .icicle = 1, .unfold = 1,
+				    .min_px = 0.1 };
+	struct rd_boxes b = { 0 };
+	int rc;
+
+	/* First pass: how deep it goes. */
+	if ((rc = rd_flame_layout(m->p, &fo, &b)) < 0)
+		goto out;
+	rows = (int)b.max_depth + 1;
+	h = TOP + rows * ROW_H + 30;
+	fo.area = (struct rd_rect){ 10, TOP, w - 20, rows * ROW_H };
+	fo.icicle = o->icicle;
+	if ((rc = rd_flame_layout(m->p, &fo, &b)) < 0)
+		goto out;
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\">\n", w, h, w, h);
+	fprintf(out, "<style>text{font-family:'DejaVu Sans',Verdana,sans-serif;font-size:12px;fill:#1f2328}"
+		"g.f{cursor:pointer}g.f text{pointer-events:none}g.f:hover rect{stroke:#000;stroke-width:0.5}"
+		".b{fill:#0969da;cursor:pointer}</style>\n");
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n",
+		rd_svg_script);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafaf7\"/>\n", w, h);
+	fputs("<text x=\"10\" y=\"24\" style=\"font-size:17px;font-weight:bold\">", out);
+	esc(out, o->title ? o->title : "Flame graph");
+	fputs("</text>\n<text x=\"10\" y=\"46\">", out);
+	esc(out, m->answer);
+	fprintf(out, "</text>\n<text id=\"unzoom\" class=\"b\" x=\"10\" y=\"64\" style=\"display:none\">Reset zoom</text>\n"
+		"<text id=\"search\" class=\"b\" x=\"%d\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"64\" text-anchor=\"end\"></text>\n",
+		w - 10, w - 10);
+	for (size_t i = 0; i < b.n; i++)
+		frame_g(m, &b.v[i], out);
+	fputs("</svg>\n", out);
+	rc = ferror(out) ? -EIO : 0;
+out:
+	rd_boxes_free(&b);
+	return rc;
+}

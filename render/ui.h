@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render/ui: the viewer window as pure code. rd_ui_layout() turns the model
+ * and the view state (zoom, search, toggles, mouse) into a draw list, the
+ * graph's boxes and the clickable zones; the input functions change the
+ * state from abstract events. A backend (SDL2 window, PNG surface, tests)
+ * feeds events in and draws the list out; nothing here knows SDL.
+ *
+ * All coordinates are drawable pixels; @scale (HiDPI) multiplies the
+ * metrics. Every input function returns 1 when the window must be laid out
+ * and drawn again, 0 when nothing visible changed.
+ */
+#ifndef HEARTH_RENDER_UI_H
+#define HEARTH_RENDER_UI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "render/draw.h"
+#include "render/flame.h"
+#include "render/model.h"
+
+enum rd_zone_kind {
+	RD_Z_CARD = 1,    /* arg: function */
+	RD_Z_BUTTON,      /* arg: enum rd_button */
+	RD_Z_SEARCH,      /* the search box */
+	RD_Z_LEGEND,      /* arg: class */
+	RD_Z_CRUMB,       /* arg: node */
+	RD_Z_TABLE_HEAD,  /* arg: enum rd_sort */
+	RD_Z_TABLE_ROW,   /* arg: function */
+	RD_Z_DIVIDER,     /* between graph and table */
+};
+
+enum rd_button {
+	RD_BTN_MODE = 0,  /* flame / icicle */
+	RD_BTN_COLOR,     /* by owner / by value */
+	RD_BTN_UNFOLD,    /* show every frame */
+	RD_BTN_ALIGN,     /* labels keep the start / the end */
+	RD_BTN_TABLE,     /* top table pane */
+	RD_BTN_RESET,     /* zoom, search, fades */
+	RD_BTN_YOURS,     /* table: your code / everything */
+	RD_BTN_COUNT
+};
+
+enum rd_key {
+	RD_KEY_UP = 1, RD_KEY_DOWN, RD_KEY_LEFT, RD_KEY_RIGHT, RD_KEY_ENTER,
+	RD_KEY_ESCAPE, RD_KEY_BACKSPACE, RD_KEY_SLASH,
+};
+
+struct rd_zone {
+	int kind; /* enum rd_zone_kind */
+	uint32_t arg;
+	struct rd_rect r;
+};
+
+struct rd_ui {
+	struct rd_model *m; /* borrowed */
+	struct rd_text text;
+	/* View state. */
+	uint32_t focus;     /* zoomed node, 0 = everything */
+	uint32_t selected;  /* keyboard selection, 0 = none */
+	int icicle, by_value, unfold, keep_end, show_table, yours_only;
+	enum rd_sort sort;
+	unsigned faded;     /* bit per class faded by the legend */
+	char query[256];
+	int typing;         /* the search box has the keyboard */
+	int scroll, table_scroll, table_w;
+	int mouse_x, mouse_y, mouse_in, dragging;
+	/* Last layout. */
+	int w, h;
+	double scale;
+	struct rd_list list;
+	struct rd_boxes boxes;
+	struct rd_zone *zones;
+	size_t nzones, zcap;
+	struct rd_rect graph;
+	struct rd_rect table;
+	uint32_t *table_idx;
+	size_t table_n;
+	char status[160];   /* "12 matches · 34% of the total" */
+	int oom;
+};
+
+/* Initialises @ui for model @m with text measuring @t. Returns 0 or
+ * -ENOMEM. Release with rd_ui_release(). */
+int rd_ui_init(struct rd_ui *ui, struct rd_model *m, const struct rd_text *t);
+
+/* Frees what @ui allocated (not the model). */
+void rd_ui_release(struct rd_ui *ui);
+
+/* Lays out the whole window at @w x @h pixels. Returns 0 or -ENOMEM. */
+int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale);
+
+/* Input, in the pixels of the last layout. */
+int rd_ui_click(struct rd_ui *ui, int x, int y);
+int rd_ui_motion(struct rd_ui *ui, int x, int y);
+int rd_ui_leave(struct rd_ui *ui);
+int rd_ui_release_button(struct rd_ui *ui);
+int rd_ui_wheel(struct rd_ui *ui, int x, int y, int dy);
+int rd_ui_key(struct rd_ui *ui, enum rd_key key);
+int rd_ui_text(struct rd_ui *ui, const char *utf8);
+
+/* Sets the search query (as typed in the box). Returns 1. */
+int rd_ui_set_query(struct rd_ui *ui, const char *q);
+
+/* Writes the last layout as text, one item a line, for tests that drive a
+ * real window: "window W H", "graph X Y W H", "focus NAME",
+ * "status TEXT", "answer TEXT", "box X Y W H DEPTH FLAGS RRGGBB NAME",
+ * "zone KIND X Y W H ARG LABEL". Returns 0 or -EIO. */
+int rd_ui_dump(const struct rd_ui *ui, FILE *out);
+
+/* The label of box @b ("all", "(3) name", "12 small functions", name) into
+ * @buf. Returns @buf. */
+char *rd_ui_box_label(const struct rd_ui *ui, const struct rd_box *b,
+		      char *buf, size_t n);
+
+/* The fill colour of box @b under the current state. */
+uint32_t rd_ui_box_color(const struct rd_ui *ui, const struct rd_box *b);
+
+#endif /* HEARTH_RENDER_UI_H */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* render/ui: the parts of the window layout split across files. */
+#ifndef HEARTH_RENDER_UI_INTERNAL_H
+#define HEARTH_RENDER_UI_INTERNAL_H
+
+#include "render/ui.h"
+
+#define RD_S(ui, v) ((int)((v) * (ui)->scale + 0.5))
+
+/* Lays out the flame graph into ui->graph: boxes, fills, labels.
+ * Returns 0 or -ENOMEM. */
+int rd_ui_graph(struct rd_ui *ui);
+
+/* Lays out the top table into ui->table. */
+void rd_ui_table(struct rd_ui *ui);
+
+/* Draws the tooltip of the box under the mouse, if any. */
+void rd_ui_tooltip(struct rd_ui *ui);
+
+/* Appends a clickable zone. */
+void rd_ui_zone(struct rd_ui *ui, int kind, uint32_t arg, int x, int y,
+		int w, int h);
+
+#endif /* HEARTH_RENDER_UI_INTERNAL_H */
