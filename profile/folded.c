@@ -180,27 +180,6 @@ struct write_ctx {
 	unsigned flags;
 };
 
-/* Writes a frame name, replacing the bytes that would break the format
- * (';' and line ends) so the output always parses back. */
-static void put_name(FILE *out, const char *s)
-{
-	size_t run;
-
-	if (!*s) {
-		fputs("[unknown]", out);
-		return;
-	}
-	while (*s) {
-		run = strcspn(s, ";\n\r");
-		fwrite(s, 1, run, out);
-		s += run;
-		if (*s) {
-			fputc(*s == ';' ? ':' : ' ', out);
-			s++;
-		}
-	}
-}
-
 static int write_stack(const struct prof_profile *p, const uint32_t *frames,
 		       size_t n, uint64_t value, void *arg)
 {
@@ -213,7 +192,7 @@ static int write_stack(const struct prof_profile *p, const uint32_t *frames,
 
 		if (i)
 			fputc(';', w->out);
-		put_name(w->out, prof_str(p, f->name));
+		fputs(prof_str(p, f->name), w->out);
 		if (f->kind == PROF_KIND_KERNEL)
 			fputs(KERNEL_SUFFIX, w->out);
 		else if (f->kind == PROF_KIND_INLINE &&
@@ -224,17 +203,110 @@ static int write_stack(const struct prof_profile *p, const uint32_t *frames,
 	return ferror(w->out) ? -EIO : 0;
 }
 
+/* Folded text only shows a frame's name and its kernel (and, annotated,
+ * inline) mark, so frames that differ in other fields (line, module) are
+ * merged into one spelled frame before writing; otherwise equal lines
+ * would repeat. */
+struct spell_ctx {
+	struct prof_profile *dst;
+	uint32_t *map; /* source frame id -> spelled frame id, 0 = not yet */
+	uint32_t *stack;
+	size_t cap;
+	unsigned flags;
+};
+
+/* Interns @name as folded text can carry it: ';' becomes ':', line ends
+ * become spaces, an empty name "[unknown]". */
+static uint32_t spelled_name(struct prof_profile *dst, const char *name)
+{
+	size_t len = strlen(name);
+	char *copy;
+	uint32_t id;
+
+	if (len == 0)
+		return prof_intern_cstr(dst, "[unknown]");
+	if (strcspn(name, ";\n\r") == len)
+		return prof_intern(dst, name, len);
+	copy = strdup(name);
+	if (!copy)
+		return UINT32_MAX;
+	for (char *q = copy; *q; q++) {
+		if (*q == ';')
+			*q = ':';
+		else if (*q == '\n' || *q == '\r')
+			*q = ' ';
+	}
+	id = prof_intern(dst, copy, len);
+	free(copy);
+	return id;
+}
+
+static uint32_t spelled_frame(struct spell_ctx *c, const struct prof_profile *p,
+			      uint32_t id)
+{
+	const struct prof_frame *f = prof_frame_get(p, id);
+	struct prof_frame s = { 0 };
+
+	if (c->map[id])
+		return c->map[id];
+	s.name = spelled_name(c->dst, prof_str(p, f->name));
+	if (s.name == UINT32_MAX)
+		return UINT32_MAX;
+	if (f->kind == PROF_KIND_KERNEL ||
+	    (f->kind == PROF_KIND_INLINE && (c->flags & PROF_FOLDED_ANNOTATE)))
+		s.kind = f->kind;
+	c->map[id] = prof_frame_intern(c->dst, &s);
+	return c->map[id];
+}
+
+static int spell_stack(const struct prof_profile *p, const uint32_t *frames,
+		       size_t n, uint64_t value, void *arg)
+{
+	struct spell_ctx *c = arg;
+
+	if (c->cap < n) {
+		uint32_t *s = realloc(c->stack, n * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		c->stack = s;
+		c->cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		c->stack[i] = spelled_frame(c, p, frames[i]);
+		if (c->stack[i] == UINT32_MAX)
+			return -ENOMEM;
+	}
+	if (prof_add_stack(c->dst, c->stack, n, value) == UINT32_MAX)
+		return -ENOMEM;
+	return 0;
+}
+
 int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
 {
 	struct write_ctx w = { .out = out, .flags = flags };
-	int ret = prof_sort(p);
+	struct spell_ctx c = { .flags = flags };
+	int ret = -ENOMEM;
 
+	c.dst = prof_new(prof_meta_const(p)->unit);
+	c.map = calloc(prof_frame_count(p), sizeof(*c.map));
+	if (!c.dst || !c.map)
+		goto out;
+	ret = prof_walk_stacks(p, spell_stack, &c);
 	if (ret < 0)
-		return ret;
-	ret = prof_walk_stacks(p, write_stack, &w);
+		goto out;
+	ret = prof_sort(c.dst);
 	if (ret < 0)
-		return ret == -ENOMEM ? ret : -EIO;
-	if (fflush(out) != 0 || ferror(out))
-		return -EIO;
-	return 0;
+		goto out;
+	ret = prof_walk_stacks(c.dst, write_stack, &w);
+	if (ret < 0) {
+		ret = ret == -ENOMEM ? ret : -EIO;
+		goto out;
+	}
+	ret = fflush(out) != 0 || ferror(out) ? -EIO : 0;
+out:
+	free(c.stack);
+	free(c.map);
+	prof_free(c.dst);
+	return ret;
 }

@@ -32,7 +32,9 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, char *err, size_t errlen);
 
 /* Writes every stack with self > 0 of @p as folded lines to @out, siblings
- * in prof_sort() order (which sorts @p). A frame with an empty name is
+ * in prof_sort() order. Frames that read the same in folded text (same
+ * name and mark, other fields differing) are merged, so no line repeats
+ * and the output is in LC_ALL=C sort order. A frame with an empty name is
  * written "[unknown]"; ';' in a name becomes ':' and line ends become
  * spaces, so the output always parses back. Returns 0, -EIO when a write
  * failed, or -ENOMEM. */

@@ -175,6 +175,40 @@ static void test_writer_escapes(void **state)
 	prof_free(p);
 }
 
+/* Frames that differ only where folded text cannot show it (line, module,
+ * class) come out as one line, so write -> parse -> write stays exact. */
+static void test_merges_same_spelling(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+	struct prof_frame f = { 0 };
+	uint32_t m, a1, a2, a3;
+	char *out, *out2;
+
+	(void)state;
+	f.name = prof_intern_cstr(p, "main");
+	m = prof_frame_intern(p, &f);
+	f.name = prof_intern_cstr(p, "loop");
+	f.line = 10;
+	a1 = prof_frame_intern(p, &f);
+	f.line = 11;
+	a2 = prof_frame_intern(p, &f);
+	f.module = prof_intern_cstr(p, "/bin/x");
+	f.cls = PROF_CLASS_YOURS;
+	a3 = prof_frame_intern(p, &f);
+	prof_add_stack(p, (uint32_t[]){ m, a1 }, 2, 39);
+	prof_add_stack(p, (uint32_t[]){ m, a2 }, 2, 22);
+	prof_add_stack(p, (uint32_t[]){ m, a3, a1 }, 3, 1);
+	out = write_str(p, 0);
+	assert_string_equal(out, "main;loop 61\nmain;loop;loop 1\n");
+	q = parse_ok(out, 0);
+	out2 = write_str(q, 0);
+	assert_string_equal(out2, out);
+	free(out);
+	free(out2);
+	prof_free(q);
+	prof_free(p);
+}
+
 static void expect_error(const char *text, const char *msg)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -248,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_bytes),
 		cmocka_unit_test(test_sorted_file_reproduces),
 		cmocka_unit_test(test_writer_escapes),
+		cmocka_unit_test(test_merges_same_spelling),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_error_keeps_earlier),
 		cmocka_unit_test(test_blank_and_empty),

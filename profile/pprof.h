@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof files: gzip'd protobuf with profile.proto's field numbers, read and
+ * written so that `go tool pprof` reads ours and we read its.
+ *
+ * Writing: one sample type per unit — on-CPU samples give
+ * samples/count plus cpu/nanoseconds (period 1e9/hz) when the profile has a
+ * sampling rate; off-CPU time gives off_cpu/nanoseconds; other nanosecond
+ * profiles cpu/nanoseconds; bytes space/bytes. Leading process and thread
+ * rows become the sample labels "process" and "thread", so pprof's function
+ * lists show only real functions. A frame followed by inline frames becomes
+ * one Location whose Lines are innermost first. The module is the
+ * Mapping's filename. hearth's per-frame kind, class and language go into
+ * Function fields 5001..5003 and the drop count into Profile field 5001;
+ * other readers skip those fields.
+ *
+ * Reading: the first sample type (or default_sample_type) gives the
+ * values; its unit "nanoseconds" or "bytes" picks the profile's unit, any
+ * other unit reads as samples. Frames keep hearth's attributes when
+ * present; in other files, all but the last Line of a Location read as
+ * inline frames and a "[kernel..." mapping as kernel frames. A Location
+ * without Lines reads as "module+0xoffset". Samples with negative values
+ * are skipped.
+ */
+#ifndef HEARTH_PPROF_H
+#define HEARTH_PPROF_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+/* Largest decompressed size prof_pprof_read() accepts (1 GiB). */
+#define PROF_PPROF_MAX_SIZE ((size_t)1 << 30)
+
+/* Encodes @p (sorted first) as gzip'd pprof into a malloc'd buffer stored
+ * in *@buf / *@len, owned by the caller. Returns 0, -ENOMEM, or -EIO when
+ * compression failed. */
+int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len);
+
+/* Writes @p as gzip'd pprof to @out. Returns 0, -ENOMEM or -EIO. */
+int prof_pprof_write(struct prof_profile *p, FILE *out);
+
+/* Returns 1 when @buf looks like pprof (gzip magic, or a protobuf whose
+ * first field is a Profile field), else 0. A cheap sniff, not a check. */
+int prof_pprof_sniff(const void *buf, size_t len);
+
+/* Decodes pprof data @buf[0..len), gzip'd or raw protobuf, into a new
+ * profile stored in *@out (free with prof_free()). Decompressed data
+ * larger than @max_size is refused. Returns 0, -EINVAL with one sentence
+ * in @err (size @errlen) for malformed or oversized data, or -ENOMEM. */
+int prof_pprof_decode(const void *buf, size_t len, size_t max_size,
+		      struct prof_profile **out, char *err, size_t errlen);
+
+/* prof_pprof_decode() with PROF_PPROF_MAX_SIZE. */
+int prof_pprof_read(const void *buf, size_t len, struct prof_profile **out,
+		    char *err, size_t errlen);
+
+#endif /* HEARTH_PPROF_H */

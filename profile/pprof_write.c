@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Writing pprof: the call tree becomes samples (one per node with self >
+ * 0), locations deduplicated by their frame sequence, one function per
+ * frame, one mapping per module. The profile's string table is reused as
+ * pprof's (both keep "" at 0); the few extra names follow it.
+ */
+#include "pprof.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "pprof_fields.h"
+#include "protobuf.h"
+
+enum extra_str {
+	XS_SAMPLES,
+	XS_COUNT,
+	XS_CPU,
+	XS_NANOSECONDS,
+	XS_OFF_CPU,
+	XS_SPACE,
+	XS_BYTES,
+	XS_PROCESS,
+	XS_THREAD,
+	XS_COUNT_ALL
+};
+
+static const char *const extra_names[XS_COUNT_ALL] = {
+	"samples", "count", "cpu", "nanoseconds", "off_cpu",
+	"space", "bytes", PPROF_LABEL_PROCESS, PPROF_LABEL_THREAD,
+};
+
+struct writer {
+	const struct prof_profile *p;
+	uint32_t nstr; /* pprof index of extra string k is nstr + k */
+	int two_values;
+	uint64_t period;
+	struct pb_buf samples, locations, msg, line, labels, scratch;
+
+	/* Locations, deduplicated by frame sequence. */
+	uint32_t *seq;       /* all locations' frames, concatenated */
+	size_t seq_len, seq_cap;
+	size_t *loc_off;     /* per location id - 1 */
+	uint32_t *loc_n;
+	uint32_t nlocs, loc_cap;
+	uint32_t *slots;     /* hash of sequences -> location id */
+	uint32_t slot_cap;
+
+	uint32_t *mapping_of; /* module string id -> mapping id */
+	uint32_t *mapping_str; /* mapping id - 1 -> module string id */
+	uint32_t nmappings;
+	uint8_t *frame_used;
+	uint64_t *ids; /* one sample's location ids */
+	size_t ids_cap;
+};
+
+static uint64_t seq_hash(const uint32_t *f, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= f[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static int grow_mem(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *a;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (SIZE_MAX / 2 / size < n)
+			return -ENOMEM;
+		n *= 2;
+	}
+	a = realloc(*arr, n * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = n;
+	return 0;
+}
+
+static int slots_grow(struct writer *w)
+{
+	uint32_t cap = w->slot_cap ? w->slot_cap * 2 : 256;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s || cap < w->slot_cap)
+		return free(s), -ENOMEM;
+	for (uint32_t id = 1; id <= w->nlocs; id++) {
+		uint64_t j = seq_hash(w->seq + w->loc_off[id - 1],
+				      w->loc_n[id - 1]) & (cap - 1);
+
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = id;
+	}
+	free(w->slots);
+	w->slots = s;
+	w->slot_cap = cap;
+	return 0;
+}
+
+/* Returns the mapping id for module string @mod (creating it), 0 for no
+ * module, or UINT32_MAX when out of memory. */
+static uint32_t mapping_for(struct writer *w, uint32_t mod)
+{
+	if (!mod)
+		return 0;
+	if (!w->mapping_of[mod]) {
+		uint32_t *m = realloc(w->mapping_str,
+				      (w->nmappings + 1) * sizeof(*m));
+
+		if (!m)
+			return UINT32_MAX;
+		w->mapping_str = m;
+		m[w->nmappings++] = mod;
+		w->mapping_of[mod] = w->nmappings;
+	}
+	return w->mapping_of[mod];
+}
+
+/* Encodes Location @id for frames @f[0..n) (outer frame first). */
+static int encode_location(struct writer *w, uint32_t id, const uint32_t *f,
+			   size_t n)
+{
+	const struct prof_frame *outer = prof_frame_get(w->p, f[0]);
+	uint32_t map = mapping_for(w, outer->module);
+
+	if (map == UINT32_MAX)
+		return -ENOMEM;
+	pb_reset(&w->msg);
+	pb_put_uint(&w->msg, LOCATION_ID, id);
+	pb_put_uint(&w->msg, LOCATION_MAPPING_ID, map);
+	for (size_t i = n; i-- > 0;) {
+		pb_reset(&w->line);
+		pb_put_uint(&w->line, LINE_FUNCTION_ID, f[i]);
+		pb_put_uint(&w->line, LINE_LINE,
+			    prof_frame_get(w->p, f[i])->line);
+		pb_put_bytes(&w->msg, LOCATION_LINE, w->line.data, w->line.len);
+		w->frame_used[f[i]] = 1;
+	}
+	pb_put_bytes(&w->locations, PROFILE_LOCATION, w->msg.data, w->msg.len);
+	return w->msg.oom || w->line.oom ? -ENOMEM : 0;
+}
+
+/* Returns the location id of frames @f[0..n), creating it; 0 on ENOMEM. */
+static uint32_t location_for(struct writer *w, const uint32_t *f, size_t n)
+{
+	uint64_t h = seq_hash(f, n), j;
+	uint32_t id;
+
+	if (w->slot_cap < (w->nlocs + 1) * 2 && slots_grow(w) < 0)
+		return 0;
+	for (j = h & (w->slot_cap - 1); (id = w->slots[j]) != 0;
+	     j = (j + 1) & (w->slot_cap - 1)) {
+		if (w->loc_n[id - 1] == n &&
+		    memcmp(w->seq + w->loc_off[id - 1], f, n * sizeof(*f)) == 0)
+			return id;
+	}
+	if (w->nlocs == w->loc_cap) {
+		size_t c1 = w->loc_cap, c2 = w->loc_cap;
+
+		if (grow_mem((void **)&w->loc_off, &c1, w->nlocs + 1,
+			     sizeof(*w->loc_off)) < 0 ||
+		    grow_mem((void **)&w->loc_n, &c2, w->nlocs + 1,
+			     sizeof(*w->loc_n)) < 0 || UINT32_MAX < c1)
+			return 0;
+		w->loc_cap = (uint32_t)(c1 < c2 ? c1 : c2);
+	}
+	if (grow_mem((void **)&w->seq, &w->seq_cap, w->seq_len + n,
+		     sizeof(*w->seq)) < 0)
+		return 0;
+	memcpy(w->seq + w->seq_len, f, n * sizeof(*f));
+	w->loc_off[w->nlocs] = w->seq_len;
+	w->loc_n[w->nlocs] = (uint32_t)n;
+	w->seq_len += n;
+	id = ++w->nlocs;
+	w->slots[j] = id;
+	if (encode_location(w, id, f, n) < 0)
+		return 0;
+	return id;
+}
+
+/* A process or thread row that carries nothing but its name. */
+static int label_row(const struct prof_frame *f, int kind)
+{
+	return f->kind == kind && f->name && !f->module && !f->file && !f->line &&
+	       !f->cls && !f->lang;
+}
+
+static void put_label(struct writer *w, uint32_t key, uint32_t str)
+{
+	pb_reset(&w->line);
+	pb_put_uint(&w->line, LABEL_KEY, key);
+	pb_put_uint(&w->line, LABEL_STR, str);
+	pb_put_bytes(&w->labels, SAMPLE_LABEL, w->line.data, w->line.len);
+}
+
+static int add_sample(const struct prof_profile *p, const uint32_t *frames,
+		      size_t n, uint64_t value, void *arg)
+{
+	struct writer *w = arg;
+	size_t i = 0, nids = 0;
+	uint64_t vals[2];
+
+	if (value == 0)
+		return 0;
+	if (grow_mem((void **)&w->ids, &w->ids_cap, n + 1, sizeof(*w->ids)) < 0)
+		return -ENOMEM;
+	pb_reset(&w->labels);
+	if (i < n && label_row(prof_frame_get(p, frames[i]), PROF_KIND_PROCESS))
+		put_label(w, w->nstr + XS_PROCESS,
+			  prof_frame_get(p, frames[i++])->name);
+	if (i < n && label_row(prof_frame_get(p, frames[i]), PROF_KIND_THREAD))
+		put_label(w, w->nstr + XS_THREAD,
+			  prof_frame_get(p, frames[i++])->name);
+	while (i < n) {
+		const struct prof_frame *outer = prof_frame_get(p, frames[i]);
+		size_t j = i + 1;
+		uint32_t id;
+
+		while (j < n) {
+			const struct prof_frame *f = prof_frame_get(p, frames[j]);
+
+			if (f->kind != PROF_KIND_INLINE || f->module != outer->module)
+				break;
+			j++;
+		}
+		id = location_for(w, frames + i, j - i);
+		if (!id)
+			return -ENOMEM;
+		w->ids[nids++] = id;
+		i = j;
+	}
+	/* pprof lists the leaf first. */
+	for (i = 0; i < nids / 2; i++) {
+		uint64_t t = w->ids[i];
+
+		w->ids[i] = w->ids[nids - 1 - i];
+		w->ids[nids - 1 - i] = t;
+	}
+	pb_reset(&w->msg);
+	pb_put_packed(&w->msg, SAMPLE_LOCATION_ID, w->ids, nids, &w->scratch);
+	/* pprof values are int64. */
+	vals[0] = (uint64_t)INT64_MAX < value ? (uint64_t)INT64_MAX : value;
+	vals[1] = (uint64_t)INT64_MAX / w->period < value ? (uint64_t)INT64_MAX
+							   : value * w->period;
+	pb_put_packed(&w->msg, SAMPLE_VALUE, vals, w->two_values ? 2 : 1,
+		      &w->scratch);
+	pb_put_raw(&w->msg, w->labels.data, w->labels.len);
+	pb_put_bytes(&w->samples, PROFILE_SAMPLE, w->msg.data, w->msg.len);
+	return w->msg.oom || w->samples.oom || w->labels.oom ? -ENOMEM : 0;
+}
+
+static void put_value_type(struct writer *w, uint32_t field, uint32_t type,
+			   uint32_t unit)
+{
+	pb_reset(&w->line);
+	pb_put_uint(&w->line, VALUE_TYPE_TYPE, w->nstr + type);
+	pb_put_uint(&w->line, VALUE_TYPE_UNIT, w->nstr + unit);
+	pb_put_bytes(&w->msg, field, w->line.data, w->line.len);
+}
+
+/* Appends the header fields, mappings, functions, strings and metadata
+ * around the samples and locations into @out. */
+static void assemble(struct writer *w, struct pb_buf *out)
+{
+	const struct prof_meta *m = prof_meta_const(w->p);
+	uint32_t nstr = prof_str_count(w->p);
+
+	pb_reset(&w->msg);
+	if (m->unit == PROF_UNIT_SAMPLES) {
+		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
+		if (w->two_values)
+			put_value_type(w, PROFILE_SAMPLE_TYPE, XS_CPU,
+				       XS_NANOSECONDS);
+	} else if (m->unit == PROF_UNIT_NANOSECONDS) {
+		put_value_type(w, PROFILE_SAMPLE_TYPE,
+			       m->off_cpu ? XS_OFF_CPU : XS_CPU, XS_NANOSECONDS);
+	} else {
+		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SPACE, XS_BYTES);
+	}
+	pb_put_raw(out, w->msg.data, w->msg.len);
+	pb_put_raw(out, w->samples.data, w->samples.len);
+	for (uint32_t i = 0; i < w->nmappings; i++) {
+		pb_reset(&w->msg);
+		pb_put_uint(&w->msg, MAPPING_ID, i + 1);
+		pb_put_uint(&w->msg, MAPPING_FILENAME, w->mapping_str[i]);
+		pb_put_uint(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
+		pb_put_uint(&w->msg, MAPPING_HAS_FILENAMES, 1);
+		pb_put_uint(&w->msg, MAPPING_HAS_LINE_NUMBERS, 1);
+		pb_put_uint(&w->msg, MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_put_bytes(out, PROFILE_MAPPING, w->msg.data, w->msg.len);
+	}
+	pb_put_raw(out, w->locations.data, w->locations.len);
+	for (uint32_t f = 1; f < prof_frame_count(w->p); f++) {
+		const struct prof_frame *fr = prof_frame_get(w->p, f);
+
+		if (!w->frame_used[f])
+			continue;
+		pb_reset(&w->msg);
+		pb_put_uint(&w->msg, FUNCTION_ID, f);
+		pb_put_uint(&w->msg, FUNCTION_NAME, fr->name);
+		pb_put_uint(&w->msg, FUNCTION_SYSTEM_NAME, fr->name);
+		pb_put_uint(&w->msg, FUNCTION_FILENAME, fr->file);
+		pb_put_uint(&w->msg, FUNCTION_HEARTH_KIND, fr->kind);
+		pb_put_uint(&w->msg, FUNCTION_HEARTH_CLASS, fr->cls);
+		pb_put_uint(&w->msg, FUNCTION_HEARTH_LANG, fr->lang);
+		pb_put_bytes(out, PROFILE_FUNCTION, w->msg.data, w->msg.len);
+	}
+	for (uint32_t s = 0; s < nstr; s++) {
+		const char *str = prof_str(w->p, s);
+
+		pb_put_bytes(out, PROFILE_STRING_TABLE, str, strlen(str));
+	}
+	for (int k = 0; k < XS_COUNT_ALL; k++)
+		pb_put_bytes(out, PROFILE_STRING_TABLE, extra_names[k],
+			     strlen(extra_names[k]));
+	pb_put_uint(out, PROFILE_TIME_NANOS, m->start_ns);
+	pb_put_uint(out, PROFILE_DURATION_NANOS, m->duration_ns);
+	if (w->two_values) {
+		pb_reset(&w->msg);
+		put_value_type(w, PROFILE_PERIOD_TYPE, XS_CPU, XS_NANOSECONDS);
+		pb_put_raw(out, w->msg.data, w->msg.len);
+		pb_put_uint(out, PROFILE_PERIOD, w->period);
+	}
+	pb_put_uint(out, PROFILE_HEARTH_DROPS, m->drops);
+	pb_put_uint(out, PROFILE_HEARTH_ATTRS, 1);
+}
+
+static void writer_free(struct writer *w)
+{
+	pb_free(&w->samples);
+	pb_free(&w->locations);
+	pb_free(&w->msg);
+	pb_free(&w->line);
+	pb_free(&w->labels);
+	pb_free(&w->scratch);
+	free(w->seq);
+	free(w->loc_off);
+	free(w->loc_n);
+	free(w->slots);
+	free(w->mapping_of);
+	free(w->mapping_str);
+	free(w->frame_used);
+	free(w->ids);
+}
+
+/* gzip-compresses @in into a malloc'd buffer. Returns 0, -ENOMEM, -EIO. */
+static int gzip_buf(const struct pb_buf *in, void **buf, size_t *len)
+{
+	z_stream z = { 0 };
+	uLong bound;
+	uint8_t *out;
+	int ret;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&z, (uLong)in->len) + 64;
+	out = malloc(bound);
+	if (!out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = in->data;
+	z.avail_in = (uInt)in->len;
+	z.next_out = out;
+	z.avail_out = (uInt)bound;
+	ret = deflate(&z, Z_FINISH);
+	*len = z.total_out;
+	deflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		free(out);
+		return -EIO;
+	}
+	*buf = out;
+	return 0;
+}
+
+int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
+{
+	const struct prof_meta *m = prof_meta_const(p);
+	struct writer w = { .p = p, .nstr = prof_str_count(p), .period = 1 };
+	struct pb_buf out = { 0 };
+	int ret = prof_sort(p);
+
+	if (ret < 0)
+		return ret;
+	if (m->unit == PROF_UNIT_SAMPLES && m->hz) {
+		w.two_values = 1;
+		w.period = 1000000000ull / m->hz;
+	}
+	w.mapping_of = calloc(w.nstr, sizeof(*w.mapping_of));
+	w.frame_used = calloc(prof_frame_count(p), 1);
+	ret = -ENOMEM;
+	if (!w.mapping_of || !w.frame_used)
+		goto out;
+	ret = prof_walk_stacks(p, add_sample, &w);
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
+	assemble(&w, &out);
+	if (out.oom || w.samples.oom || w.locations.oom || w.msg.oom ||
+	    w.line.oom)
+		goto out;
+	ret = -EIO;
+	if ((size_t)UINT32_MAX < out.len)
+		goto out;
+	ret = gzip_buf(&out, buf, len);
+out:
+	pb_free(&out);
+	writer_free(&w);
+	return ret;
+}
+
+int prof_pprof_write(struct prof_profile *p, FILE *out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	int ret = prof_pprof_encode(p, &buf, &len);
+
+	if (ret < 0)
+		return ret;
+	if (fwrite(buf, 1, len, out) != len || fflush(out) != 0)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}

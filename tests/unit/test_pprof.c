@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof: round trips keep every frame attribute, units map to sample
+ * types, malformed data is refused with one sentence.
+ *
+ * Run with arguments it is also the converter the end-to-end test uses:
+ *   test_pprof convert IN OUT [HZ]
+ * where a name ending in .folded is folded text and anything else pprof.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "profile/folded.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+
+/* ---- helpers --------------------------------------------------------------- */
+
+struct dump {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static int dump_stack(const struct prof_profile *p, const uint32_t *frames,
+		      size_t n, uint64_t value, void *arg)
+{
+	struct dump *d = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_frame *f = prof_frame_get(p, frames[i]);
+
+		fprintf(d->f, "%s%s|%s|%s|%u|%u|%u|%u", i ? ";" : "",
+			prof_str(p, f->name), prof_str(p, f->module),
+			prof_str(p, f->file), f->line, f->kind, f->cls,
+			f->lang);
+	}
+	fprintf(d->f, " %llu\n", (unsigned long long)value);
+	return 0;
+}
+
+/* Every stack with every frame field, sorted: equal dumps mean equal
+ * profiles. The caller frees the string. */
+static char *dump(struct prof_profile *p)
+{
+	struct dump d = { 0 };
+
+	d.f = open_memstream(&d.buf, &d.len);
+	assert_non_null(d.f);
+	assert_int_equal(prof_sort(p), 0);
+	assert_int_equal(prof_walk_stacks(p, dump_stack, &d), 0);
+	fclose(d.f);
+	return d.buf;
+}
+
+static uint32_t frame(struct prof_profile *p, const char *name,
+		      const char *module, const char *file, uint32_t line,
+		      int kind, int cls, int lang)
+{
+	struct prof_frame f = {
+		.name = prof_intern_cstr(p, name),
+		.module = prof_intern_cstr(p, module),
+		.file = prof_intern_cstr(p, file),
+		.line = line,
+		.kind = (uint8_t)kind,
+		.cls = (uint8_t)cls,
+		.lang = (uint8_t)lang,
+	};
+
+	return prof_frame_intern(p, &f);
+}
+
+static struct prof_profile *round_trip(struct prof_profile *p)
+{
+	struct prof_profile *q = NULL;
+	void *buf = NULL;
+	size_t len = 0;
+	char err[256];
+
+	assert_int_equal(prof_pprof_encode(p, &buf, &len), 0);
+	assert_true(prof_pprof_sniff(buf, len));
+	assert_int_equal(prof_pprof_read(buf, len, &q, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	free(buf);
+	return q;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+static void test_round_trip_attributes(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+	uint32_t proc, thr, m, work, inl, inl2, lib, k, proc2, odd;
+	char *a, *b;
+
+	(void)state;
+	proc = frame(p, "server", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	thr = frame(p, "worker-3 (1234)", NULL, NULL, 0, PROF_KIND_THREAD, 0, 0);
+	m = frame(p, "main", "/usr/bin/server", "main.c", 10,
+		  PROF_KIND_USER, PROF_CLASS_YOURS, PROF_LANG_C);
+	work = frame(p, "work", "/usr/bin/server", "work.c", 20,
+		     PROF_KIND_USER, PROF_CLASS_YOURS, PROF_LANG_C);
+	inl = frame(p, "inlined_a", "/usr/bin/server", "a.h", 3,
+		    PROF_KIND_INLINE, PROF_CLASS_YOURS, PROF_LANG_CPP);
+	inl2 = frame(p, "inlined_b", "/usr/bin/server", "b.h", 4,
+		     PROF_KIND_INLINE, PROF_CLASS_YOURS, PROF_LANG_CPP);
+	lib = frame(p, "memcpy", "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0,
+		    PROF_KIND_USER, PROF_CLASS_SYSTEM, PROF_LANG_ASM);
+	k = frame(p, "do_syscall_64", "[kernel.kallsyms]", NULL, 0,
+		  PROF_KIND_KERNEL, PROF_CLASS_SYSTEM, 0);
+	/* A process row with a class is not a plain label. */
+	proc2 = frame(p, "batch", NULL, NULL, 0, PROF_KIND_PROCESS,
+		      PROF_CLASS_WAITING, 0);
+	/* A thread row in the middle of a stack stays a frame. */
+	odd = frame(p, "odd", NULL, NULL, 0, PROF_KIND_THREAD, 0, 0);
+	prof_add_stack(p, (uint32_t[]){ proc, thr, m, work }, 4, 7);
+	prof_add_stack(p, (uint32_t[]){ proc, thr, m, work, inl, inl2 }, 6, 11);
+	prof_add_stack(p, (uint32_t[]){ proc, thr, m, work, inl, lib, k }, 7, 3);
+	prof_add_stack(p, (uint32_t[]){ proc, m }, 2, 2);
+	prof_add_stack(p, (uint32_t[]){ thr, m }, 2, 1);
+	prof_add_stack(p, (uint32_t[]){ proc2, m, odd }, 3, 5);
+	prof_add_stack(p, (uint32_t[]){ inl, m }, 2, 4);
+	prof_meta(p)->hz = 99;
+	prof_meta(p)->start_ns = 1700000000123456789ull;
+	prof_meta(p)->duration_ns = 30000000000ull;
+	prof_meta(p)->drops = 17;
+	q = round_trip(p);
+	a = dump(p);
+	b = dump(q);
+	assert_string_equal(b, a);
+	assert_int_equal(prof_total(q), 33);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_meta_const(q)->hz, 99);
+	assert_true(prof_meta_const(q)->start_ns == 1700000000123456789ull);
+	assert_true(prof_meta_const(q)->duration_ns == 30000000000ull);
+	assert_int_equal(prof_meta_const(q)->drops, 17);
+	free(a);
+	free(b);
+	prof_free(q);
+	prof_free(p);
+}
+
+static void test_units(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS), *q;
+	uint32_t f;
+
+	(void)state;
+	prof_meta(p)->off_cpu = 1;
+	f = frame(p, "futex_wait", NULL, NULL, 0, PROF_KIND_KERNEL,
+		  PROF_CLASS_WAITING, 0);
+	prof_add_stack(p, &f, 1, 5000000000ull);
+	q = round_trip(p);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_NANOSECONDS);
+	assert_int_equal(prof_meta_const(q)->off_cpu, 1);
+	assert_true(prof_total(q) == 5000000000ull);
+	prof_free(q);
+	prof_meta(p)->off_cpu = 0;
+	q = round_trip(p);
+	assert_int_equal(prof_meta_const(q)->off_cpu, 0);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_NANOSECONDS);
+	prof_free(q);
+	prof_free(p);
+
+	p = prof_new(PROF_UNIT_BYTES);
+	f = frame(p, "malloc", NULL, NULL, 0, 0, 0, 0);
+	prof_add_stack(p, &f, 1, 1u << 20);
+	q = round_trip(p);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_BYTES);
+	assert_int_equal(prof_total(q), 1u << 20);
+	prof_free(q);
+	prof_free(p);
+
+	/* Samples without a rate: one value per sample, hz stays 0. */
+	p = prof_new(PROF_UNIT_SAMPLES);
+	f = frame(p, "f", NULL, NULL, 0, 0, 0, 0);
+	prof_add_stack(p, &f, 1, 3);
+	q = round_trip(p);
+	assert_int_equal(prof_meta_const(q)->hz, 0);
+	assert_int_equal(prof_total(q), 3);
+	prof_free(q);
+	prof_free(p);
+}
+
+static void test_empty_profile(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+
+	(void)state;
+	q = round_trip(p);
+	assert_int_equal(prof_total(q), 0);
+	assert_int_equal(prof_node_count(q), 1);
+	prof_free(q);
+	prof_free(p);
+}
+
+/* ---- hand-built protobuf for the error cases ----------------------------------- */
+
+struct pb {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void varint(struct pb *m, uint64_t v)
+{
+	while (0x80 <= v) {
+		m->b[m->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	m->b[m->n++] = (uint8_t)v;
+}
+
+static void field_varint(struct pb *m, unsigned num, uint64_t v)
+{
+	varint(m, (uint64_t)num << 3);
+	varint(m, v);
+}
+
+static void field_bytes(struct pb *m, unsigned num, const void *p, size_t n)
+{
+	varint(m, (uint64_t)num << 3 | 2);
+	varint(m, n);
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+static void field_msg(struct pb *m, unsigned num, const struct pb *sub)
+{
+	field_bytes(m, num, sub->b, sub->n);
+}
+
+/* A valid profile: sample_type samples/count, one function "f", location 1
+ * with a line to function @fid, a sample with @nvalues values at @loc. */
+static void build(struct pb *m, uint64_t fid, uint64_t loc, int nvalues,
+		  int64_t name_idx)
+{
+	struct pb vt = { 0 }, fn = { 0 }, line = { 0 }, lo = { 0 }, s = { 0 };
+
+	memset(m, 0, sizeof(*m));
+	field_varint(&vt, 1, 1);
+	field_varint(&vt, 2, 2);
+	field_msg(m, 1, &vt);
+	field_varint(&fn, 1, 1);
+	field_varint(&fn, 2, (uint64_t)name_idx);
+	field_msg(m, 5, &fn);
+	field_varint(&line, 1, fid);
+	field_varint(&line, 2, 42);
+	field_varint(&lo, 1, 1);
+	field_msg(&lo, 4, &line);
+	field_msg(m, 4, &lo);
+	field_varint(&s, 1, loc);
+	for (int i = 0; i < nvalues; i++)
+		field_varint(&s, 2, 5);
+	field_msg(m, 2, &s);
+	field_bytes(m, 6, "", 0);
+	field_bytes(m, 6, "samples", 7);
+	field_bytes(m, 6, "count", 5);
+	field_bytes(m, 6, "f", 1);
+}
+
+static void expect_bad(const void *buf, size_t len, size_t max,
+		       const char *msg)
+{
+	struct prof_profile *q = (struct prof_profile *)&q;
+	char err[256];
+
+	assert_int_equal(prof_pprof_decode(buf, len, max, &q, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(q);
+	assert_string_equal(err, msg);
+}
+
+static void test_hand_built(void **state)
+{
+	struct prof_profile *q = NULL;
+	struct pb m;
+	char err[256];
+
+	(void)state;
+	/* Raw (not gzip'd) protobuf is read too. */
+	build(&m, 1, 1, 1, 3);
+	assert_int_equal(prof_pprof_read(m.b, m.n, &q, err, sizeof(err)), 0);
+	assert_int_equal(prof_total(q), 5);
+	{
+		const struct prof_node *n = prof_node_get(q, prof_node_get(q, 0)->child);
+		const struct prof_frame *f = prof_frame_get(q, n->frame);
+
+		assert_string_equal(prof_str(q, f->name), "f");
+		assert_int_equal(f->line, 42);
+		assert_int_equal(f->kind, PROF_KIND_USER);
+	}
+	prof_free(q);
+
+	build(&m, 9, 1, 1, 3);
+	expect_bad(m.b, m.n, 1 << 20,
+		   "malformed pprof data: a line refers to function 9, which is not defined");
+	build(&m, 1, 4, 1, 3);
+	expect_bad(m.b, m.n, 1 << 20,
+		   "malformed pprof data: a sample refers to location 4, which is not defined");
+	build(&m, 1, 1, 2, 3);
+	expect_bad(m.b, m.n, 1 << 20,
+		   "malformed pprof data: a sample has 2 values but the profile declares 1 sample types");
+	build(&m, 1, 1, 1, 77);
+	expect_bad(m.b, m.n, 1 << 20,
+		   "malformed pprof data: string index 77 is outside the string table");
+	build(&m, 1, 1, 1, 3);
+	expect_bad(m.b, m.n - 2, 1 << 20,
+		   "malformed pprof data: the profile message is truncated");
+	expect_bad("", 0, 1 << 20, "malformed pprof data: the data is empty");
+	expect_bad("\x1f\x8b\x08\x00garbage", 11, 1 << 20,
+		   "malformed pprof data: the gzip stream is corrupt or truncated");
+	expect_bad(m.b, m.n, 16, "malformed pprof data: it is larger than 0 MiB");
+	/* Field 1 with the wrong wire type. */
+	expect_bad("\x08\x01", 2, 1 << 20,
+		   "malformed pprof data: field 1 of the profile has the wrong wire type");
+	/* No leading empty string. */
+	expect_bad("\x32\x01x", 3, 1 << 20,
+		   "malformed pprof data: the string table does not start with the empty string");
+}
+
+/* A gzip bomb stops at the limit. */
+static void test_size_limit(void **state)
+{
+	size_t n = 4u << 20, zlen;
+	uint8_t *zeros = calloc(1, n), *z;
+	z_stream s = { 0 };
+
+	(void)state;
+	assert_non_null(zeros);
+	assert_int_equal(deflateInit2(&s, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zlen = deflateBound(&s, n);
+	z = malloc(zlen);
+	s.next_in = zeros;
+	s.avail_in = (uInt)n;
+	s.next_out = z;
+	s.avail_out = (uInt)zlen;
+	assert_int_equal(deflate(&s, Z_FINISH), Z_STREAM_END);
+	zlen = s.total_out;
+	deflateEnd(&s);
+	expect_bad(z, zlen, 1u << 20,
+		   "malformed pprof data: it is larger than 1 MiB when decompressed");
+	free(z);
+	free(zeros);
+}
+
+/* ---- converter mode ------------------------------------------------------------- */
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return b <= a && strcmp(s + a - b, suffix) == 0;
+}
+
+static int convert(const char *in, const char *out, const char *hz)
+{
+	struct prof_profile *p = NULL;
+	char err[256], *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	FILE *f = fopen(in, "rb");
+	int ret;
+
+	if (!f)
+		return fprintf(stderr, "cannot open %s\n", in), 1;
+	do {
+		char *t;
+
+		if (len == cap) {
+			cap = cap ? cap * 2 : 65536;
+			t = realloc(buf, cap);
+			if (!t)
+				return fclose(f), free(buf), 1;
+			buf = t;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+	} while (n);
+	fclose(f);
+	if (has_suffix(in, ".folded")) {
+		p = prof_new(PROF_UNIT_SAMPLES);
+		ret = p ? prof_folded_parse(p, buf, len, 1, err, sizeof(err)) : -ENOMEM;
+	} else {
+		ret = prof_pprof_read(buf, len, &p, err, sizeof(err));
+	}
+	free(buf);
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s\n", in, err);
+		prof_free(p);
+		return 1;
+	}
+	if (hz)
+		prof_meta(p)->hz = (uint32_t)strtoul(hz, NULL, 10);
+	f = fopen(out, "wb");
+	if (!f)
+		return prof_free(p), 1;
+	ret = has_suffix(out, ".folded") ? prof_folded_write(p, f, 0)
+					 : prof_pprof_write(p, f);
+	if (fclose(f) != 0)
+		ret = -EIO;
+	prof_free(p);
+	return ret < 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_attributes),
+		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_hand_built),
+		cmocka_unit_test(test_size_limit),
+	};
+
+	if (4 <= argc && strcmp(argv[1], "convert") == 0)
+		return convert(argv[2], argv[3], 5 <= argc ? argv[4] : NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
