@@ -1,0 +1,107 @@
+#!/bin/sh
+# What sampling costs: hearth record vs perf record -g vs bpftrace, all
+# whole-host at 99 Hz with kernel and user stacks, on a fixed CPU-bound
+# workload using both cores.
+#
+# Prints, from one run:
+#   - the workload's slowdown under each profiler (median of ROUNDS runs,
+#     profilers alternated round by round, ratio to no profiler);
+#   - the CPU seconds (user+sys) each profiler used, including what it
+#     needs to produce named stacks (perf: record + script);
+#   - the BPF programs' mean ns per run (kernel.bpf_stats_enabled).
+#
+# Environment: ROUNDS (default 5), ITERS (workload size, default 500000).
+set -u
+ROUNDS=${ROUNDS:-5}
+ITERS=${ITERS:-500000}
+W="$FIXTURES/bench_work"
+T=$(mktemp -d /tmp/hearth-bench.XXXXXX)
+trap 'rm -rf "$T"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
+[ "$(id -u)" = 0 ] || { echo "record_cost: needs root"; exit 1; }
+for tool in perf bpftrace bpftool; do
+	command -v $tool >/dev/null || { echo "record_cost: $tool is missing (make deps-bench installs it)"; exit 1; }
+done
+[ -x "$W" ] || { echo "record_cost: build the fixtures first (make fixtures)"; exit 1; }
+sysctl -q kernel.bpf_stats_enabled=1
+
+# bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over loaded programs whose
+# name matches.
+bpf_ns() {
+	bpftool prog show 2>/dev/null | awk -v re="$1" '
+		/^[0-9]+:/ { name = ""; for (i = 1; i <= NF; i++) if ($i == "name") name = $(i + 1);
+			     rt = 0; rc = 0
+			     for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
+			     if (name ~ re && rc > 0) { t += rt; c += rc } }
+		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
+}
+
+# start_profiler NAME: starts it under GNU time, sets PROF_PID (the
+# profiler itself) and TIME_PID.
+start_profiler() {
+	case $1 in
+	hearth) /usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record -o "$T/hearth.folded" 2>"$T/hearth.err" & ;;
+	perf) /usr/bin/time -f '%U %S' -o "$T/cpu" perf record -q -F 99 -a -g -o "$T/perf.data" >/dev/null 2>&1 & ;;
+	bpftrace) /usr/bin/time -f '%U %S' -o "$T/cpu" bpftrace -e 'profile:hz:99 { @[kstack,ustack,comm]=count(); }' >"$T/bpftrace.out" 2>&1 & ;;
+	esac
+	TIME_PID=$!
+	sleep 0.3
+	PROF_PID=$(pgrep -P "$TIME_PID" | head -1)
+	# Wait until the profiler is really sampling (bpftrace compiles first).
+	sleep 2
+}
+
+# stop_profiler: SIGINT to the profiler, then its user+sys seconds in CPU_S.
+# (Not run in a subshell: only this shell can wait for the profiler.)
+stop_profiler() {
+	kill -INT "$PROF_PID" 2>/dev/null
+	wait "$TIME_PID" 2>/dev/null
+	CPU_S=$(tail -1 "$T/cpu" | awk '{ printf "%.2f", $1 + $2 }')
+}
+
+run_workload() { "$W" 2 "$ITERS"; }
+
+for p in none hearth perf bpftrace; do : >"$T/wall.$p"; : >"$T/cpu.$p"; : >"$T/bpf.$p"; done
+for r in $(seq 1 "$ROUNDS"); do
+	for p in none hearth perf bpftrace; do
+		if [ $p = none ]; then
+			run_workload >>"$T/wall.$p"
+			continue
+		fi
+		start_profiler $p
+		run_workload >>"$T/wall.$p"
+		case $p in
+		hearth) bpf_ns '^on_cpu$' >>"$T/bpf.$p" ;;
+		bpftrace) bpf_ns '^profile' >>"$T/bpf.$p" ;;
+		esac
+		echo >>"$T/bpf.$p"
+		stop_profiler
+		c=$CPU_S
+		if [ $p = perf ]; then
+			# perf's stacks are only named once perf script has run.
+			/usr/bin/time -f '%U %S' -o "$T/cpu2" perf script -i "$T/perf.data" >/dev/null 2>&1
+			c=$(tail -1 "$T/cpu2" | awk -v a="$c" '{ printf "%.2f", a + $1 + $2 }')
+		fi
+		echo "$c" >>"$T/cpu.$p"
+	done
+	printf '.'
+done
+echo
+
+median() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+base=$(median "$T/wall.none")
+printf '\nworkload: 2 threads x %s iterations, %s rounds, median wall %.3f s without a profiler\n\n' "$ITERS" "$ROUNDS" "$base"
+printf '%-34s %10s %10s %14s %12s\n' profiler wall_s slowdown profiler_cpu_s bpf_ns/run
+for p in hearth perf bpftrace; do
+	w=$(median "$T/wall.$p")
+	c=$(median "$T/cpu.$p")
+	b=$(grep -v '^n/a$' "$T/bpf.$p" | grep . >"$T/b" && median "$T/b" || echo n/a)
+	case $p in
+	hearth) label="hearth record (99 Hz, -a, k+u)" ;;
+	perf) label="perf record -F 99 -a -g + script" ;;
+	bpftrace) label="bpftrace profile:hz:99 k+u" ;;
+	esac
+	printf '%-34s %10.3f %9.4fx %14s %12s\n' "$label" "$w" "$(awk -v a="$w" -v b="$base" 'BEGIN { print a / b }')" "$c" "$b"
+done
+printf '\nratios: perf cpu / hearth cpu = %s, bpftrace cpu / hearth cpu = %s\n' \
+	"$(awk -v a="$(median "$T/cpu.perf")" -v b="$(median "$T/cpu.hearth")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')" \
+	"$(awk -v a="$(median "$T/cpu.bpftrace")" -v b="$(median "$T/cpu.hearth")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')"
