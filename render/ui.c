@@ -391,6 +391,8 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 	fprintf(out, "focus %s\n", node_name(ui, ui->focus));
 	fprintf(out, "status %s\n", ui->status);
 	fprintf(out, "query %s\n", ui->query);
+	fprintf(out, "tooltip %d %d %d %d\n", ui->tip.x, ui->tip.y, ui->tip.w,
+		ui->tip.h);
 	fprintf(out, "answer %s\n", ui->m->answer);
 	for (size_t i = 0; i < ui->boxes.n; i++) {
 		const struct rd_box *b = &ui->boxes.v[i];

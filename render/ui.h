@@ -75,6 +75,7 @@ struct rd_ui {
 	size_t nzones, zcap;
 	struct rd_rect graph;
 	struct rd_rect table;
+	struct rd_rect tip;  /* the tooltip, w = 0 when none */
 	uint32_t *table_idx;
 	size_t table_n;
 	char status[160];   /* "12 matches · 34% of the total" */
@@ -105,7 +106,7 @@ int rd_ui_set_query(struct rd_ui *ui, const char *q);
 
 /* Writes the last layout as text, one item a line, for tests that drive a
  * real window: "window W H", "graph X Y W H", "focus NAME",
- * "status TEXT", "answer TEXT", "box X Y W H DEPTH FLAGS RRGGBB NAME",
+ * "status TEXT", "tooltip X Y W H", "answer TEXT", "box X Y W H DEPTH FLAGS RRGGBB NAME",
  * "zone KIND X Y W H ARG LABEL". Returns 0 or -EIO. */
 int rd_ui_dump(const struct rd_ui *ui, FILE *out);
 

@@ -114,9 +114,11 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 		else
 			snprintf(lines[k++], 256, "%s", mod);
 	}
-	if (b->node)
+	if (b->node && f && f->lang)
 		snprintf(lines[k++], 256, "%s \xc2\xb7 %s", rd_class_name(rd_frame_class(f)),
-			 rd_lang_name(f ? f->lang : 0));
+			 rd_lang_name(f->lang));
+	else if (b->node)
+		snprintf(lines[k++], 256, "%s", rd_class_name(rd_frame_class(f)));
 	snprintf(lines[k++], 256, "Total: %s (%s)", rd_fmt_value(v, sizeof(v), b->value, u),
 		 rd_fmt_pct(p, sizeof(p), pct_of(ui, b->value)));
 	snprintf(lines[k++], 256, "Self: %s (%s)", rd_fmt_value(v, sizeof(v), n->self, u),
@@ -133,6 +135,7 @@ void rd_ui_tooltip(struct rd_ui *ui)
 	char lines[8][256];
 	int k, w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
 
+	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };
 	if (!ui->mouse_in || ui->dragging ||
 	    !(b = rd_flame_hit(&ui->boxes, ui->mouse_x, ui->mouse_y)))
 		return;
@@ -158,6 +161,7 @@ void rd_ui_tooltip(struct rd_ui *ui)
 		x = 0;
 	if (y < 0)
 		y = 0;
+	ui->tip = (struct rd_rect){ x, y, w, h };
 	rd_list_rect(&ui->list, x + 2, y + 2, w, h, 0xC8C8C8);
 	rd_list_rect(&ui->list, x, y, w, h, RD_COL_TIP_BG);
 	rd_list_outline(&ui->list, x, y, w, h, RD_COL_LINE);

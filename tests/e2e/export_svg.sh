@@ -1,0 +1,54 @@
+#!/bin/sh
+# hearth export --svg: valid XML, one <g> per frame, each with a <title>
+# naming the frame with its total and share, the script for zoom and
+# search embedded; --folded writes the stacks back.
+set -u
+: "${HEARTH:?}"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+fixture=$here/tests/fixtures/profiles/small.folded
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+if ! command -v xmllint >/dev/null 2>&1; then
+	[ "${CI:-}" = true ] && fail "xmllint is missing (libxml2-utils)"
+	echo "skipped: xmllint is not installed"; exit 0
+fi
+
+"$HEARTH" export --svg -o "$tmp/out.svg" --title 'small profile' "$fixture" || fail "export failed"
+xmllint --noout "$tmp/out.svg" || fail "not well-formed XML"
+g() { xmllint --xpath "$1" "$tmp/out.svg" 2>/dev/null; }
+n=$(g "count(//*[local-name()='g'][@class='f'])")
+# all, app, main, build_report, dumps, memcpy, parse, lex, parse_expr
+[ "$n" = 9 ] || fail "$n frame groups, not 9"
+t=$(g "count(//*[local-name()='g'][@class='f']/*[local-name()='title'])")
+[ "$t" = 9 ] || fail "$t titles, not 9"
+g "//*[local-name()='g'][@class='f']/*[local-name()='title']/text()" >"$tmp/titles"
+for want in 'all (total 100, 100%; self 0, 0%)' \
+	'build_report (total 62, 62%; self 30, 30%; unclassified)' \
+	'memcpy (total 8, 8.0%; self 8, 8.0%; system)' \
+	'parse_expr (total 13, 13%; self 13, 13%; unclassified)'; do
+	grep -qF "$want" "$tmp/titles" || fail "no title '$want' in: $(cat "$tmp/titles")"
+done
+# The root spans the drawing width (1200 - 2 x 10), build_report 62% of it.
+w=$(g "string(//*[local-name()='g'][@data-n='build_report']/*[local-name()='rect']/@width)")
+[ "$w" = "731.60" ] || fail "build_report is $w wide, not 731.60"
+grep -q 'function zoom(' "$tmp/out.svg" && grep -q 'function search(' "$tmp/out.svg" ||
+	fail "the zoom/search script is missing"
+grep -q 'small profile' "$tmp/out.svg" || fail "title missing"
+
+# Names with XML metacharacters are escaped.
+printf 'app;operator<<(a&b, "c") 5\napp;f 5\n' >"$tmp/x.folded"
+"$HEARTH" export --svg -o "$tmp/x.svg" "$tmp/x.folded" || fail "export of escaped names"
+xmllint --noout "$tmp/x.svg" || fail "escaping broke the XML"
+g() { xmllint --xpath "$1" "$tmp/x.svg" 2>/dev/null; }
+[ "$(g "count(//*[local-name()='g'][@data-n='operator<<(a&b, \"c\")'])")" = 1 ] ||
+	fail "escaped name not found"
+
+# --folded to stdout gives the same stacks back.
+"$HEARTH" export --folded -o - "$fixture" | sort >"$tmp/back"
+sort "$fixture" >"$tmp/want"
+cmp -s "$tmp/back" "$tmp/want" || fail "folded round trip differs: $(diff "$tmp/want" "$tmp/back")"
+
+"$HEARTH" export --svg "$fixture" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q '^hearth: .*-o OUT' "$tmp/err" || fail "missing -o not reported"
+echo "export_svg: all checks passed"
