@@ -474,6 +474,31 @@ uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 	return cur;
 }
 
+uint32_t prof_child_get(struct prof_profile *p, uint32_t parent,
+			uint32_t frame)
+{
+	uint32_t id;
+
+	if (p->nnodes <= parent || frame == 0 || p->nframes <= frame)
+		return UINT32_MAX;
+	id = prof_child_find(p, parent, frame);
+	if (id)
+		return id;
+	if (nodes_reserve(p, 1) < 0)
+		return UINT32_MAX;
+	return node_child(p, parent, frame);
+}
+
+int prof_node_add(struct prof_profile *p, uint32_t node, uint64_t total,
+		  uint64_t self)
+{
+	if (p->nnodes <= node)
+		return -EINVAL;
+	p->nodes[node].total = sat_add(p->nodes[node].total, total);
+	p->nodes[node].self = sat_add(p->nodes[node].self, self);
+	return 0;
+}
+
 const struct prof_node *prof_node_get(const struct prof_profile *p,
 				      uint32_t id)
 {

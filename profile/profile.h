@@ -148,6 +148,20 @@ uint64_t prof_total(const struct prof_profile *p);
 uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 			 uint32_t frame);
 
+/* Returns the child of @parent holding frame @frame, appending a new one
+ * with zero values when none exists. A node's parent always has a smaller
+ * id than the node. Returns UINT32_MAX when out of memory or when @parent
+ * or @frame (which must be >= 1) is unknown. */
+uint32_t prof_child_get(struct prof_profile *p, uint32_t parent,
+			uint32_t frame);
+
+/* Adds @total to node @node's total and @self to its self, without
+ * touching its ancestors (the caller keeps the tree consistent, as a
+ * node-by-node copy does). Values saturate. Returns 0, or -EINVAL for an
+ * unknown node. */
+int prof_node_add(struct prof_profile *p, uint32_t node, uint64_t total,
+		  uint64_t self);
+
 /* Reorders every sibling list by frame name (bytewise), then by the other
  * frame fields, so equal names sit together and output is deterministic.
  * Names compare as spelled in folded text (kernel frames with "_[k]", each

@@ -273,6 +273,34 @@ static void test_merge(void **state)
 	prof_free(ns);
 }
 
+/* Node-by-node building: get-or-create children, add values. */
+static void test_child_get(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t a = fr(p, "a", 0), b = fr(p, "b", 0), na, nb;
+
+	(void)state;
+	na = prof_child_get(p, 0, a);
+	assert_int_equal(na, 1);
+	assert_int_equal(prof_child_get(p, 0, a), na);
+	nb = prof_child_get(p, na, b);
+	assert_true(na < nb);
+	assert_int_equal(prof_node_get(p, nb)->parent, na);
+	assert_int_equal(prof_child_get(p, 99, a), UINT32_MAX);
+	assert_int_equal(prof_child_get(p, 0, 0), UINT32_MAX);
+	assert_int_equal(prof_child_get(p, 0, 77), UINT32_MAX);
+	assert_int_equal(prof_node_add(p, 0, 5, 0), 0);
+	assert_int_equal(prof_node_add(p, na, 5, 2), 0);
+	assert_int_equal(prof_node_add(p, nb, 3, 3), 0);
+	assert_int_equal(prof_node_add(p, 42, 1, 1), -EINVAL);
+	assert_int_equal(prof_total(p), 5);
+	assert_int_equal(prof_node_get(p, na)->self, 2);
+	/* prof_add_stack finds the same nodes. */
+	assert_int_equal(prof_add_stack(p, (uint32_t[]){ a, b }, 2, 1), nb);
+	assert_int_equal(prof_node_get(p, nb)->total, 4);
+	prof_free(p);
+}
+
 /* Many distinct stacks: the edge index stays consistent through growth. */
 static void test_many_nodes(void **state)
 {
@@ -311,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_saturate),
 		cmocka_unit_test(test_sort_and_walk),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_child_get),
 		cmocka_unit_test(test_many_nodes),
 	};
 
