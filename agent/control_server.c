@@ -242,8 +242,9 @@ static void set_reply(struct client *c, uint8_t *buf, size_t len)
 static void reply_error(struct client *c, int err, const char *msg)
 {
 	size_t len = 0;
+	uint8_t *b = ctl_reply_error(err, msg, &len);
 
-	set_reply(c, ctl_reply_error(err, msg, &len), len);
+	set_reply(c, b, len);
 }
 
 /* The header arrived: check it and learn how much payload follows. */

@@ -102,6 +102,7 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	struct store_scan_report sr;
 	struct prof_meta *m;
 	void *blob = NULL;
+	uint8_t *b;
 	size_t bloblen = 0, len = 0;
 	int rc;
 
@@ -128,7 +129,7 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 		return reply_err(d, client, rc ? -rc : EFBIG, "the snapshot is too large to send");
 	}
 	rep = (struct ctl_snapshot_reply){
-		.from_ns = m ? (c.windows ? c.first_ns : since) : since,
+		.from_ns = c.windows ? c.first_ns : since,
 		.to_ns = c.windows ? c.last_ns : until,
 		.windows = c.windows,
 		.corrupt = (uint32_t)(sr.corrupt + c.undecodable),
@@ -142,7 +143,8 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 			   (unsigned long long)(sr.corrupt + c.undecodable),
 			   sr.first_bad_seg[0] ? sr.first_bad_seg : "(payload)",
 			   (unsigned long long)sr.first_bad_off);
-	ctl_server_reply(d->srv, client, ctl_reply_snapshot(&rep, &len), len);
+	b = ctl_reply_snapshot(&rep, &len);
+	ctl_server_reply(d->srv, client, b, len);
 	free(blob);
 }
 
@@ -183,19 +185,22 @@ void daemon_answer_pending(struct daemon *d, bool all)
 static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request *req)
 {
 	uint64_t at = req->u.mark.at_ns ? req->u.mark.at_ns : daemon_now_ns();
+	uint8_t *b;
 	size_t len = 0;
 	int rc = store_mark_add(d->cfg.state_dir, req->u.mark.name, at);
 
 	if (rc)
 		return reply_err(d, client, -rc, "hearthd could not store the mark");
 	daemon_log("mark '%s' at %llu", req->u.mark.name, (unsigned long long)at);
-	ctl_server_reply(d->srv, client, ctl_reply_mark(at, &len), len);
+	b = ctl_reply_mark(at, &len);
+	ctl_server_reply(d->srv, client, b, len);
 }
 
 static void do_marks(struct daemon *d, uint64_t client)
 {
 	struct store_mark *m = NULL;
 	struct ctl_mark *cm;
+	uint8_t *b;
 	size_t n = 0, len = 0;
 	int rc = store_marks_read(d->cfg.state_dir, &m, &n, NULL);
 
@@ -210,7 +215,8 @@ static void do_marks(struct daemon *d, uint64_t client)
 		cm[i].at_ns = m[i].at_ns;
 		memcpy(cm[i].name, m[i].name, sizeof(cm[i].name));
 	}
-	ctl_server_reply(d->srv, client, ctl_reply_marks(cm, n, &len), len);
+	b = ctl_reply_marks(cm, n, &len);
+	ctl_server_reply(d->srv, client, b, len);
 	free(cm);
 	free(m);
 }

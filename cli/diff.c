@@ -1,11 +1,412 @@
 /* SPDX-License-Identifier: MIT */
-/* hearth diff: placeholder until its part lands. */
+/* hearth diff: which functions' share of the profile changed most, between
+ * two files or around a mark in hearthd's store. Shares, not raw values:
+ * a function's share is its inclusive value over the profile's total. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "profile/folded.h"
+#include "profile/pprof.h"
+
+#define FILE_MAX ((size_t)1 << 30)
+
+/* ---- per-function totals ------------------------------------------------ */
+
+struct fn_row {
+	char *name;
+	uint64_t total[2]; /* inclusive value: before, after */
+	uint64_t self[2];
+	double delta;      /* change of inclusive share, percentage points */
+};
+
+struct fn_table {
+	struct fn_row *rows;
+	size_t n;
+	size_t cap;         /* power of two, open addressing */
+	uint64_t sum[2];    /* profile totals */
+	int side;
+	int err;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int table_grow(struct fn_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct fn_row *rows = calloc(cap, sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->rows[i].name)
+			continue;
+		for (j = hash_str(t->rows[i].name) & (cap - 1); rows[j].name; j = (j + 1) & (cap - 1))
+			;
+		rows[j] = t->rows[i];
+	}
+	free(t->rows);
+	t->rows = rows;
+	t->cap = cap;
+	return 0;
+}
+
+static struct fn_row *table_get(struct fn_table *t, const char *name)
+{
+	size_t j;
+
+	if (!(t->n * 2 < t->cap) && table_grow(t) < 0)
+		return NULL;
+	for (j = hash_str(name) & (t->cap - 1); t->rows[j].name; j = (j + 1) & (t->cap - 1))
+		if (!strcmp(t->rows[j].name, name))
+			return &t->rows[j];
+	t->rows[j].name = strdup(name);
+	if (!t->rows[j].name)
+		return NULL;
+	t->n++;
+	return &t->rows[j];
+}
+
+static int add_stack(const struct prof_profile *p, const uint32_t *frames,
+		     size_t n, uint64_t value, void *arg)
+{
+	struct fn_table *t = arg;
+	struct fn_row *leaf = NULL;
+
+	t->sum[t->side] += value;
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_frame *f = prof_frame_get(p, frames[i]);
+		bool dup = false;
+
+		if (!f || f->kind == PROF_KIND_PROCESS || f->kind == PROF_KIND_THREAD)
+			continue;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = prof_frame_get(p, frames[k])->name == f->name;
+		leaf = table_get(t, prof_str(p, f->name));
+		if (!leaf)
+			return t->err = -ENOMEM;
+		if (!dup)
+			leaf->total[t->side] += value;
+	}
+	if (leaf && n && prof_frame_get(p, frames[n - 1])->kind != PROF_KIND_PROCESS)
+		leaf->self[t->side] += value;
+	return 0;
+}
+
+static double share(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct fn_row *x = a, *y = b;
+	double dx = x->delta < 0 ? -x->delta : x->delta;
+	double dy = y->delta < 0 ? -y->delta : y->delta;
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void print_table(struct fn_table *t, size_t top, double min_pp)
+{
+	size_t k = 0, shown = 0;
+
+	for (size_t i = 0; i < t->cap; i++) {
+		struct fn_row *r = &t->rows[i];
+
+		if (!r->name)
+			continue;
+		r->delta = share(r->total[1], t->sum[1]) - share(r->total[0], t->sum[0]);
+		t->rows[k++] = *r;
+	}
+	for (size_t i = k; i < t->cap; i++)
+		t->rows[i].name = NULL;
+	t->n = k;
+	qsort(t->rows, k, sizeof(*t->rows), cmp_rows);
+	printf("%-48s %8s %8s %9s   %s\n", "function", "before", "after", "change", "self before -> after");
+	for (size_t i = 0; i < k && shown < top; i++) {
+		const struct fn_row *r = &t->rows[i];
+
+		if ((r->delta < 0 ? -r->delta : r->delta) < min_pp)
+			break;
+		printf("%-48.48s %7.2f%% %7.2f%% %+8.2fpp   %.2f%% -> %.2f%%\n", r->name,
+		       share(r->total[0], t->sum[0]), share(r->total[1], t->sum[1]), r->delta,
+		       share(r->self[0], t->sum[0]), share(r->self[1], t->sum[1]));
+		shown++;
+	}
+	if (!shown)
+		printf("(no function's share changed by %.2f percentage points or more)\n", min_pp);
+}
+
+static void table_free(struct fn_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->rows[i].name);
+	free(t->rows);
+}
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 1 << 16, n = 0;
+	char *buf = NULL;
+
+	if (!f) {
+		cli_error("cannot open %s (%s).", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		char *nb = n + 1 >= cap || !buf ? realloc(buf, cap *= 2) : buf;
+		size_t r;
+
+		if (!nb || cap > FILE_MAX) {
+			cli_error("%s is too large to read.", path);
+			break;
+		}
+		buf = nb;
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0) {
+			if (ferror(f)) {
+				cli_error("cannot read %s (%s).", path, strerror(errno));
+				break;
+			}
+			fclose(f);
+			buf[n] = 0;
+			*len = n;
+			return buf;
+		}
+	}
+	fclose(f);
+	free(buf);
+	return NULL;
+}
+
+static struct prof_profile *load_file(const char *path)
+{
+	struct prof_profile *p = NULL;
+	char err[256] = "";
+	size_t len = 0;
+	char *buf = read_file(path, &len);
+	int rc;
+
+	if (!buf)
+		return NULL;
+	if (prof_pprof_sniff(buf, len)) {
+		rc = prof_pprof_read(buf, len, &p, err, sizeof(err));
+	} else {
+		p = prof_new(PROF_UNIT_SAMPLES);
+		rc = p ? prof_folded_parse(p, buf, len, 1, err, sizeof(err)) : -ENOMEM;
+	}
+	free(buf);
+	if (rc) {
+		prof_free(p);
+		cli_error("%s: %s", path, rc == -ENOMEM ? "out of memory." : err);
+		return NULL;
+	}
+	return p;
+}
+
+struct diff_args {
+	const char *sock;
+	const char *mark;
+	uint64_t window_ns;
+	size_t top;
+	double min_pp;
+	struct ctl_snapshot_req filter;
+};
+
+static uint64_t mark_time(const struct diff_args *a, int *ok)
+{
+	struct ctl_request req = { .type = CTL_MARKS };
+	struct ctl_mark *m = NULL;
+	struct cli_reply r;
+	uint64_t at = 0;
+	size_t n = 0;
+
+	*ok = 0;
+	if (cli_call(a->sock, &req, 10000, &r) < 0)
+		return 0;
+	if (ctl_decode_marks(r.payload, r.len, &m, &n) < 0) {
+		free(r.buf);
+		cli_error("hearthd sent a malformed marks reply.");
+		return 0;
+	}
+	free(r.buf);
+	for (size_t i = n; i-- > 0;)
+		if (!strcmp(m[i].name, a->mark)) {
+			at = m[i].at_ns;
+			*ok = 1;
+			break;
+		}
+	free(m);
+	if (!*ok)
+		cli_error("there is no mark named '%s'; 'hearth marks' lists them.", a->mark);
+	return at;
+}
+
+/* Before = [at - window, at), after = [at, at + window), from the store. */
+static int load_around_mark(const struct diff_args *a, struct prof_profile **p)
+{
+	struct ctl_snapshot_reply info[2];
+	struct ctl_snapshot_req req = a->filter;
+	char when[32];
+	int ok;
+	uint64_t at = mark_time(a, &ok);
+
+	if (!ok)
+		return -1;
+	if (at < a->window_ns + 1) {
+		cli_error("the window is longer than the time before the mark.");
+		return -1;
+	}
+	for (int side = 0; side < 2; side++) {
+		req.since_ns = side ? at : at - a->window_ns;
+		req.until_ns = side ? at + a->window_ns : at;
+		p[side] = cli_fetch_snapshot(a->sock, &req, 120000, &info[side]);
+		if (!p[side])
+			return -1;
+		if (!info[side].windows) {
+			cli_error("hearthd has no windows stored %s the mark.", side ? "after" : "before");
+			return -1;
+		}
+	}
+	cli_format_time(at, when, sizeof(when));
+	printf("mark %s at %s: %u windows before, %u after\n", a->mark, when,
+	       info[0].windows, info[1].windows);
+	if (info[1].to_ns < at + a->window_ns)
+		printf("(the after side is still being recorded: %.0f s of %.0f s so far)\n",
+		       (double)(info[1].to_ns - at) / 1e9, (double)a->window_ns / 1e9);
+	return 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hearth diff BEFORE AFTER [--top N]\n"
+		"       hearth diff --at MARK [--window 10m] [--off-cpu] [--pid PID] [--comm NAME]\n"
+		"                   [--top N] [--socket PATH]\n"
+		"Prints the functions whose share of the profile changed most (inclusive\n"
+		"share in percent; change in percentage points), largest change first.\n"
+		"BEFORE and AFTER are folded or pprof files.\n");
+}
+
+static int parse_args(struct diff_args *a, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "at", required_argument, NULL, 'a' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "off-cpu", no_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "top", required_argument, NULL, 't' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long ns;
+	char *end;
+	long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': a->mark = optarg; break;
+		case 'w':
+			if (cli_parse_duration(optarg, &ns) < 0 || !ns) {
+				cli_error("--window takes a duration like 10m, not '%s'.", optarg);
+				return -1;
+			}
+			a->window_ns = ns;
+			break;
+		case 'f': a->filter.flags |= CTL_SNAP_OFFCPU; break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v <= 0 || v > 4194304 || a->filter.npids == CTL_PIDS_MAX) {
+				cli_error("--pid takes a process id, not '%s'.", optarg);
+				return -1;
+			}
+			a->filter.pids[a->filter.npids++] = (uint32_t)v;
+			break;
+		case 'c':
+			if (!optarg[0] || strlen(optarg) > CTL_COMM_MAX) {
+				cli_error("--comm takes a process name of 1-15 characters.");
+				return -1;
+			}
+			snprintf(a->filter.comm, sizeof(a->filter.comm), "%s", optarg);
+			break;
+		case 't':
+			v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v <= 0 || v > 100000) {
+				cli_error("--top takes a count, not '%s'.", optarg);
+				return -1;
+			}
+			a->top = (size_t)v;
+			break;
+		case 's': a->sock = optarg; break;
+		case 'h': usage(stdout); return 1;
+		default: return -1;
+		}
+	}
+	return 0;
+}
 
 int cmd_diff(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("'diff' is not built yet.");
-	return 1;
+	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
+			       .top = 20, .min_pp = 0.005 };
+	struct prof_profile *p[2] = { NULL, NULL };
+	struct fn_table t = { 0 };
+	int rc = parse_args(&a, argc, argv), status = 1;
+
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	if (a.mark && optind != argc) {
+		cli_error("give either --at MARK or two files, not both.");
+		return 2;
+	}
+	if (!a.mark && optind + 2 != argc) {
+		cli_error("diff needs two files, or --at MARK; 'hearth diff --help' shows how.");
+		return 2;
+	}
+	if (a.mark) {
+		if (load_around_mark(&a, p) < 0)
+			goto out;
+	} else if (!(p[0] = load_file(argv[optind])) || !(p[1] = load_file(argv[optind + 1]))) {
+		goto out;
+	}
+	for (t.side = 0; t.side < 2; t.side++)
+		if (prof_walk_stacks(p[t.side], add_stack, &t) || t.err) {
+			cli_error("out of memory while comparing.");
+			goto out;
+		}
+	if (!t.sum[0] || !t.sum[1]) {
+		cli_error("the %s profile is empty; there is nothing to compare.", t.sum[0] ? "after" : "before");
+		goto out;
+	}
+	print_table(&t, a.top, a.min_pp);
+	status = 0;
+out:
+	table_free(&t);
+	prof_free(p[0]);
+	prof_free(p[1]);
+	return status;
 }

@@ -1,11 +1,168 @@
 /* SPDX-License-Identifier: MIT */
-/* hearth snapshot: placeholder until its part lands. */
+/* hearth snapshot: cut a profile out of hearthd's rolling store. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/output.h"
+#include "profile/profile.h"
+
+#define NEXT_GRACE_MS (5 * 60 * 1000)
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hearth snapshot (--last DUR | --next DUR | --since TIME [--until TIME])\n"
+		"                       [--pid PID]... [--comm NAME] [--off-cpu] [-o FILE] [--socket PATH]\n"
+		"  --last 5m       the windows of the last five minutes, at once\n"
+		"  --next 30s      waits for the next 30 seconds of windows\n"
+		"  --since/--until now, HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION\n"
+		"  --off-cpu       blocked time (ns) instead of on-CPU samples\n"
+		"  -o FILE         folded stacks (default stdout), pprof when FILE ends in .pb.gz\n");
+}
+
+struct snap_args {
+	struct ctl_snapshot_req req;
+	const char *sock;
+	const char *out;
+};
+
+static int parse_span(const char *opt, const char *v, uint64_t *ns)
+{
+	unsigned long long d;
+
+	if (cli_parse_duration(v, &d) < 0 || d == 0) {
+		cli_error("%s takes a duration like 30s, 5m or 2h, not '%s'.", opt, v);
+		return -1;
+	}
+	*ns = d;
+	return 0;
+}
+
+static int parse_pid(struct snap_args *a, const char *v)
+{
+	char *end;
+	long pid = strtol(v, &end, 10);
+
+	if (end == v || *end || pid <= 0 || pid > 4194304) {
+		cli_error("--pid takes a process id, not '%s'.", v);
+		return -1;
+	}
+	if (a->req.npids == CTL_PIDS_MAX) {
+		cli_error("at most %u --pid options.", CTL_PIDS_MAX);
+		return -1;
+	}
+	a->req.pids[a->req.npids++] = (uint32_t)pid;
+	return 0;
+}
+
+static int parse_opt(struct snap_args *a, int c, const char *v)
+{
+	uint64_t now = cli_now_ns();
+
+	switch (c) {
+	case 'l': return parse_span("--last", v, &a->req.last_ns);
+	case 'n': return parse_span("--next", v, &a->req.next_ns);
+	case 'S':
+	case 'U':
+		if (cli_parse_time(v, now, c == 'S' ? &a->req.since_ns : &a->req.until_ns) < 0) {
+			cli_error("'%s' is not a time (now, HH:MM[:SS], 'YYYY-MM-DD HH:MM', @EPOCH or -5m).", v);
+			return -1;
+		}
+		return 0;
+	case 'p': return parse_pid(a, v);
+	case 'c':
+		if (!v[0] || strlen(v) > CTL_COMM_MAX) {
+			cli_error("--comm takes a process name of 1-15 characters, not '%s'.", v);
+			return -1;
+		}
+		snprintf(a->req.comm, sizeof(a->req.comm), "%s", v);
+		return 0;
+	case 'f': a->req.flags |= CTL_SNAP_OFFCPU; return 0;
+	case 'o': a->out = v; return 0;
+	case 's': a->sock = v; return 0;
+	default: return -1;
+	}
+}
+
+static int parse_args(struct snap_args *a, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "last", required_argument, NULL, 'l' },
+		{ "next", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "off-cpu", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, modes;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:p:h", opts, NULL)) != -1) {
+		if (c == 'h')
+			return usage(stdout), 1;
+		if (c == '?' || parse_opt(a, c, optarg) < 0)
+			return -1;
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s'; 'hearth snapshot --help' shows the options.", argv[optind]);
+		return -1;
+	}
+	modes = (a->req.last_ns > 0) + (a->req.next_ns > 0) +
+		(a->req.since_ns > 0 || a->req.until_ns > 0);
+	if (modes != 1) {
+		cli_error("say which time to cut: one of --last, --next, or --since [--until].");
+		return -1;
+	}
+	if (a->req.until_ns && !a->req.since_ns) {
+		cli_error("--until needs --since.");
+		return -1;
+	}
+	if (a->req.until_ns && !(a->req.since_ns < a->req.until_ns)) {
+		cli_error("--since must be earlier than --until.");
+		return -1;
+	}
+	return 0;
+}
 
 int cmd_snapshot(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("'snapshot' is not built yet.");
-	return 1;
+	struct snap_args a = { .sock = CLI_DEFAULT_SOCKET, .out = "-" };
+	struct ctl_snapshot_reply info;
+	struct prof_profile *p;
+	char from[32], to[32];
+	int rc, timeout;
+
+	rc = parse_args(&a, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	timeout = 60000 + (int)(a.req.next_ns / 1000000) + (a.req.next_ns ? NEXT_GRACE_MS : 0);
+	p = cli_fetch_snapshot(a.sock, &a.req, timeout, &info);
+	if (!p)
+		return 1;
+	cli_format_time(info.from_ns, from, sizeof(from));
+	cli_format_time(info.to_ns, to, sizeof(to));
+	if (info.windows == 0) {
+		prof_free(p);
+		cli_error("hearthd has no windows stored for that time yet.");
+		return 1;
+	}
+	if (info.corrupt || info.torn)
+		fprintf(stderr, "hearth: warning: %u damaged window(s) were skipped\n",
+			info.corrupt + info.torn);
+	rc = cli_write_profile(a.out, p, 0);
+	if (rc == 0)
+		fprintf(stderr, "hearth: %u windows, %s to %s, total %llu %s\n", info.windows,
+			from, to, (unsigned long long)prof_total(p),
+			(a.req.flags & CTL_SNAP_OFFCPU) ? "ns blocked" : "samples");
+	prof_free(p);
+	return rc ? 1 : 0;
 }

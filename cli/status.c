@@ -1,11 +1,115 @@
 /* SPDX-License-Identifier: MIT */
-/* hearth status: placeholder until its part lands. */
+/* hearth status: what hearthd is doing and what it costs. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "cli/client.h"
+
+static void human_bytes(uint64_t b, char *out, size_t len)
+{
+	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	int i = 0;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(out, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static void human_span(uint64_t ns, char *out, size_t len)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	if (s >= 86400)
+		snprintf(out, len, "%llud %lluh", (unsigned long long)(s / 86400),
+			 (unsigned long long)(s % 86400 / 3600));
+	else if (s >= 3600)
+		snprintf(out, len, "%lluh %llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s % 3600 / 60));
+	else if (s >= 60)
+		snprintf(out, len, "%llum %llus", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+	else
+		snprintf(out, len, "%.1fs", (double)ns / 1e9);
+}
+
+static void print_status(const struct ctl_status *st)
+{
+	char up[32], win[32], bytes[32], lim[32], age[32], rss[32], cpu[32], last[32];
+
+	human_span(st->uptime_ns, up, sizeof(up));
+	human_span(st->window_ns, win, sizeof(win));
+	human_bytes(st->store_bytes, bytes, sizeof(bytes));
+	human_bytes(st->retention_bytes, lim, sizeof(lim));
+	human_span(st->retention_age_ns, age, sizeof(age));
+	human_bytes(st->rss_bytes, rss, sizeof(rss));
+	human_span(st->cpu_ns, cpu, sizeof(cpu));
+	printf("hearthd:        pid %llu, up %s\n", (unsigned long long)st->pid, up);
+	printf("windows stored: %llu of %s, %llu segments, %s on disk (limits %s, %s)\n",
+	       (unsigned long long)st->windows, win, (unsigned long long)st->segments,
+	       bytes, st->retention_bytes ? lim : "none", st->retention_age_ns ? age : "none");
+	printf("samples:        %llu on-CPU with a stack, %llu idle; off-CPU %.3f s blocked\n",
+	       (unsigned long long)st->samples, (unsigned long long)st->idle_samples,
+	       (double)st->offcpu_ns / 1e9);
+	printf("drops:          %llu\n", (unsigned long long)st->drops);
+	printf("own cost:       %llu.%02llu%% of one core (last window), RSS %s, %s CPU since start",
+	       (unsigned long long)(st->cpu_pct_milli / 1000),
+	       (unsigned long long)(st->cpu_pct_milli % 1000 / 10), rss, cpu);
+	if (st->bpf_run_cnt)
+		printf(", BPF %.0f ns/event", (double)st->bpf_run_ns / (double)st->bpf_run_cnt);
+	printf("\n");
+	if (st->last_window_end_ns) {
+		cli_format_time(st->last_window_end_ns, last, sizeof(last));
+		printf("last window:    ended %s\n", last);
+	}
+	if (st->store_error)
+		printf("store:          NOT WRITING: %s (%llu windows skipped)\n",
+		       strerror((int)st->store_error), (unsigned long long)st->windows_skipped);
+	else
+		printf("store:          writing%s\n", st->windows_skipped ? " (some windows were skipped earlier)" : "");
+	printf("clients:        %llu\n", (unsigned long long)st->clients);
+}
 
 int cmd_status(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cli_error("'status' is not built yet.");
-	return 1;
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = CLI_DEFAULT_SOCKET;
+	struct ctl_request req = { .type = CTL_STATUS };
+	struct ctl_status st;
+	struct cli_reply r;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 's')
+			sock = optarg;
+		else if (c == 'h') {
+			printf("usage: hearth status [--socket PATH]\n");
+			return 0;
+		} else
+			return 2;
+	}
+	if (optind < argc) {
+		cli_error("status takes no arguments ('%s').", argv[optind]);
+		return 2;
+	}
+	if (cli_call(sock, &req, 10000, &r) < 0)
+		return 1;
+	if (ctl_decode_status(r.payload, r.len, &st) < 0) {
+		free(r.buf);
+		cli_error("hearthd sent a malformed status reply.");
+		return 1;
+	}
+	free(r.buf);
+	print_status(&st);
+	return 0;
 }
