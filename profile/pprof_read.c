@@ -491,12 +491,13 @@ static int collect_lines(struct reader *r, const struct rlocation *l)
 
 	r->nlines = 0;
 	while ((ret = pb_next(&pr, &f)) > 0) {
-		struct pb_reader lr = { f.data, f.data + f.len };
+		struct pb_reader lr;
 		struct pb_field g;
 		struct rline *ln;
 
 		if (f.num != LOCATION_LINE)
 			continue;
+		lr = (struct pb_reader){ f.data, f.data + f.len };
 		ln = PUSH(r, lines, nlines, lines_cap);
 		if (!ln)
 			return -ENOMEM;
@@ -598,12 +599,14 @@ static int label_frame(struct reader *r, int64_t str, int kind, size_t *n)
 static int sample_varints(struct reader *r, const struct pb_field *f,
 			  int is_value, size_t *count, int64_t *value)
 {
-	const uint8_t *p = f->data, *end = f->data + f->len;
+	const uint8_t *p = f->data, *end = NULL;
 	uint64_t v = f->u64;
 
 	if (f->wire != PB_LEN && f->wire != PB_VARINT)
 		return bad(r, "field %u of a sample has the wrong wire type",
 			   f->num);
+	if (f->wire == PB_LEN)
+		end = f->data + f->len;
 	for (;;) {
 		if (f->wire == PB_LEN) {
 			if (p == end)
