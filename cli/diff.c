@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* hearth diff: which functions' share of the profile changed most, between
  * two files or around a mark in hearthd's store. Shares, not raw values:
- * a function's share is its inclusive value over the profile's total. */
+ * a function's share is its inclusive value over the profile's total;
+ * the ranking is profile/diff.h's. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,154 +11,57 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/pprof.h"
 
 #define FILE_MAX ((size_t)1 << 30)
-
-/* ---- per-function totals ------------------------------------------------ */
-
-struct fn_row {
-	char *name;
-	uint64_t total[2]; /* inclusive value: before, after */
-	uint64_t self[2];
-	double delta;      /* change of inclusive share, percentage points */
-};
-
-struct fn_table {
-	struct fn_row *rows;
-	size_t n;
-	size_t cap;         /* power of two, open addressing */
-	uint64_t sum[2];    /* profile totals */
-	int side;
-	int err;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int table_grow(struct fn_table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	struct fn_row *rows = calloc(cap, sizeof(*rows));
-
-	if (!rows)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->rows[i].name)
-			continue;
-		for (j = hash_str(t->rows[i].name) & (cap - 1); rows[j].name; j = (j + 1) & (cap - 1))
-			;
-		rows[j] = t->rows[i];
-	}
-	free(t->rows);
-	t->rows = rows;
-	t->cap = cap;
-	return 0;
-}
-
-static struct fn_row *table_get(struct fn_table *t, const char *name)
-{
-	size_t j;
-
-	if (!(t->n * 2 < t->cap) && table_grow(t) < 0)
-		return NULL;
-	for (j = hash_str(name) & (t->cap - 1); t->rows[j].name; j = (j + 1) & (t->cap - 1))
-		if (!strcmp(t->rows[j].name, name))
-			return &t->rows[j];
-	t->rows[j].name = strdup(name);
-	if (!t->rows[j].name)
-		return NULL;
-	t->n++;
-	return &t->rows[j];
-}
-
-static int add_stack(const struct prof_profile *p, const uint32_t *frames,
-		     size_t n, uint64_t value, void *arg)
-{
-	struct fn_table *t = arg;
-	struct fn_row *leaf = NULL;
-
-	t->sum[t->side] += value;
-	for (size_t i = 0; i < n; i++) {
-		const struct prof_frame *f = prof_frame_get(p, frames[i]);
-		bool dup = false;
-
-		if (!f || f->kind == PROF_KIND_PROCESS || f->kind == PROF_KIND_THREAD)
-			continue;
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = prof_frame_get(p, frames[k])->name == f->name;
-		leaf = table_get(t, prof_str(p, f->name));
-		if (!leaf)
-			return t->err = -ENOMEM;
-		if (!dup)
-			leaf->total[t->side] += value;
-	}
-	if (leaf && n && prof_frame_get(p, frames[n - 1])->kind != PROF_KIND_PROCESS)
-		leaf->self[t->side] += value;
-	return 0;
-}
 
 static double share(uint64_t v, uint64_t total)
 {
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static int cmp_rows(const void *a, const void *b)
+/* Prints the functions ranked by the change of their inclusive share. */
+static int print_table(const struct prof_profile *before,
+		       const struct prof_profile *after, size_t top, double min_pp)
 {
-	const struct fn_row *x = a, *y = b;
-	double dx = x->delta < 0 ? -x->delta : x->delta;
-	double dy = y->delta < 0 ? -y->delta : y->delta;
+	struct prof_diff *d = NULL;
+	struct prof_diff_fn *fn = NULL;
+	const struct prof_profile *t;
+	uint64_t tb, ta;
+	size_t n = 0, shown = 0;
+	int rc = prof_diff_build(before, after, &d);
 
-	if (dx != dy)
-		return dx < dy ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static void print_table(struct fn_table *t, size_t top, double min_pp)
-{
-	size_t k = 0, shown = 0;
-
-	for (size_t i = 0; i < t->cap; i++) {
-		struct fn_row *r = &t->rows[i];
-
-		if (!r->name)
-			continue;
-		r->delta = share(r->total[1], t->sum[1]) - share(r->total[0], t->sum[0]);
-		t->rows[k++] = *r;
+	if (!rc)
+		rc = prof_diff_rank(d, PROF_RANK_TOTAL, &fn, &n);
+	if (rc) {
+		prof_diff_free(d);
+		cli_error(rc == -EINVAL ? "the two profiles are in different units." :
+			  "out of memory while comparing.");
+		return -1;
 	}
-	for (size_t i = k; i < t->cap; i++)
-		t->rows[i].name = NULL;
-	t->n = k;
-	qsort(t->rows, k, sizeof(*t->rows), cmp_rows);
-	printf("%-48s %8s %8s %9s   %s\n", "function", "before", "after", "change", "self before -> after");
-	for (size_t i = 0; i < k && shown < top; i++) {
-		const struct fn_row *r = &t->rows[i];
+	t = prof_diff_tree_const(d);
+	tb = prof_diff_total_before(d);
+	ta = prof_diff_total_after(d);
+	printf("%-48s %8s %8s %9s   %s\n", "function", "before", "after", "change",
+	       "self before -> after");
+	for (size_t i = 0; i < n && shown < top; i++) {
+		const struct prof_diff_fn *f = &fn[i];
 
-		if ((r->delta < 0 ? -r->delta : r->delta) < min_pp)
+		if ((f->change < 0 ? -f->change : f->change) < min_pp)
 			break;
-		printf("%-48.48s %7.2f%% %7.2f%% %+8.2fpp   %.2f%% -> %.2f%%\n", r->name,
-		       share(r->total[0], t->sum[0]), share(r->total[1], t->sum[1]), r->delta,
-		       share(r->self[0], t->sum[0]), share(r->self[1], t->sum[1]));
+		printf("%-48.48s %7.2f%% %7.2f%% %+8.2fpp   %.2f%% -> %.2f%%\n",
+		       prof_str(t, f->name), share(f->total_before, tb),
+		       share(f->total_after, ta), f->change,
+		       share(f->self_before, tb), share(f->self_after, ta));
 		shown++;
 	}
 	if (!shown)
 		printf("(no function's share changed by %.2f percentage points or more)\n", min_pp);
-}
-
-static void table_free(struct fn_table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->rows[i].name);
-	free(t->rows);
+	free(fn);
+	prof_diff_free(d);
+	return 0;
 }
 
 /* ---- inputs ---------------------------------------------------------------- */
@@ -374,7 +278,6 @@ int cmd_diff(int argc, char **argv)
 	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
 			       .top = 20, .min_pp = 0.005 };
 	struct prof_profile *p[2] = { NULL, NULL };
-	struct fn_table t = { 0 };
 	int rc = parse_args(&a, argc, argv), status = 1;
 
 	if (rc)
@@ -393,19 +296,15 @@ int cmd_diff(int argc, char **argv)
 	} else if (!(p[0] = load_file(argv[optind])) || !(p[1] = load_file(argv[optind + 1]))) {
 		goto out;
 	}
-	for (t.side = 0; t.side < 2; t.side++)
-		if (prof_walk_stacks(p[t.side], add_stack, &t) || t.err) {
-			cli_error("out of memory while comparing.");
-			goto out;
-		}
-	if (!t.sum[0] || !t.sum[1]) {
-		cli_error("the %s profile is empty; there is nothing to compare.", t.sum[0] ? "after" : "before");
+	if (!prof_total(p[0]) || !prof_total(p[1])) {
+		cli_error("the %s profile is empty; there is nothing to compare.",
+			  prof_total(p[0]) ? "after" : "before");
 		goto out;
 	}
-	print_table(&t, a.top, a.min_pp);
+	if (print_table(p[0], p[1], a.top, a.min_pp) < 0)
+		goto out;
 	status = 0;
 out:
-	table_free(&t);
 	prof_free(p[0]);
 	prof_free(p[1]);
 	return status;
