@@ -17,14 +17,6 @@
 #include "render/format.h"
 #include "render/model.h"
 
-struct own {
-	struct rd_model *m;
-	int yours;        /* candidate rule: 1 = your code, 0 = user frames */
-	uint32_t *stack;  /* nearest candidate function on the path, per depth */
-	uint32_t depth, cap;
-	int err;
-};
-
 static int candidate(const struct rd_model *m, uint32_t fn, int yours)
 {
 	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
@@ -37,51 +29,33 @@ static int candidate(const struct rd_model *m, uint32_t fn, int yours)
 	       fr->cls != PROF_CLASS_WAITING;
 }
 
-static void own_enter(const struct prof_node *n, uint32_t id, void *arg)
-{
-	struct own *o = arg;
-	uint32_t f = o->m->node_fn[id];
-	uint32_t near = o->depth ? o->stack[o->depth - 1] : UINT32_MAX;
-
-	if (o->depth == o->cap) {
-		uint32_t cap = o->cap ? o->cap * 2 : 256;
-		uint32_t *s = realloc(o->stack, cap * sizeof(*s));
-
-		if (!s) {
-			o->err = -ENOMEM;
-			return;
-		}
-		o->stack = s;
-		o->cap = cap;
-	}
-	if (candidate(o->m, f, o->yours))
-		near = f;
-	o->stack[o->depth++] = near;
-	if (near != UINT32_MAX)
-		o->m->fns[near].own += n->self;
-}
-
-static void own_leave(const struct prof_node *n, uint32_t id, void *arg)
-{
-	struct own *o = arg;
-
-	(void)n;
-	(void)id;
-	if (o->depth)
-		o->depth--;
-}
-
+/* own(f) = self of the nodes whose nearest candidate (itself or an
+ * ancestor) is f. Preorder puts parents first, so one pass does it. */
 static int compute_own(struct rd_model *m, int yours)
 {
-	struct own o = { .m = m, .yours = yours };
+	const struct rd_tree *t = &m->tree;
+	uint32_t *near = malloc((t->n ? t->n : 1) * sizeof(*near));
+	uint8_t *cand = malloc(m->nfn);
 
-	for (uint32_t f = 0; f < m->nfn; f++)
+	if (!near || !cand) {
+		free(near);
+		free(cand);
+		return -ENOMEM;
+	}
+	for (uint32_t f = 0; f < m->nfn; f++) {
 		m->fns[f].own = 0;
-	rd_model_walk(m->p, own_enter, own_leave, &o);
-	free(o.stack);
-	if (o.err)
-		return o.err;
-	/* Depth bookkeeping survives an allocation failure only partly. */
+		cand[f] = (uint8_t)candidate(m, f, yours);
+	}
+	near[0] = UINT32_MAX;
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t f = t->v[i].fn;
+
+		near[i] = cand[f] ? f : near[t->v[i].parent];
+		if (near[i] != UINT32_MAX)
+			m->fns[near[i]].own += t->v[i].self;
+	}
+	free(near);
+	free(cand);
 	return 0;
 }
 
@@ -89,18 +63,16 @@ static int compute_own(struct rd_model *m, int yours)
  * function) with the largest total, or for waits the function where the
  * most time was spent waiting under @f (largest self). */
 struct callee {
-	struct rd_model *m;
 	uint32_t f;
 	int leaf;        /* 1: largest self under f; 0: largest direct callee */
 	uint32_t inside; /* f's nodes on the path */
 	uint64_t *acc;
 };
 
-static void callee_enter(const struct prof_node *n, uint32_t id, void *arg)
+static void callee_enter(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct callee *c = arg;
-	uint32_t g = c->m->node_fn[id];
-	const struct prof_node *pn = prof_node_get(c->m->p, n->parent);
+	uint32_t g = t->v[i].fn, parent = t->v[i].parent;
 
 	if (g == c->f) {
 		c->inside++;
@@ -109,31 +81,31 @@ static void callee_enter(const struct prof_node *n, uint32_t id, void *arg)
 	if (!c->inside)
 		return;
 	if (c->leaf)
-		c->acc[g] += n->self;
-	else if (pn && c->m->node_fn[n->parent] == c->f && n->parent != 0)
-		c->acc[g] += n->total;
+		c->acc[g] += t->v[i].self;
+	else if (parent && t->v[parent].fn == c->f)
+		c->acc[g] += t->v[i].total;
 }
 
-static void callee_leave(const struct prof_node *n, uint32_t id, void *arg)
+static void callee_leave(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct callee *c = arg;
 
-	(void)n;
-	if (c->m->node_fn[id] == c->f)
+	if (t->v[i].fn == c->f)
 		c->inside--;
 }
 
 static uint32_t main_callee(struct rd_model *m, uint32_t f, int leaf,
 			    uint64_t *value)
 {
-	struct callee c = { .m = m, .f = f, .leaf = leaf };
+	struct callee c = { .f = f, .leaf = leaf };
 	uint32_t best = UINT32_MAX;
 
 	*value = 0;
-	c.acc = calloc(m->nfn ? m->nfn : 1, sizeof(*c.acc));
-	if (!c.acc)
+	c.acc = calloc(m->nfn, sizeof(*c.acc));
+	if (!c.acc || rd_tree_walk(&m->tree, callee_enter, callee_leave, &c) < 0) {
+		free(c.acc);
 		return UINT32_MAX;
-	rd_model_walk(m->p, callee_enter, callee_leave, &c);
+	}
 	for (uint32_t g = 0; g < m->nfn; g++) {
 		if (g != f && m->fns[g].row && c.acc[g] > *value) {
 			*value = c.acc[g];

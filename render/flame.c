@@ -8,6 +8,7 @@
 #include "render/flame.h"
 
 struct ctx {
+	const struct rd_tree *t;
 	const struct prof_profile *p;
 	const struct rd_flame_opts *o;
 	struct rd_boxes *out;
@@ -111,35 +112,35 @@ static void emit(struct ctx *c, uint32_t node, uint32_t last, uint32_t count,
 	x->flags = flags;
 }
 
-static void lay(struct ctx *c, uint32_t id, uint32_t depth, double fx,
+static void lay(struct ctx *c, uint32_t i, uint32_t depth, double fx,
 		double fw);
 
-/* Lays out the children of @last, starting at @fx, one row up. */
+/* Lays out the children of preorder node @last, from @fx, one row up. */
 static void lay_children(struct ctx *c, uint32_t last, uint32_t depth,
 			 double fx)
 {
-	const struct prof_node *n = prof_node_get(c->p, last);
+	const struct rd_tree *t = c->t;
+	const struct rd_tnode *v = t->v;
 	uint32_t nsmall = 0, first_small = 0;
 	uint64_t small_val = 0;
 	double x = fx;
 
-	if (!n || beyond(c->o, depth))
+	if (beyond(c->o, depth))
 		return;
-	for (uint32_t ch = n->child; ch && !c->err;) {
-		const struct prof_node *cn = prof_node_get(c->p, ch);
-		double w = (double)cn->total * c->scale;
+	for (uint32_t k = t->kid_off[last]; k < t->kid_off[last + 1] && !c->err; k++) {
+		uint64_t tot = t->kid_total[k];
+		double w = (double)tot * c->scale;
 
-		if (c->base && cn->total * 1000 < c->base) {
+		if (c->base && tot * 1000 < c->base) {
 			if (!nsmall)
-				first_small = ch;
+				first_small = t->kid[k];
 			nsmall++;
-			small_val += cn->total;
+			small_val += tot;
 		} else {
 			if (w >= c->o->min_px)
-				lay(c, ch, depth, x, w);
+				lay(c, t->kid[k], depth, x, w);
 			x += w;
 		}
-		ch = cn->sibling;
 	}
 	if (nsmall == 1) {
 		double w = (double)small_val * c->scale;
@@ -150,67 +151,57 @@ static void lay_children(struct ctx *c, uint32_t last, uint32_t depth,
 		double w = (double)small_val * c->scale;
 
 		if (w >= c->o->min_px)
-			emit(c, last, last, nsmall, depth, x, w, RD_BOX_SMALL,
-			     small_val);
+			emit(c, v[last].id, v[last].id, nsmall, depth, x, w,
+			     RD_BOX_SMALL, small_val);
 	}
 }
 
-static void lay(struct ctx *c, uint32_t id, uint32_t depth, double fx,
+static void lay(struct ctx *c, uint32_t i, uint32_t depth, double fx,
 		double fw)
 {
-	const struct prof_node *n = prof_node_get(c->p, id);
-	uint32_t last = id, count = 1;
+	const struct rd_tnode *v = c->t->v;
+	uint32_t last = i, count = 1;
 
-	if (!n)
-		return;
-	if (!c->o->unfold && foldable(c->p, id)) {
-		for (;;) {
-			const struct prof_node *ln = prof_node_get(c->p, last);
-			const struct prof_node *ch;
-
-			if (!ln->child)
-				break;
-			ch = prof_node_get(c->p, ln->child);
-			if (ch->sibling || !foldable(c->p, ln->child) ||
-			    !(ch->total * 100 > ln->total * 99))
-				break;
-			last = ln->child;
+	if (!c->o->unfold && foldable(c->p, v[i].id)) {
+		/* The only child is last + 1 when it spans the whole subtree. */
+		while (v[last].size > 1 && v[last + 1].size == v[last].size - 1 &&
+		       v[last + 1].total * 100 > v[last].total * 99 &&
+		       foldable(c->p, v[last + 1].id)) {
+			last++;
 			count++;
 		}
 	}
-	emit(c, id, last, count, depth, fx, fw, count > 1 ? RD_BOX_CHAIN : 0,
-	     n->total);
+	emit(c, v[i].id, v[last].id, count, depth, fx, fw,
+	     count > 1 ? RD_BOX_CHAIN : 0, v[i].total);
 	lay_children(c, last, depth + 1, fx);
 }
 
-int rd_flame_layout(const struct prof_profile *p,
+int rd_flame_layout(const struct rd_tree *t,
 		    const struct rd_flame_opts *o, struct rd_boxes *out)
 {
-	struct ctx c = { .p = p, .o = o, .out = out };
-	const struct prof_node *f = prof_node_get(p, o->focus);
-	uint32_t path[4096], depth = 0;
+	struct ctx c = { .t = t, .p = t->p, .o = o, .out = out };
+	uint32_t path[4096], depth = 0, fi;
 	size_t np = 0;
 
 	out->n = 0;
 	out->max_depth = 0;
-	if (!f || o->area.w <= 0 || o->area.h <= 0 || o->row_h <= 0)
+	if (o->focus >= prof_node_count(t->p) || o->area.w <= 0 ||
+	    o->area.h <= 0 || o->row_h <= 0 || t->n == 0)
 		return -EINVAL;
-	if (f->total == 0)
+	fi = t->pre[o->focus];
+	if (t->v[fi].total == 0)
 		return 0;
 	/* The path root..parent of the focus, drawn full width. */
-	for (uint32_t a = o->focus; a != 0 && np < 4096;) {
-		a = prof_node_get(p, a)->parent;
+	for (uint32_t a = fi; a != 0 && np < 4096;) {
+		a = t->v[a].parent;
 		path[np++] = a;
 	}
-	for (size_t i = np; i-- > 0; depth++) {
-		const struct prof_node *an = prof_node_get(p, path[i]);
-
-		emit(&c, path[i], path[i], 1, depth, 0, o->area.w,
-		     RD_BOX_ANCESTOR, an->total);
-	}
-	c.scale = (double)o->area.w / (double)f->total;
-	c.base = o->unfold ? 0 : f->total;
-	lay(&c, o->focus, depth, 0, o->area.w);
+	for (size_t i = np; i-- > 0; depth++)
+		emit(&c, t->v[path[i]].id, t->v[path[i]].id, 1, depth, 0,
+		     o->area.w, RD_BOX_ANCESTOR, t->v[path[i]].total);
+	c.scale = (double)o->area.w / (double)t->v[fi].total;
+	c.base = o->unfold ? 0 : t->v[fi].total;
+	lay(&c, fi, depth, 0, o->area.w);
 	return c.err;
 }
 

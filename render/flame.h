@@ -22,6 +22,7 @@
 
 #include "profile/profile.h"
 #include "render/draw.h"
+#include "render/tree.h"
 
 enum rd_box_flags {
 	RD_BOX_SMALL = 1u << 0,    /* "N small functions" of caller `node` */
@@ -58,11 +59,11 @@ struct rd_flame_opts {
 	double min_px;       /* boxes narrower than this are dropped (0.5) */
 };
 
-/* Lays out @p (siblings already sorted) into @out (emptied first), boxes in
- * depth-first order. Only boxes at least partly inside opts->area are kept.
+/* Lays out the tree @t (of a sorted profile) into @out (emptied first),
+ * boxes in depth-first order. Only boxes at least partly inside opts->area are kept.
  * Returns 0, -EINVAL for a bad focus or empty area, -ENOMEM. @out's memory
  * belongs to the caller (rd_boxes_free). */
-int rd_flame_layout(const struct prof_profile *p,
+int rd_flame_layout(const struct rd_tree *t,
 		    const struct rd_flame_opts *opts, struct rd_boxes *out);
 
 /* Frees the boxes' memory. */

@@ -8,34 +8,6 @@
 
 #include "render/model.h"
 
-void rd_model_walk(const struct prof_profile *p, rd_visit_fn enter,
-		   rd_visit_fn leave, void *arg)
-{
-	const struct prof_node *root = prof_node_get(p, 0);
-	uint32_t id = root ? root->child : 0;
-
-	while (id) {
-		const struct prof_node *n = prof_node_get(p, id);
-
-		enter(n, id, arg);
-		if (n->child) {
-			id = n->child;
-			continue;
-		}
-		for (;;) {
-			n = prof_node_get(p, id);
-			leave(n, id, arg);
-			if (n->sibling) {
-				id = n->sibling;
-				break;
-			}
-			id = n->parent;
-			if (id == 0)
-				break;
-		}
-	}
-}
-
 unsigned rd_frame_class(const struct prof_frame *f)
 {
 	if (!f)
@@ -50,61 +22,75 @@ struct agg {
 	uint32_t *active; /* per function: times on the current path */
 };
 
-static void agg_enter(const struct prof_node *n, uint32_t id, void *arg)
+static void agg_enter(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct agg *a = arg;
-	struct rd_model *m = a->m;
-	uint32_t f = m->node_fn[id];
-	const struct prof_frame *fr = prof_frame_get(m->p, n->frame);
+	struct rd_fn *f = &a->m->fns[t->v[i].fn];
 
-	if (a->active[f]++ == 0)
-		m->fns[f].total += n->total;
-	m->fns[f].self += n->self;
-	m->fns[f].nodes++;
-	if (fr) {
-		m->class_self[rd_frame_class(fr)] += n->self;
-		m->lang_self[fr->lang < PROF_LANG_COUNT ? fr->lang : 0] += n->self;
+	if (a->active[t->v[i].fn]++ == 0)
+		f->total += t->v[i].total;
+	f->self += t->v[i].self;
+	f->nodes++;
+}
+
+static void agg_leave(const struct rd_tree *t, uint32_t i, void *arg)
+{
+	struct agg *a = arg;
+
+	a->active[t->v[i].fn]--;
+}
+
+static int add_fn(struct rd_model *m, uint32_t name, uint32_t frame,
+		  const struct prof_frame *fr, uint32_t *cap)
+{
+	struct rd_fn *f;
+
+	if (m->nfn == *cap) {
+		uint32_t nc = *cap ? *cap * 2 : 1024;
+		struct rd_fn *v = realloc(m->fns, nc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->fns = v;
+		*cap = nc;
 	}
+	f = &m->fns[m->nfn++];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->frame = frame;
+	f->row = fr && fr->kind != PROF_KIND_PROCESS && fr->kind != PROF_KIND_THREAD;
+	return 0;
 }
 
-static void agg_leave(const struct prof_node *n, uint32_t id, void *arg)
-{
-	struct agg *a = arg;
-
-	(void)n;
-	a->active[a->m->node_fn[id]]--;
-}
-
-/* Assigns a function index to every node: one per distinct name. */
+/* Assigns a function index to every node: one per distinct name (the root
+ * gets a function of its own, not a row). Also sums self by class and
+ * language. */
 static int index_functions(struct rd_model *m)
 {
-	uint32_t nstr = prof_str_count(m->p);
+	uint32_t nstr = prof_str_count(m->p), cap = 0;
 	uint32_t *str_fn = calloc(nstr ? nstr : 1, sizeof(*str_fn));
+	struct rd_tree *t = &m->tree;
 
-	if (!str_fn)
-		return -ENOMEM;
-	m->fns = calloc(m->nnodes, sizeof(*m->fns));
-	if (!m->fns) {
+	if (!str_fn || add_fn(m, 0, 0, NULL, &cap) < 0) {
 		free(str_fn);
 		return -ENOMEM;
 	}
-	for (uint32_t id = 0; id < m->nnodes; id++) {
-		const struct prof_node *n = prof_node_get(m->p, id);
-		const struct prof_frame *fr = prof_frame_get(m->p, n->frame);
-		uint32_t name = fr && id ? fr->name : 0;
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t frame = prof_node_get(m->p, t->v[i].id)->frame;
+		const struct prof_frame *fr = prof_frame_get(m->p, frame);
+		uint32_t name = fr && fr->name < nstr ? fr->name : 0;
 
-		if (name >= nstr)
-			name = 0;
 		if (!str_fn[name]) {
-			struct rd_fn *f = &m->fns[m->nfn];
-
-			f->name = name;
-			f->frame = n->frame;
-			f->row = fr && id && fr->kind != PROF_KIND_PROCESS &&
-				 fr->kind != PROF_KIND_THREAD;
-			str_fn[name] = ++m->nfn;
+			if (add_fn(m, name, frame, fr, &cap) < 0) {
+				free(str_fn);
+				return -ENOMEM;
+			}
+			str_fn[name] = m->nfn - 1;
 		}
-		m->node_fn[id] = str_fn[name] - 1;
+		t->v[i].fn = str_fn[name];
+		m->class_self[rd_frame_class(fr)] += t->v[i].self;
+		m->lang_self[fr && fr->lang < PROF_LANG_COUNT ? fr->lang : 0] +=
+			t->v[i].self;
 	}
 	free(str_fn);
 	return 0;
@@ -118,18 +104,18 @@ struct rd_model *rd_model_new(struct prof_profile *p)
 	if (!m)
 		return NULL;
 	m->p = p;
-	if (prof_sort(p) < 0)
+	if (prof_sort(p) < 0 || rd_tree_build(&m->tree, p) < 0)
 		goto err;
 	m->total = prof_total(p);
 	m->nnodes = prof_node_count(p);
-	m->node_fn = calloc(m->nnodes, sizeof(*m->node_fn));
-	if (!m->node_fn || index_functions(m) < 0)
+	if (index_functions(m) < 0)
 		goto err;
-	m->fn_match = calloc(m->nfn ? m->nfn : 1, 1);
-	a.active = calloc(m->nfn ? m->nfn : 1, sizeof(*a.active));
+	m->fn_match = calloc(m->nfn, 1);
+	a.active = calloc(m->nfn, sizeof(*a.active));
 	if (!m->fn_match || !a.active)
 		goto err;
-	rd_model_walk(p, agg_enter, agg_leave, &a);
+	if (rd_tree_walk(&m->tree, agg_enter, agg_leave, &a) < 0)
+		goto err;
 	free(a.active);
 	a.active = NULL;
 	if (rd_answer_write(m) < 0)
@@ -145,7 +131,7 @@ void rd_model_free(struct rd_model *m)
 {
 	if (!m)
 		return;
-	free(m->node_fn);
+	rd_tree_free(&m->tree);
 	free(m->fns);
 	free(m->fn_match);
 	free(m);
@@ -158,11 +144,18 @@ const char *rd_model_fn_name(const struct rd_model *m, uint32_t fn)
 	return prof_str(m->p, m->fns[fn].name);
 }
 
+uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node)
+{
+	if (node >= m->nnodes)
+		return 0;
+	return m->tree.v[m->tree.pre[node]].fn;
+}
+
 int rd_model_node_match(const struct rd_model *m, uint32_t node)
 {
 	if (!m->searching || node >= m->nnodes)
 		return 0;
-	return m->fn_match[m->node_fn[node]];
+	return m->fn_match[rd_model_node_fn(m, node)];
 }
 
 /* Case-insensitive subsequence match of @term in @s. */
@@ -187,7 +180,7 @@ static void search_term(struct rd_model *m, const char *term, size_t tl)
 	memcpy(pat, term, tl);
 	pat[tl] = '\0';
 	if (regcomp(&re, pat, REG_EXTENDED | REG_NOSUB | REG_ICASE) == 0) {
-		for (uint32_t f = 0; f < m->nfn; f++) {
+		for (uint32_t f = 1; f < m->nfn; f++) {
 			if (regexec(&re, rd_model_fn_name(m, f), 0, NULL, 0) == 0) {
 				m->fn_match[f] = 1;
 				hit = 1;
@@ -197,7 +190,7 @@ static void search_term(struct rd_model *m, const char *term, size_t tl)
 		if (hit)
 			return;
 	}
-	for (uint32_t f = 0; f < m->nfn; f++)
+	for (uint32_t f = 1; f < m->nfn; f++)
 		if (fuzzy(pat, tl, rd_model_fn_name(m, f)))
 			m->fn_match[f] = 1;
 }
@@ -207,23 +200,22 @@ struct count {
 	uint32_t inside; /* matching nodes on the current path */
 };
 
-static void count_enter(const struct prof_node *n, uint32_t id, void *arg)
+static void count_enter(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct count *c = arg;
 
-	if (!c->m->fn_match[c->m->node_fn[id]])
+	if (!c->m->fn_match[t->v[i].fn])
 		return;
 	c->m->match_boxes++;
 	if (c->inside++ == 0)
-		c->m->match_value += n->total;
+		c->m->match_value += t->v[i].total;
 }
 
-static void count_leave(const struct prof_node *n, uint32_t id, void *arg)
+static void count_leave(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct count *c = arg;
 
-	(void)n;
-	if (c->m->fn_match[c->m->node_fn[id]])
+	if (c->m->fn_match[t->v[i].fn])
 		c->inside--;
 }
 
@@ -232,7 +224,7 @@ int rd_model_search(struct rd_model *m, const char *query)
 	struct count c = { .m = m };
 	const char *s = query ? query : "";
 
-	memset(m->fn_match, 0, m->nfn ? m->nfn : 1);
+	memset(m->fn_match, 0, m->nfn);
 	m->searching = 0;
 	m->match_boxes = 0;
 	m->match_value = 0;
@@ -254,7 +246,7 @@ int rd_model_search(struct rd_model *m, const char *query)
 		s = e + 1;
 	}
 	if (m->searching)
-		rd_model_walk(m->p, count_enter, count_leave, &c);
+		return rd_tree_walk(&m->tree, count_enter, count_leave, &c);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
+#include "render/tree.h"
 
 struct rd_fn {
 	uint32_t name;  /* string id of the function's name */
@@ -38,9 +39,9 @@ enum rd_sort {
 
 struct rd_model {
 	struct prof_profile *p; /* borrowed */
+	struct rd_tree tree;    /* preorder; tree.v[i].fn is the function */
 	uint64_t total;
 	uint32_t nnodes;
-	uint32_t *node_fn;      /* node id -> function index */
 	struct rd_fn *fns;
 	uint32_t nfn;
 	int yours;              /* 1 when your code holds a real share */
@@ -96,11 +97,7 @@ char *rd_model_exact_query(const char *name, char *buf, size_t n);
  * rd_model_new; exposed for tests). Returns 0 or -ENOMEM. */
 int rd_answer_write(struct rd_model *m);
 
-/* Calls @enter and @leave for every node of @p but the root, depth first in
- * sibling order (leave after all of a node's children). */
-typedef void (*rd_visit_fn)(const struct prof_node *n, uint32_t id,
-			    void *arg);
-void rd_model_walk(const struct prof_profile *p, rd_visit_fn enter,
-		   rd_visit_fn leave, void *arg);
+/* The function index of node @node (a profile node id). */
+uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node);
 
 #endif /* HEARTH_RENDER_MODEL_H */

@@ -95,13 +95,13 @@ int rd_svg_write(const struct rd_model *m, const struct rd_svg_opts *o,
 	int rc;
 
 	/* First pass: how deep it goes. */
-	if ((rc = rd_flame_layout(m->p, &fo, &b)) < 0)
+	if ((rc = rd_flame_layout(&m->tree, &fo, &b)) < 0)
 		goto out;
 	rows = (int)b.max_depth + 1;
 	h = TOP + rows * ROW_H + 30;
 	fo.area = (struct rd_rect){ 10, TOP, w - 20, rows * ROW_H };
 	fo.icicle = o->icicle;
-	if ((rc = rd_flame_layout(m->p, &fo, &b)) < 0)
+	if ((rc = rd_flame_layout(&m->tree, &fo, &b)) < 0)
 		goto out;
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "

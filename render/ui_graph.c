@@ -52,11 +52,11 @@ int rd_ui_graph(struct rd_ui *ui)
 
 	rd_list_rect(&ui->list, ui->graph.x, ui->graph.y, ui->graph.w,
 		     ui->graph.h, 0xFFFFFF);
-	err = rd_flame_layout(ui->m->p, &o, &ui->boxes);
+	err = rd_flame_layout(&ui->m->tree, &o, &ui->boxes);
 	if (err == -EINVAL && ui->focus) {
 		ui->focus = 0;
 		o.focus = 0;
-		err = rd_flame_layout(ui->m->p, &o, &ui->boxes);
+		err = rd_flame_layout(&ui->m->tree, &o, &ui->boxes);
 	}
 	if (err == -ENOMEM)
 		return err;

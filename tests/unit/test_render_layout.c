@@ -15,6 +15,7 @@
 #include "render/draw.h"
 #include "render/flame.h"
 #include "render/format.h"
+#include "render/tree.h"
 
 static struct prof_profile *parse(const char *text)
 {
@@ -26,6 +27,19 @@ static struct prof_profile *parse(const char *text)
 					   sizeof(err)), 0);
 	assert_int_equal(prof_sort(p), 0);
 	return p;
+}
+
+/* Lays out @p with @o through its preorder tree. */
+static int layout(struct prof_profile *p, const struct rd_flame_opts *o,
+		  struct rd_boxes *b)
+{
+	struct rd_tree t;
+	int rc;
+
+	assert_int_equal(rd_tree_build(&t, p), 0);
+	rc = rd_flame_layout(&t, o, b);
+	rd_tree_free(&t);
+	return rc;
 }
 
 static const char *box_name(struct prof_profile *p, const struct rd_box *b)
@@ -79,13 +93,13 @@ static void test_flame_exact(void **state)
 	};
 
 	(void)state;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	check(p, &b, w, 5);
 	assert_int_equal(b.max_depth, 2);
 	/* Icicle: root on top, rows go down; offset area. */
 	o.icicle = 1;
 	o.area = (struct rd_rect){ 10, 50, 800, 200 };
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.v[0].y, 50);
 	assert_int_equal(b.v[0].x, 10);
 	assert_int_equal(b.v[2].y, 90);
@@ -117,11 +131,11 @@ static void test_flame_zoom(void **state)
 
 	(void)state;
 	o.focus = prof_child_find(p, 0, prof_node_get(p, prof_node_get(p, 0)->child)->frame);
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	check(p, &b, w, 4);
 	assert_int_equal(rd_flame_find(&b, p, o.focus), 1);
 	o.focus = 999999;
-	assert_int_equal(rd_flame_layout(p, &o, &b), -EINVAL);
+	assert_int_equal(layout(p, &o, &b), -EINVAL);
 	rd_boxes_free(&b);
 	prof_free(p);
 }
@@ -136,7 +150,7 @@ static void test_flame_thresholds(void **state)
 	struct rd_boxes b = { 0 };
 
 	(void)state;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	/* all, a, b (0.5 px: drawn, rounds to 1 px), c (10 px), d (10.5) */
 	assert_int_equal(b.n, 5);
 	assert_string_equal(box_name(p, &b.v[2]), "b");
@@ -149,7 +163,7 @@ static void test_flame_thresholds(void **state)
 	prof_free(p);
 	p = parse("a 3999\nb 1\n"); /* b: 0.25 px */
 	o.area.w = 1000;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 2);
 	rd_boxes_free(&b);
 	prof_free(p);
@@ -173,22 +187,22 @@ static void test_flame_chain(void **state)
 	};
 
 	(void)state;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	check(p, &b, w, 6);
 	assert_string_equal(prof_str(p, prof_frame_get(p, prof_node_get(p, b.v[2].last)->frame)->name), "w");
 	/* Show every frame: r and w on their own rows. */
 	o.unfold = 1;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 7);
 	prof_free(p);
 	/* 99 of 100 is not more than 99%: no fold. */
 	p = parse("m;r 99\nm 1\n");
 	o.unfold = 0;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 3);
 	prof_free(p);
 	p = parse("m;r 995\nm 4\n");
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 2);
 	assert_int_equal(b.v[1].count, 2);
 	rd_boxes_free(&b);
@@ -206,7 +220,7 @@ static void test_flame_small(void **state)
 	uint32_t pn, qn;
 
 	(void)state;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	/* all, p, a, q, bucket(b, c) */
 	assert_int_equal(b.n, 5);
 	assert_string_equal(box_name(p, &b.v[3]), "q");
@@ -219,7 +233,7 @@ static void test_flame_small(void **state)
 	pn = prof_node_get(p, 0)->child;
 	qn = prof_node_get(p, prof_node_get(p, pn)->child)->sibling;
 	o.focus = qn;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 5);
 	assert_string_equal(box_name(p, &b.v[3]), "b");
 	assert_int_equal(b.v[3].w, 500);
@@ -229,7 +243,7 @@ static void test_flame_small(void **state)
 	prof_free(p);
 	p = parse("p;a 1999\np;b 1\n"); /* b: 0.5 px */
 	o.focus = 0;
-	assert_int_equal(rd_flame_layout(p, &o, &b), 0);
+	assert_int_equal(layout(p, &o, &b), 0);
 	assert_int_equal(b.n, 4);
 	assert_string_equal(box_name(p, &b.v[3]), "b");
 	rd_boxes_free(&b);

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The viewer's benchmark: generates a folded profile of 1,000,000 lines
+ * (about 200,000 distinct frames), then measures what a person waits for:
+ * load (read + parse + the viewer's model), peak memory against the input
+ * size, and the frame time of a full view at 1920x1080 with SDL's software
+ * renderer (layout + drawing, median of 100 frames).
+ *
+ * usage: render_bench [FILE] [LINES]   (FILE is written when missing)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "render/load.h"
+#include "render/model.h"
+#include "render/sdl.h"
+#include "render/ui.h"
+
+#define NFRAMES 200000u
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Tree-shaped stacks: each frame has a handful of likely callees, so
+ * prefixes are shared as in a real program, and 200,000 names in all. */
+static int generate(const char *path, long lines)
+{
+	static const char *const procs[] = { "api-server", "worker", "cron", "db-proxy" };
+	FILE *f = fopen(path, "w");
+	uint64_t s = 0x9E3779B97F4A7C15ull;
+
+	if (!f)
+		return -errno;
+	for (long i = 0; i < lines; i++) {
+		unsigned depth = 4 + (unsigned)(rng(&s) % 20);
+		uint64_t fr = rng(&s) % 2000;
+
+		fprintf(f, "%s;main", procs[rng(&s) % 4]);
+		for (unsigned d = 0; d < depth; d++) {
+			{
+				uint64_t r = rng(&s) % 16;
+
+				/* Mostly the usual callee, sometimes another. */
+				fr = (fr * 2654435761u + 1 + (r < 11 ? 0 : r - 10)) % NFRAMES;
+			}
+			if (fr % 7 == 0)
+				fprintf(f, ";ns%u::Type%u::method_%lu", (unsigned)(fr % 40),
+					(unsigned)(fr % 300), (unsigned long)fr);
+			else
+				fprintf(f, ";fn_%lu", (unsigned long)fr);
+		}
+		fprintf(f, " %lu\n", (unsigned long)(1 + rng(&s) % 50));
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static int frames(struct rd_model *m, double *median, double *layout_med)
+{
+	char err[256];
+	struct rd_canvas *c = rd_canvas_new(1920, 1080, 1, err, sizeof(err));
+	double t[100], l[100];
+	struct rd_text tx;
+	struct rd_ui ui;
+
+	if (!c) {
+		fprintf(stderr, "render_bench: %s\n", err);
+		return -1;
+	}
+	tx = rd_canvas_text(c);
+	if (rd_ui_init(&ui, m, &tx) < 0)
+		return -1;
+	for (int i = 0; i < 100; i++) {
+		double t0 = now(), t1;
+
+		ui.mouse_in = i % 2; /* alternate with a tooltip */
+		ui.mouse_x = 400 + i;
+		ui.mouse_y = 1000;
+		rd_ui_layout(&ui, 1920, 1080, 1);
+		t1 = now();
+		rd_canvas_draw(c, &ui.list);
+		t[i] = now() - t0;
+		l[i] = t1 - t0;
+	}
+	qsort(t, 100, sizeof(t[0]), cmp_d);
+	qsort(l, 100, sizeof(l[0]), cmp_d);
+	*median = (t[49] + t[50]) / 2;
+	*layout_med = (l[49] + l[50]) / 2;
+	printf("boxes drawn in the full view: %zu\n", ui.boxes.n);
+	rd_ui_release(&ui);
+	rd_canvas_free(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "render_bench.folded";
+	long lines = argc > 2 ? strtol(argv[2], NULL, 10) : 1000000;
+	struct prof_profile *p = NULL;
+	struct rd_model *m;
+	struct stat st;
+	char err[512];
+	double t0, t1, t_parse, t_sort, t_model, fmed, lmed;
+	long rss0, rss_prof;
+
+	if (stat(path, &st) < 0 && generate(path, lines) < 0) {
+		fprintf(stderr, "render_bench: cannot write %s\n", path);
+		return 1;
+	}
+	if (stat(path, &st) < 0)
+		return 1;
+	rss0 = rss_kib();
+	t0 = now();
+	if (rd_load_profile(path, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "render_bench: %s\n", err);
+		return 1;
+	}
+	t_parse = now() - t0;
+	rss_prof = rss_kib();
+	t1 = now();
+	if (prof_sort(p) < 0)
+		return 1;
+	t_sort = now() - t1;
+	if (!(m = rd_model_new(p)))
+		return 1;
+	t_model = now() - t1 - t_sort;
+	printf("input: %s, %.1f MiB, %u nodes, %u frames, %u functions\n", path,
+	       (double)st.st_size / 1048576.0, prof_node_count(p),
+	       prof_frame_count(p), m->nfn);
+	printf("load: %.3f s (read+parse %.3f s, sort %.3f s, viewer model %.3f s)   target <= 1 s\n",
+	       t_parse + t_sort + t_model, t_parse, t_sort, t_model);
+	if (frames(m, &fmed, &lmed) < 0)
+		return 1;
+	printf("frame: %.2f ms median of 100 at 1920x1080, software renderer "
+	       "(layout %.2f ms)   target <= 16 ms\n", fmed * 1e3, lmed * 1e3);
+	printf("memory: peak RSS %.1f MiB (%.1f MiB before loading, %.1f MiB after parsing) = %.1fx the input   target <= 10x\n",
+	       (double)rss_kib() / 1024.0, (double)rss0 / 1024.0, (double)rss_prof / 1024.0,
+	       (double)(rss_kib() - rss0) * 1024.0 / (double)st.st_size);
+	rd_model_free(m);
+	prof_free(p);
+	return 0;
+}

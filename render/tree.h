@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render/tree: the call tree flattened in depth-first (pre)order for the
+ * viewer's hot loops. Node i's subtree is [i, i + size); its first child
+ * is i + 1, the next sibling of child j is j + size(j); parent < i. Walks
+ * over it touch memory in order instead of chasing sibling links.
+ */
+#ifndef HEARTH_RENDER_TREE_H
+#define HEARTH_RENDER_TREE_H
+
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+struct rd_tnode {
+	uint32_t id;     /* the profile's node id */
+	uint32_t parent; /* preorder index of the parent (root: 0) */
+	uint32_t size;   /* nodes in the subtree, itself included */
+	uint32_t fn;     /* function index (set by the model), else 0 */
+	uint64_t total;
+	uint64_t self;
+};
+
+struct rd_tree {
+	const struct prof_profile *p; /* borrowed */
+	struct rd_tnode *v;           /* v[0] is the root */
+	uint32_t n;
+	uint32_t *pre;                /* node id -> preorder index */
+	/* Children of node i, contiguous (for nodes with thousands of
+	 * children): kid[kid_off[i] .. kid_off[i + 1]) are their preorder
+	 * indexes in sibling order, kid_total[] their totals. */
+	uint32_t *kid_off;
+	uint32_t *kid;
+	uint64_t *kid_total;
+};
+
+/* Flattens @p (in its current sibling order) into @t. Returns 0 or
+ * -ENOMEM. Free with rd_tree_free(). */
+int rd_tree_build(struct rd_tree *t, const struct prof_profile *p);
+
+/* Frees the arrays of @t. Accepts a zeroed tree. */
+void rd_tree_free(struct rd_tree *t);
+
+/* Calls @enter for every node but the root in preorder and @leave once its
+ * subtree is done, with preorder indexes. Returns 0 or -ENOMEM. */
+typedef void (*rd_tree_fn)(const struct rd_tree *t, uint32_t i, void *arg);
+int rd_tree_walk(const struct rd_tree *t, rd_tree_fn enter, rd_tree_fn leave,
+		 void *arg);
+
+#endif /* HEARTH_RENDER_TREE_H */

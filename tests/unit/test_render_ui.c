@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/* The window as pure code: clicks, keys and text change the state; the
+ * layout's zones, breadcrumb, status and table follow. Text is measured by
+ * a 7 px per character stand-in, so no window is needed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profile/folded.h"
+#include "profile/profile.h"
+#include "render/palette.h"
+#include "render/ui.h"
+
+static int measure7(void *ctx, int font, const char *s, size_t n)
+{
+	int w = 0;
+
+	(void)ctx;
+	(void)font;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w += 7;
+	return w;
+}
+
+struct fx {
+	struct prof_profile *p;
+	struct rd_model *m;
+	struct rd_ui ui;
+};
+
+static const char fixture[] =
+	"app;main;build_report;dumps 24\n"
+	"app;main;build_report 30\n"
+	"app;main;build_report;memcpy_[k] 8\n"
+	"app;main 5\n"
+	"app;main;parse;lex 20\n"
+	"app;main;parse;parse_expr 13\n";
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct rd_text t = { .measure = measure7, .line_h = { 15, 15, 18 } };
+	char err[128];
+
+	f->p = prof_new(PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_folded_parse(f->p, fixture, strlen(fixture), 1, err,
+					   sizeof(err)), 0);
+	f->m = rd_model_new(f->p);
+	assert_non_null(f->m);
+	assert_int_equal(rd_ui_init(&f->ui, f->m, &t), 0);
+	assert_int_equal(rd_ui_layout(&f->ui, 1200, 800, 1), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	rd_ui_release(&f->ui);
+	rd_model_free(f->m);
+	prof_free(f->p);
+	free(f);
+	return 0;
+}
+
+static const struct rd_box *box(struct rd_ui *ui, const char *name)
+{
+	char label[256];
+
+	for (size_t i = 0; i < ui->boxes.n; i++)
+		if (!strcmp(rd_ui_box_label(ui, &ui->boxes.v[i], label,
+					    sizeof(label)), name))
+			return &ui->boxes.v[i];
+	return NULL;
+}
+
+static const struct rd_zone *zone(struct rd_ui *ui, int kind, uint32_t arg)
+{
+	for (size_t i = 0; i < ui->nzones; i++)
+		if (ui->zones[i].kind == kind && ui->zones[i].arg == arg)
+			return &ui->zones[i];
+	return NULL;
+}
+
+static size_t count_zones(struct rd_ui *ui, int kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ui->nzones; i++)
+		n += ui->zones[i].kind == kind;
+	return n;
+}
+
+static void click_box(struct rd_ui *ui, const char *name)
+{
+	const struct rd_box *b = box(ui, name);
+
+	assert_non_null(b);
+	assert_int_equal(rd_ui_click(ui, b->x + 1, b->y + 1), 1);
+	assert_int_equal(rd_ui_layout(ui, ui->w, ui->h, 1), 0);
+}
+
+static void click_zone(struct rd_ui *ui, const struct rd_zone *z)
+{
+	assert_non_null(z);
+	assert_int_equal(rd_ui_click(ui, z->r.x + 1, z->r.y + 1), 1);
+	assert_int_equal(rd_ui_layout(ui, ui->w, ui->h, 1), 0);
+}
+
+/* Click zooms: the box fills the graph's width, the breadcrumb has one
+ * step per level, Escape and a breadcrumb step zoom out. */
+static void test_zoom(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+	const struct rd_box *b;
+
+	assert_int_equal(count_zones(ui, RD_Z_CRUMB), 1);
+	assert_int_equal(box(ui, "build_report")->w, 734); /* 1184 x 62% */
+	click_box(ui, "build_report");
+	b = box(ui, "build_report");
+	assert_int_equal(b->x, ui->graph.x);
+	assert_int_equal(b->w, ui->graph.w);
+	assert_int_equal(box(ui, "dumps")->w, 458); /* 1184 x 24/62 */
+	assert_null(box(ui, "parse"));
+	assert_int_equal(count_zones(ui, RD_Z_CRUMB), 4);
+	/* Clicking the zoomed box again zooms out to its caller. */
+	click_box(ui, "build_report");
+	assert_int_equal(box(ui, "main")->w, ui->graph.w);
+	assert_non_null(box(ui, "parse"));
+	click_box(ui, "dumps");
+	click_zone(ui, zone(ui, RD_Z_CRUMB, prof_node_get(f->p, 0)->child));
+	assert_int_equal(count_zones(ui, RD_Z_CRUMB), 2);
+	assert_int_equal(rd_ui_key(ui, RD_KEY_ESCAPE), 1);
+	assert_int_equal(ui->focus, 0);
+	assert_int_equal(rd_ui_key(ui, RD_KEY_ESCAPE), 0);
+}
+
+/* '/' then text searches as you type; Return leaves the box; Escape then
+ * clears the search. */
+static void test_search(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+
+	assert_int_equal(rd_ui_text(ui, "x"), 0);
+	assert_int_equal(rd_ui_key(ui, RD_KEY_SLASH), 1);
+	assert_true(ui->typing);
+	rd_ui_text(ui, "lex");
+	rd_ui_text(ui, ",");
+	rd_ui_text(ui, "dumpz");
+	rd_ui_key(ui, RD_KEY_BACKSPACE);
+	rd_ui_text(ui, "s");
+	rd_ui_key(ui, RD_KEY_ENTER);
+	assert_false(ui->typing);
+	rd_ui_layout(ui, ui->w, ui->h, 1);
+	assert_string_equal(ui->query, "lex,dumps");
+	assert_string_equal(ui->status, "2 matches \xc2\xb7 44% of the total");
+	/* Non-matching boxes fade towards the background, matches do not. */
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "main")),
+			 rd_mix(rd_frame_color(PROF_CLASS_UNKNOWN, "main"), RD_COL_BG, 0.72));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "dumps")),
+			 rd_frame_color(PROF_CLASS_UNKNOWN, "dumps"));
+	assert_int_equal(rd_ui_key(ui, RD_KEY_ESCAPE), 1);
+	rd_ui_layout(ui, ui->w, ui->h, 1);
+	assert_string_equal(ui->status, "");
+}
+
+/* The legend fades a class and brings it back; a card finds its function. */
+static void test_legend_cards(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+	uint32_t before = rd_ui_box_color(ui, box(ui, "memcpy"));
+
+	/* memcpy_[k] is a kernel frame: system, grey. */
+	assert_int_equal(before, rd_frame_color(PROF_CLASS_SYSTEM, "memcpy"));
+	assert_non_null(zone(ui, RD_Z_LEGEND, PROF_CLASS_UNKNOWN));
+	click_zone(ui, zone(ui, RD_Z_LEGEND, PROF_CLASS_SYSTEM));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "memcpy")),
+			 rd_mix(before, RD_COL_BG, 0.78));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "dumps")),
+			 rd_frame_color(PROF_CLASS_UNKNOWN, "dumps"));
+	click_zone(ui, zone(ui, RD_Z_LEGEND, PROF_CLASS_SYSTEM));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "memcpy")), before);
+	/* Cards: build_report (38 of its own), dumps, lex. */
+	assert_int_equal(count_zones(ui, RD_Z_CARD), 3);
+	click_zone(ui, &ui->zones[0]);
+	assert_string_equal(ui->query, "^build_report$");
+	assert_string_equal(ui->status, "1 match \xc2\xb7 62% of the total");
+}
+
+/* Arrows move the selection, Enter zooms into it. */
+static void test_keys(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+
+	rd_ui_key(ui, RD_KEY_UP); /* all -> app */
+	rd_ui_key(ui, RD_KEY_UP); /* main */
+	rd_ui_key(ui, RD_KEY_UP); /* build_report, the widest */
+	rd_ui_layout(ui, ui->w, ui->h, 1);
+	assert_int_equal(ui->selected, box(ui, "build_report")->node);
+	rd_ui_key(ui, RD_KEY_RIGHT);
+	assert_int_equal(ui->selected, box(ui, "parse")->node);
+	rd_ui_key(ui, RD_KEY_RIGHT); /* no neighbour: stays */
+	assert_int_equal(ui->selected, box(ui, "parse")->node);
+	rd_ui_key(ui, RD_KEY_LEFT);
+	assert_int_equal(ui->selected, box(ui, "build_report")->node);
+	rd_ui_key(ui, RD_KEY_DOWN);
+	assert_int_equal(ui->selected, box(ui, "main")->node);
+	rd_ui_key(ui, RD_KEY_UP);
+	assert_int_equal(rd_ui_key(ui, RD_KEY_ENTER), 1);
+	rd_ui_layout(ui, ui->w, ui->h, 1);
+	assert_int_equal(ui->focus, box(ui, "build_report")->node);
+	assert_int_equal(box(ui, "build_report")->w, ui->graph.w);
+}
+
+/* Toolbar: icicle puts the root on top; the table pane sorts by column and
+ * its divider drags; "Show every frame" unfolds; Reset clears all. */
+static void test_toolbar_table(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+	int gw = ui->graph.w;
+
+	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_MODE));
+	assert_int_equal(box(ui, "all")->y, ui->graph.y);
+	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_TABLE));
+	assert_true(ui->graph.w < gw);
+	assert_int_equal(box(ui, "all")->w, ui->graph.w);
+	/* Sorted by total: main (95) first; by self: build_report (30). */
+	assert_string_equal(rd_model_fn_name(f->m, ui->table_idx[0]), "main");
+	click_zone(ui, zone(ui, RD_Z_TABLE_HEAD, RD_SORT_SELF));
+	assert_string_equal(rd_model_fn_name(f->m, ui->table_idx[0]), "build_report");
+	assert_int_equal(ui->table_n, 7);
+	/* A row finds its function. */
+	click_zone(ui, zone(ui, RD_Z_TABLE_ROW, ui->table_idx[1]));
+	assert_string_equal(ui->query, "^dumps$");
+	/* Drag the divider 100 px left: the table grows by 100. */
+	{
+		const struct rd_zone *d = zone(ui, RD_Z_DIVIDER, 0);
+		int tw = ui->table.w, x = d->r.x + d->r.w / 2;
+
+		assert_int_equal(rd_ui_click(ui, x, d->r.y + 5), 1);
+		assert_int_equal(rd_ui_motion(ui, x - 100, d->r.y + 5), 1);
+		assert_int_equal(rd_ui_release_button(ui), 1);
+		rd_ui_layout(ui, ui->w, ui->h, 1);
+		assert_true(ui->table.w > tw + 90 && ui->table.w < tw + 110);
+	}
+	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_RESET));
+	assert_string_equal(ui->query, "");
+	assert_int_equal(ui->focus, 0);
+}
+
+/* Hover: a tooltip with total, self and samples; the dump lists it. */
+static void test_tooltip_dump(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+	const struct rd_box *b = box(ui, "build_report");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	assert_int_equal(rd_ui_motion(ui, b->x + 5, b->y + 5), 1);
+	rd_ui_layout(ui, ui->w, ui->h, 1);
+	assert_true(ui->tip.w > 0);
+	out = open_memstream(&buf, &len);
+	assert_int_equal(rd_ui_dump(ui, out), 0);
+	fclose(out);
+	assert_non_null(strstr(buf, "focus all\n"));
+	assert_non_null(strstr(buf, "answer 62% of CPU time was in build_report, mostly inside dumps (24%).\n"));
+	assert_non_null(strstr(buf, " build_report\n"));
+	free(buf);
+	/* The tooltip's text is in the draw list. */
+	{
+		int total = 0, self = 0, samples = 0;
+
+		for (size_t i = 0; i < ui->list.n; i++) {
+			const char *s = rd_cmd_text(&ui->list, &ui->list.cmds[i]);
+
+			if (ui->list.cmds[i].kind != RD_CMD_TEXT)
+				continue;
+			total |= !strcmp(s, "Total: 62 (62%)");
+			self |= !strcmp(s, "Self: 30 (30%)");
+			samples |= !strcmp(s, "Samples: 62");
+		}
+		assert_true(total && self && samples);
+	}
+	assert_int_equal(rd_ui_leave(ui), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_zoom, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_search, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_legend_cards, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_toolbar_table, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tooltip_dump, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
