@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/* The store's profile and window encoding: exact round trips (every frame
+ * field, values, metadata), compactness of shared prefixes, and rejection
+ * of truncated, altered and foreign bytes. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/store_codec.h"
+#include "profile/folded.h"
+#include "profile/profile.h"
+
+static uint32_t frame(struct prof_profile *p, const char *name, const char *mod,
+		      const char *file, uint32_t line, uint8_t kind, uint8_t cls)
+{
+	struct prof_frame f = {
+		.name = prof_intern_cstr(p, name), .module = prof_intern_cstr(p, mod),
+		.file = prof_intern_cstr(p, file), .line = line, .kind = kind,
+		.cls = cls, .lang = PROF_LANG_C,
+	};
+
+	return prof_frame_intern(p, &f);
+}
+
+static struct prof_profile *sample_profile(enum prof_unit unit)
+{
+	struct prof_profile *p = prof_new(unit);
+	uint32_t proc, mainf, a, b, k;
+
+	assert_non_null(p);
+	proc = frame(p, "app", "", "", 1234, PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN);
+	mainf = frame(p, "main", "/usr/bin/app", "main.c", 10, PROF_KIND_USER, PROF_CLASS_YOURS);
+	a = frame(p, "work_a", "/usr/bin/app", "a.c", 20, PROF_KIND_USER, PROF_CLASS_YOURS);
+	b = frame(p, "inl_b", "/usr/bin/app", "b.h", 30, PROF_KIND_INLINE, PROF_CLASS_YOURS);
+	k = frame(p, "do_syscall_64", "", "", 0, PROF_KIND_KERNEL, PROF_CLASS_SYSTEM);
+	{
+		uint32_t s1[] = { proc, mainf, a };
+		uint32_t s2[] = { proc, mainf, a, b };
+		uint32_t s3[] = { proc, mainf, b, k };
+		uint32_t s4[] = { proc, mainf };
+
+		assert_int_not_equal(prof_add_stack(p, s1, 3, 70), UINT32_MAX);
+		assert_int_not_equal(prof_add_stack(p, s2, 4, 20), UINT32_MAX);
+		assert_int_not_equal(prof_add_stack(p, s3, 4, 9), UINT32_MAX);
+		assert_int_not_equal(prof_add_stack(p, s4, 2, 1), UINT32_MAX);
+	}
+	prof_meta(p)->start_ns = 1700000000123456789ull;
+	prof_meta(p)->duration_ns = 10000000000ull;
+	prof_meta(p)->hz = 99;
+	prof_meta(p)->drops = 3;
+	return p;
+}
+
+static char *folded(struct prof_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(prof_folded_write(p, f, PROF_FOLDED_ANNOTATE), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Every stack with its full frames, as text, for exact comparison. */
+static int describe(const struct prof_profile *p, const uint32_t *fr, size_t n,
+		    uint64_t v, void *arg)
+{
+	FILE *out = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_frame *f = prof_frame_get(p, fr[i]);
+
+		fprintf(out, "%s|%s|%s|%u|%u|%u|%u;", prof_str(p, f->name),
+			prof_str(p, f->module), prof_str(p, f->file), f->line, f->kind,
+			f->cls, f->lang);
+	}
+	fprintf(out, " %llu\n", (unsigned long long)v);
+	return 0;
+}
+
+static char *full_text(struct prof_profile *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(prof_sort(p), 0);
+	assert_int_equal(prof_walk_stacks(p, describe, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_profile_round_trip(void **state)
+{
+	struct prof_profile *p = sample_profile(PROF_UNIT_SAMPLES), *q;
+	char *a, *b;
+	void *blob;
+	size_t len;
+	int err = 1;
+
+	(void)state;
+	assert_int_equal(store_codec_profile_pack(p, &blob, &len), 0);
+	q = store_codec_profile_unpack(blob, len, &err);
+	assert_non_null(q);
+	assert_int_equal(err, 0);
+	a = full_text(p);
+	b = full_text(q);
+	assert_string_equal(a, b);
+	assert_int_equal(prof_total(q), 100);
+	assert_int_equal(prof_meta(q)->start_ns, 1700000000123456789ull);
+	assert_int_equal(prof_meta(q)->duration_ns, 10000000000ull);
+	assert_int_equal(prof_meta(q)->hz, 99);
+	assert_int_equal(prof_meta(q)->drops, 3);
+	free(a);
+	free(b);
+	a = folded(p);
+	b = folded(q);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	free(blob);
+	prof_free(p);
+	prof_free(q);
+}
+
+static void test_window_round_trip(void **state)
+{
+	struct store_window w = { .start_ns = 5, .end_ns = 10000000005ull, .samples = 100,
+				  .idle_samples = 7, .offcpu_ns = 123456, .drops = 2 };
+	struct store_window r;
+	char *a, *b;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	w.offcpu = sample_profile(PROF_UNIT_NANOSECONDS);
+	prof_meta(w.offcpu)->off_cpu = 1;
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_int_equal(r.start_ns, 5);
+	assert_int_equal(r.end_ns, 10000000005ull);
+	assert_int_equal(r.samples, 100);
+	assert_int_equal(r.idle_samples, 7);
+	assert_int_equal(r.offcpu_ns, 123456);
+	assert_int_equal(r.drops, 2);
+	assert_non_null(r.oncpu);
+	assert_non_null(r.offcpu);
+	assert_int_equal(prof_meta(r.offcpu)->unit, PROF_UNIT_NANOSECONDS);
+	assert_int_equal(prof_meta(r.offcpu)->off_cpu, 1);
+	a = full_text(w.offcpu);
+	b = full_text(r.offcpu);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	store_window_clear(&r);
+	assert_null(r.oncpu);
+	/* A window with only on-CPU data. */
+	prof_free(w.offcpu);
+	w.offcpu = NULL;
+	free(blob);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_non_null(r.oncpu);
+	assert_null(r.offcpu);
+	store_window_clear(&r);
+	store_window_clear(&w);
+	free(blob);
+}
+
+static void test_empty_profile(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_BYTES), *q;
+	void *blob;
+	size_t len;
+	int err;
+
+	(void)state;
+	assert_int_equal(store_codec_profile_pack(p, &blob, &len), 0);
+	q = store_codec_profile_unpack(blob, len, &err);
+	assert_non_null(q);
+	assert_int_equal(prof_total(q), 0);
+	assert_int_equal(prof_meta(q)->unit, PROF_UNIT_BYTES);
+	free(blob);
+	prof_free(p);
+	prof_free(q);
+}
+
+static void test_rejects_damage(void **state)
+{
+	struct prof_profile *p = sample_profile(PROF_UNIT_SAMPLES), *q;
+	struct store_window w;
+	unsigned char *blob;
+	void *vb;
+	size_t len;
+	int err;
+
+	(void)state;
+	assert_int_equal(store_codec_profile_pack(p, &vb, &len), 0);
+	blob = vb;
+	/* Every truncation fails cleanly. */
+	for (size_t n = 0; n < len; n++) {
+		q = store_codec_profile_unpack(blob, n, &err);
+		assert_null(q);
+		assert_int_equal(err, -EBADMSG);
+	}
+	/* A window decoder refuses a profile blob (different magic). */
+	assert_int_equal(store_codec_window_unpack(blob, len, &w), -EBADMSG);
+	/* Altered compressed bytes: zlib's check catches them. */
+	blob[len - 1] ^= 0xff;
+	assert_null(store_codec_profile_unpack(blob, len, &err));
+	assert_int_equal(err, -EBADMSG);
+	/* A raw length beyond the limit is refused before allocating. */
+	{
+		unsigned char huge[] = { 'H', 'W', 'P', '1', 0xff, 0xff, 0xff, 0xff, 0x0f, 0x78, 0x9c };
+
+		assert_null(store_codec_profile_unpack(huge, sizeof(huge), &err));
+		assert_int_equal(err, -EBADMSG);
+	}
+	free(blob);
+	prof_free(p);
+}
+
+static void test_compact(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t path[40];
+	void *blob;
+	size_t len;
+	char name[32];
+
+	(void)state;
+	/* 1000 deep stacks sharing most of their prefix. */
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "frame_%d", i);
+		path[i] = frame(p, name, "/lib/x.so", "x.c", (uint32_t)i, PROF_KIND_USER, PROF_CLASS_LIBRARY);
+	}
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "leaf_%d", i);
+		path[39] = frame(p, name, "/lib/x.so", "x.c", 1, PROF_KIND_USER, PROF_CLASS_LIBRARY);
+		assert_int_not_equal(prof_add_stack(p, path, 40, (uint64_t)i + 1), UINT32_MAX);
+	}
+	assert_int_equal(store_codec_profile_pack(p, &blob, &len), 0);
+	/* Far below 40 frames x 1000 stacks x 4 bytes. */
+	assert_true(len < 16000);
+	free(blob);
+	prof_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_round_trip),
+		cmocka_unit_test(test_window_round_trip),
+		cmocka_unit_test(test_empty_profile),
+		cmocka_unit_test(test_rejects_damage),
+		cmocka_unit_test(test_compact),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
