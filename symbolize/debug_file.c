@@ -16,8 +16,6 @@
 
 #include "sym_internal.h"
 
-#define DEBUG_ROOT "/usr/lib/debug"
-
 /* Opens @path under process @pid's root, then on the host, and checks that
  * the build-id matches @m's when both have one. */
 static int try_open(struct sym_module *m, pid_t pid, const char *path)
@@ -51,13 +49,13 @@ static int try_open(struct sym_module *m, pid_t pid, const char *path)
 	return -ENOENT;
 }
 
-static int by_build_id(struct sym_module *m, pid_t pid)
+static int by_build_id(const char *root, struct sym_module *m, pid_t pid)
 {
 	if (m->build_id_len < 2)
 		return -ENOENT;
-	char path[64 + 2 * SYM_BUILD_ID_MAX];
-	size_t o = (size_t)snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%02x/",
-				    m->build_id[0]);
+	char path[300 + 2 * SYM_BUILD_ID_MAX];
+	size_t o = (size_t)snprintf(path, sizeof(path), "%s/.build-id/%02x/",
+				    root, m->build_id[0]);
 	for (size_t i = 1; i < m->build_id_len; i++)
 		o += (size_t)snprintf(path + o, sizeof(path) - o, "%02x",
 				      m->build_id[i]);
@@ -65,9 +63,9 @@ static int by_build_id(struct sym_module *m, pid_t pid)
 	return try_open(m, pid, path);
 }
 
-static int by_debuglink(struct sym_module *m, pid_t pid)
+static int by_debuglink(const char *root, struct sym_module *m, pid_t pid)
 {
-	char link[256], dir[4096], path[4200 + 256];
+	char link[256], dir[4096], path[4096 + 512];
 	if (m->fd < 0 || sym_elf_debuglink(m->fd, link, sizeof(link)) != 0)
 		return -ENOENT;
 	const char *slash = strrchr(m->path, '/');
@@ -76,11 +74,13 @@ static int by_debuglink(struct sym_module *m, pid_t pid)
 		return -ENOENT;
 	memcpy(dir, m->path, dl);
 	dir[dl] = '\0';
-	static const char *const fmts[] = {
-		"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s",
-	};
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		snprintf(path, sizeof(path), fmts[i], dir, link);
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(path, sizeof(path), "%s/%s", dir, link);
+		else if (i == 1)
+			snprintf(path, sizeof(path), "%s/.debug/%s", dir, link);
+		else
+			snprintf(path, sizeof(path), "%s%s/%s", root, dir, link);
 		/* the binary itself may carry the link's name */
 		if (strcmp(path, m->path) == 0)
 			continue;
@@ -93,9 +93,9 @@ static int by_debuglink(struct sym_module *m, pid_t pid)
 
 int sym_debug_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 {
-	(void)ctx;
-	int fd = by_build_id(m, pid);
+	const char *root = ctx->debug_root;
+	int fd = by_build_id(root, m, pid);
 	if (fd < 0)
-		fd = by_debuglink(m, pid);
+		fd = by_debuglink(root, m, pid);
 	return fd;
 }

@@ -113,7 +113,8 @@ static int sym_rank(const GElf_Sym *s)
 	return r;
 }
 
-static bool sym_wanted(Elf *e, const GElf_Sym *s, const char *name)
+static bool sym_wanted(Elf *e, const GElf_Sym *s, const char *name,
+		       uint64_t *limit)
 {
 	int type = GELF_ST_TYPE(s->st_info);
 	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE ||
@@ -125,9 +126,13 @@ static bool sym_wanted(Elf *e, const GElf_Sym *s, const char *name)
 	Elf_Scn *scn = elf_getscn(e, s->st_shndx);
 	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
 		return false;
-	/* local labels the assembler leaves behind */
-	if (type == STT_NOTYPE && name[0] == '.' && name[1] == 'L')
-		return false;
+	if (!limit)
+		return true;
+	/* an unsized symbol reaches to its section's end, that end's byte
+	 * included (libdwfl's rule, which eu-addr2line shows) */
+	uint64_t end = sh.sh_addr + sh.sh_size + 1;
+	*limit = s->st_value >= sh.sh_addr && s->st_value < end ?
+		end - s->st_value : 0;
 	return true;
 }
 
@@ -144,10 +149,16 @@ static int load_table(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (!gelf_getsym(d, (int)i, &s))
 			break;
 		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
-		if (!sym_wanted(e, &s, name))
+		uint64_t limit = 0;
+		if (!sym_wanted(e, &s, name, s.st_size ? NULL : &limit))
 			continue;
-		int err = sym_symtab_push(t, s.st_value, s.st_size, name,
-					  (uint32_t)sym_rank(&s));
+		uint32_t rank = (uint32_t)sym_rank(&s);
+		uint64_t size = s.st_size;
+		if (size == 0 && limit) { /* unsized: at most to section end */
+			size = limit;
+			rank |= SYM_RANK_LIMIT;
+		}
+		int err = sym_symtab_push(t, s.st_value, size, name, rank);
 		if (err)
 			return err;
 	}

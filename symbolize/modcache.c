@@ -49,6 +49,15 @@ static struct sym_module *find_by_file(struct sym_ctx *ctx, dev_t dev,
 	return NULL;
 }
 
+struct sym_module *sym_modcache_find_path(struct sym_ctx *ctx,
+					  const char *path)
+{
+	for (size_t i = 0; i < ctx->nmods; i++)
+		if (strcmp(ctx->mods[i]->path, path) == 0)
+			return ctx->mods[i];
+	return NULL;
+}
+
 static struct sym_module *find_by_build_id(struct sym_ctx *ctx,
 					   const struct sym_module *t)
 {
@@ -127,6 +136,9 @@ struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 	if (!ml->deleted)
 		m = find_by_file(ctx, dev, (ino_t)ml->ino, ml->path);
 	if (m) {
+		if (m->fd < 0)
+			m->fd = sym_open_in_proc(ctx, pid, ml->path, ml->start,
+						 ml->end);
 		m->refs++;
 		return m;
 	}
@@ -146,6 +158,10 @@ struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 		goto err_free;
 	m = find_by_build_id(ctx, t);
 	if (m) {
+		if (m->fd < 0) { /* keep a descriptor for reloading */
+			m->fd = t->fd;
+			t->fd = -1;
+		}
 		module_free(ctx, t);
 		m->refs++;
 		return m;

@@ -22,8 +22,11 @@ struct sym_elfsym {
 	uint64_t addr;
 	uint64_t size; /* 0 = unknown: extends to the next symbol */
 	uint32_t name; /* offset in the module's name blob */
-	uint32_t rank; /* higher wins among symbols at one address */
+	uint32_t rank; /* higher wins among symbols at one address; with
+			* SYM_RANK_LIMIT, size is only an upper bound (an
+			* unsized symbol's distance to its section's end) */
 };
+#define SYM_RANK_LIMIT 0x80000000u
 
 /* One PT_LOAD program header. */
 struct sym_seg {
@@ -212,6 +215,9 @@ struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes);
 size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 			 struct sym_dwarf_frame *out, size_t max);
 void sym_dwarf_free(struct sym_dwarf *d);
+/* The start address of the line-table row holding @vaddr (tests use it
+ * to explain eu-addr2line's answers). Returns 0 or -ENOENT. */
+int sym_dwarf_line_addr(struct sym_dwarf *d, uint64_t vaddr, uint64_t *row);
 
 /* ---- separate debug files (debug_file.c) ---- */
 /* Opens the separate debug file of @m (by build-id, then .gnu_debuglink),
@@ -241,6 +247,7 @@ bool sym_kernel_name_is_bpf(const char *name, const char *module);
 struct sym_ctx {
 	struct sym_options opts;
 	char kallsyms_path[256];
+	char debug_root[256];
 	const char **yours; /* copy of opts.yours_prefixes, NULL-terminated */
 	struct sym_kallsyms *kallsyms;
 	bool kallsyms_failed;
@@ -280,6 +287,9 @@ const struct sym_map *sym_proc_map_find(const struct sym_proc *p,
  * not ELF. */
 struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 				    const struct sym_maps_line *ml);
+/* The cached module with path @path (any device), or NULL. */
+struct sym_module *sym_modcache_find_path(struct sym_ctx *ctx,
+					  const char *path);
 void sym_modcache_unref(struct sym_ctx *ctx, struct sym_module *m);
 /* Makes sure @m's symbols (and DWARF) are loaded, evicting others when
  * over budget. Opens the file through process @pid. Returns 0 or -errno

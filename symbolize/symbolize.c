@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sym_internal.h"
 
@@ -33,6 +36,9 @@ struct sym_ctx *sym_new(const struct sym_options *opts)
 		 opts && opts->kallsyms_path ? opts->kallsyms_path :
 					       "/proc/kallsyms");
 	ctx->opts.kallsyms_path = ctx->kallsyms_path;
+	snprintf(ctx->debug_root, sizeof(ctx->debug_root), "%s",
+		 opts && opts->debug_root ? opts->debug_root : "/usr/lib/debug");
+	ctx->opts.debug_root = ctx->debug_root;
 	ctx->max_bytes = ctx->opts.max_module_bytes ?
 		ctx->opts.max_module_bytes : DEFAULT_MAX_BYTES;
 	return ctx;
@@ -180,7 +186,7 @@ static const struct sym_map *find_map(struct sym_ctx *ctx,
 	return sym_proc_map_find(p, addr);
 }
 
-static int user_file(struct sym_ctx *ctx, struct sym_proc *p,
+static int user_file(struct sym_ctx *ctx, pid_t pid,
 		     const struct sym_map *map, uint64_t addr,
 		     struct sym_frame *out, size_t max)
 {
@@ -188,7 +194,7 @@ static int user_file(struct sym_ctx *ctx, struct sym_proc *p,
 	uint64_t vaddr = addr - map->bias;
 	uint8_t cls = map->cls;
 	mod->last_use = ctx->tick;
-	sym_modcache_load(ctx, mod, p->pid);
+	sym_modcache_load(ctx, mod, pid);
 	size_t n = 0;
 	const struct sym_frame *fr = sym_module_resolve(ctx, mod, vaddr, &n);
 	if (!fr || n == 0)
@@ -230,7 +236,7 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 				       PROF_CLASS_UNKNOWN);
 	switch (map->kind) {
 	case SYM_MAP_FILE:
-		return user_file(ctx, p, map, addr, out, max);
+		return user_file(ctx, p->pid, map, addr, out, max);
 	case SYM_MAP_ANON:
 		if (sym_perfmap_lookup(ctx, p, addr, out) == 0)
 			return 1;
@@ -244,6 +250,34 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 				       map->name ? map->name : "[unknown]",
 				       addr - map->start, PROF_CLASS_SYSTEM);
 	}
+}
+
+int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
+	     struct sym_frame *out, size_t max)
+{
+	if (max == 0)
+		return -EINVAL;
+	ctx->tick++;
+	ctx->st.lookups++;
+	struct sym_module *mod = sym_modcache_find_path(ctx, path);
+	if (!mod) {
+		struct stat st;
+		if (stat(path, &st) != 0)
+			return -errno;
+		struct sym_maps_line ml = {
+			.dev_major = major(st.st_dev), .dev_minor = minor(st.st_dev),
+			.ino = st.st_ino, .path = path, .path_len = strlen(path),
+		};
+		/* the reference is the context's own until sym_free() */
+		mod = sym_modcache_get(ctx, getpid(), &ml);
+		if (!mod)
+			return -ENOENT;
+	}
+	struct sym_map map = {
+		.mod = mod, .kind = SYM_MAP_FILE,
+		.cls = sym_class_for_path(ctx, path, false),
+	};
+	return user_file(ctx, getpid(), &map, vaddr, out, max);
 }
 
 static int kernel_load(struct sym_ctx *ctx)

@@ -8,7 +8,11 @@
  * process. Files are opened through /proc/PID/root so processes in other
  * mount namespaces are named. Kernel addresses come from /proc/kallsyms.
  *
- * Nothing here prints. Errors come back as negative errno values.
+ * Nothing here prints. Errors come back as negative errno values. A
+ * context is used by one thread at a time.
+ *
+ * Option arrays (yours_prefixes, system_prefixes) are not copied: they
+ * must outlive the context. Strings (kallsyms_path, debug_root) are.
  */
 #ifndef HEARTH_SYMBOLIZE_H
 #define HEARTH_SYMBOLIZE_H
@@ -54,6 +58,9 @@ struct sym_options {
 	 * addresses); least recently used modules are evicted beyond it.
 	 * 0 = 256 MiB. */
 	size_t max_module_bytes;
+	/* Root of separate debug files (".build-id/xx/rest.debug" and
+	 * "<dir>/<debuglink>" below it); NULL = /usr/lib/debug. Copied. */
+	const char *debug_root;
 };
 
 struct sym_stats {
@@ -81,6 +88,14 @@ void sym_free(struct sym_ctx *ctx);
  * still yields one frame named "module+0xoff" or "[unknown]"), or a
  * negative errno when @max is 0. */
 int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+	     struct sym_frame *out, size_t max);
+
+/* Resolves @vaddr, an ELF virtual address (as addr2line takes it) in the
+ * file at @path, into frames like sym_user(). The file is opened in our
+ * own mount namespace and stays cached until sym_free() (or eviction of
+ * its data). Returns the number of frames (>= 1), or a negative errno:
+ * -EINVAL when @max is 0, -ENOENT when the file cannot be read as ELF. */
+int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
 	     struct sym_frame *out, size_t max);
 
 /* Resolves kernel address @addr into one frame ("func" with module

@@ -4,6 +4,7 @@
  * string blob that holds their names.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,8 +101,9 @@ static int cmp_sym(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	/* best first */
-	if (x->rank != y->rank)
-		return x->rank > y->rank ? -1 : 1;
+	uint32_t xr = x->rank & ~SYM_RANK_LIMIT, yr = y->rank & ~SYM_RANK_LIMIT;
+	if (xr != yr)
+		return xr > yr ? -1 : 1;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
 	return x->name < y->name ? -1 : (x->name > y->name);
@@ -116,17 +118,30 @@ void sym_symtab_finish(struct sym_symtab *t)
 	for (size_t r = 0; r < t->n; r++) {
 		if (w > 0 && t->syms[w - 1].addr == t->syms[r].addr) {
 			/* keep the best; borrow a size when it had none */
-			if (t->syms[w - 1].size == 0)
-				t->syms[w - 1].size = t->syms[r].size;
+			struct sym_elfsym *k = &t->syms[w - 1];
+			const struct sym_elfsym *o = &t->syms[r];
+			if ((k->size == 0 || (k->rank & SYM_RANK_LIMIT)) &&
+			    o->size && !(o->rank & SYM_RANK_LIMIT)) {
+				k->size = o->size;
+				k->rank &= ~SYM_RANK_LIMIT;
+			}
 			continue;
 		}
 		t->syms[w++] = t->syms[r];
 	}
 	t->n = w;
-	/* unsized symbols end where the next one starts */
-	for (size_t i = 0; i + 1 < t->n; i++)
-		if (t->syms[i].size == 0)
-			t->syms[i].size = t->syms[i + 1].addr - t->syms[i].addr;
+	/* unsized symbols end where the next one starts (or their section
+	 * ends, when that is known and comes first) */
+	for (size_t i = 0; i < t->n; i++) {
+		struct sym_elfsym *s = &t->syms[i];
+		bool limit = s->rank & SYM_RANK_LIMIT;
+		if (s->size != 0 && !limit)
+			continue;
+		uint64_t gap = i + 1 < t->n ? t->syms[i + 1].addr - s->addr : 0;
+		if (s->size == 0 || (gap && gap < s->size))
+			s->size = gap;
+		s->rank &= ~SYM_RANK_LIMIT;
+	}
 	if (t->n < t->cap) {
 		struct sym_elfsym *ns = realloc(t->syms, t->n * sizeof(*ns));
 		if (ns) {

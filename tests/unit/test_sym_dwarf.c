@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbolize: DWARF lines and inline frames, separate debug files,
+ * stripped binaries, classes and languages, JIT maps, mount namespaces,
+ * eviction — checked against fixtures built by the suite and against
+ * eu-addr2line.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolize/sym_internal.h"
+#include "symbolize/symbolize.h"
+
+static char fixdir[PATH_MAX];
+
+static const char *fix(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", fixdir, name);
+	return buf[k];
+}
+
+struct child {
+	pid_t pid;
+	int in_fd;
+	FILE *out;
+};
+
+/* Starts @argv[0] with pipes on stdin and stdout. @pre runs in the child
+ * before exec (may be NULL). */
+static void child_start(struct child *c, char *const argv[],
+			void (*pre)(void))
+{
+	int in[2], out[2];
+	assert_int_equal(pipe(in), 0);
+	assert_int_equal(pipe(out), 0);
+	c->pid = fork();
+	assert_true(c->pid >= 0);
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		if (pre)
+			pre();
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->in_fd = in[1];
+	c->out = fdopen(out[0], "r");
+	assert_non_null(c->out);
+}
+
+static void child_stop(struct child *c)
+{
+	int st;
+	close(c->in_fd);
+	fclose(c->out);
+	assert_int_equal(waitpid(c->pid, &st, 0), c->pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static uint64_t child_addr(struct child *c, const char *want)
+{
+	char line[256], name[128];
+	unsigned long long a;
+	uint64_t found = 0;
+	while (fgets(line, sizeof(line), c->out)) {
+		if (strncmp(line, "ready", 5) == 0)
+			break;
+		if (sscanf(line, "%127s %llx", name, &a) == 2 &&
+		    strcmp(name, want) == 0)
+			found = a;
+	}
+	assert_true(found != 0);
+	return found;
+}
+
+/* .symtab value and size of @name in @path. */
+static int elf_symbol(const char *path, const char *name, uint64_t *value,
+		      uint64_t *size)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	int found = -1;
+	Elf_Scn *scn = NULL;
+	while (e && found != 0 && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			gelf_getsym(d, (int)i, &s);
+			const char *n = elf_strptr(e, sh.sh_link, s.st_name);
+			if (n && strcmp(n, name) == 0 && s.st_value) {
+				*value = s.st_value;
+				*size = s.st_size;
+				found = 0;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* The text of line @line of @path, or "" when unreadable. */
+static const char *source_line(const char *path, uint32_t line)
+{
+	static char buf[512];
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return buf;
+	for (uint32_t i = 1; fgets(buf, sizeof(buf), f); i++)
+		if (i == line)
+			break;
+	fclose(f);
+	return buf;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* An always_inline helper is its own frame, innermost, marked inlined,
+ * with the helper's line; its caller follows with the call's line. */
+static void test_inline_helper(void **state)
+{
+	(void)state;
+	const char *bin = fix("sym_funcs");
+	uint64_t start, size;
+	assert_int_equal(elf_symbol(bin, "sym_hot_loop", &start, &size), 0);
+	struct sym_ctx *ctx = sym_new(NULL);
+	int inlined = 0;
+	for (uint64_t a = start; a < start + size; a++) {
+		struct sym_frame f[8];
+		int n = sym_file(ctx, bin, a, f, 8);
+		assert_true(n >= 1);
+		assert_string_equal(f[n - 1].name, "sym_hot_loop");
+		assert_int_equal(f[n - 1].inlined, 0);
+		assert_int_equal(f[n - 1].lang, PROF_LANG_C);
+		if (n == 1)
+			continue;
+		assert_int_equal(n, 2);
+		inlined++;
+		assert_string_equal(f[0].name, "sym_inline_helper");
+		assert_int_equal(f[0].inlined, 1);
+		assert_non_null(f[0].file);
+		assert_true(ends_with(f[0].file, "tests/fixtures/sym_funcs.c"));
+		/* the helper's body line, and the caller's call line */
+		assert_non_null(strstr(source_line(f[0].file, f[0].line),
+				       "in-helper"));
+		assert_non_null(strstr(source_line(f[1].file, f[1].line),
+				       "sym_inline_helper(64)"));
+	}
+	assert_true(inlined > 4);
+	sym_free(ctx);
+}
+
+/* ---- differential check against eu-addr2line ---- */
+
+struct a2l_frame {
+	char name[512];
+	char file[512];
+	uint32_t line;
+};
+
+struct a2l_addr {
+	uint64_t addr;
+	int n;
+	struct a2l_frame f[8];
+};
+
+/* "file:line[:col]" or "??:0" */
+static void parse_loc(const char *s, struct a2l_frame *f)
+{
+	char tmp[512];
+	snprintf(tmp, sizeof(tmp), "%.511s", s);
+	unsigned long nums[2];
+	int k = 0;
+	char *colon;
+	while (k < 2 && (colon = strrchr(tmp, ':'))) {
+		char *end;
+		unsigned long v = strtoul(colon + 1, &end, 10);
+		if (end == colon + 1 || *end)
+			break;
+		nums[k++] = v;
+		*colon = '\0';
+	}
+	/* two numbers: line then column; one: the line */
+	f->line = k == 2 ? (uint32_t)nums[1] : k == 1 ? (uint32_t)nums[0] : 0;
+	snprintf(f->file, sizeof(f->file), "%.511s", tmp);
+}
+
+static size_t run_addr2line(const char *bin, const uint64_t *addrs,
+			    size_t n, struct a2l_addr *out)
+{
+	char in[] = "/tmp/hearth-a2l-in-XXXXXX";
+	int fd = mkstemp(in);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "0x%llx\n", (unsigned long long)addrs[i]);
+	fclose(f);
+	char cmd[PATH_MAX * 2];
+	snprintf(cmd, sizeof(cmd), "eu-addr2line -a -f -i -e '%s' < %s", bin,
+		 in);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[1024];
+	size_t got = 0;
+	struct a2l_addr *cur = NULL;
+	bool want_loc = false;
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!want_loc && strncmp(line, "0x", 2) == 0) {
+			assert_true(got < n);
+			cur = &out[got++];
+			memset(cur, 0, sizeof(*cur));
+			cur->addr = strtoull(line, NULL, 16);
+			continue;
+		}
+		assert_non_null(cur);
+		if (!want_loc) {
+			char *in_at = strstr(line, " inlined at ");
+			if (in_at)
+				*in_at = '\0';
+			if (cur->n < 8)
+				snprintf(cur->f[cur->n].name,
+					 sizeof(cur->f[0].name), "%.511s", line);
+			want_loc = true;
+		} else {
+			if (cur->n < 8)
+				parse_loc(line, &cur->f[cur->n]);
+			cur->n++;
+			want_loc = false;
+		}
+	}
+	/* exit status 1 only says some address had no DWARF; every address
+	 * must still have its answer (checked by the caller) */
+	int st = pclose(p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) <= 1);
+	unlink(in);
+	return got;
+}
+
+/* The bounds of the executable PT_LOAD of @path. */
+static void text_range(const char *path, uint64_t *lo, uint64_t *hi)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	size_t nph;
+	assert_int_equal(elf_getphdrnum(e, &nph), 0);
+	*lo = *hi = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		gelf_getphdr(e, (int)i, &ph);
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			*lo = ph.p_vaddr;
+			*hi = ph.p_vaddr + ph.p_filesz;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(*lo < *hi);
+}
+
+struct diff_counts {
+	size_t addrs, frames, equal;
+	size_t unnamed_both;   /* "??" there, module+0x here */
+	size_t row_quirk;      /* -i chain taken at the line row's start */
+};
+
+/* Frame @k of ours equals eu-addr2line's: name ("??" matches an
+ * unresolved module+0x name), file ("??" = none) and line. */
+static bool frame_equal(const struct a2l_frame *r, const struct sym_frame *f)
+{
+	if (strcmp(r->name, "??") == 0) {
+		if (!(f->flags & SYM_FRAME_UNRESOLVED))
+			return false;
+	} else if (strcmp(r->name, f->name) != 0) {
+		return false;
+	}
+	const char *file = f->file ? f->file : "??";
+	return strcmp(r->file, file) == 0 && r->line == f->line;
+}
+
+/* Frames [from, to) of eu-addr2line's answer equal ours. */
+static bool frames_equal(const struct a2l_addr *r, int from, int to,
+			 const struct sym_frame *f, int n)
+{
+	if (to > n)
+		return false;
+	for (int k = from; k < to; k++)
+		if (!frame_equal(&r->f[k], &f[k]))
+			return false;
+	return true;
+}
+
+/* eu-addr2line's callers (frames 1..) equal ours at the row start, whose
+ * innermost frame is the function ours at the address names last. */
+static bool chain_equal(const struct a2l_addr *r, const struct sym_frame *row,
+			int nrow, const struct sym_frame *at, int nat)
+{
+	if (r->n != nrow || nrow < 1 || nat < 1)
+		return false;
+	/* same outermost function either way */
+	if (strcmp(row[nrow - 1].name, at[nat - 1].name) != 0)
+		return false;
+	return frames_equal(r, 1, r->n, row, nrow);
+}
+
+static int dw_fd = -1;
+
+/* The DWARF of @bin (its separate debug file by build-id, else itself). */
+static struct sym_dwarf *dwarf_of(const char *bin)
+{
+	struct sym_module m = { .fd = -1, .debug_fd = -1 };
+	int fd = open(bin, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(sym_elf_read_header(fd, &m), 0);
+	free(m.segs);
+	if (m.build_id_len > 1) {
+		char path[PATH_MAX];
+		int o = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
+				 m.build_id[0]);
+		for (size_t i = 1; i < m.build_id_len; i++)
+			o += snprintf(path + o, sizeof(path) - (size_t)o, "%02x",
+				      m.build_id[i]);
+		snprintf(path + o, sizeof(path) - (size_t)o, ".debug");
+		int dfd = open(path, O_RDONLY);
+		if (dfd >= 0) {
+			close(fd);
+			fd = dfd;
+		}
+	}
+	size_t bytes = 0;
+	dw_fd = fd;
+	return sym_dwarf_open(fd, &bytes);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void diff_module(const char *bin, size_t n, uint64_t seed,
+			struct diff_counts *dc)
+{
+	uint64_t lo, hi;
+	text_range(bin, &lo, &hi);
+	uint64_t *addrs = calloc(n, sizeof(*addrs));
+	struct a2l_addr *ref = calloc(n, sizeof(*ref));
+	assert_non_null(addrs);
+	assert_non_null(ref);
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = lo + rng_next(&seed) % (hi - lo);
+	assert_int_equal(run_addr2line(bin, addrs, n, ref), n);
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_dwarf *dw = dwarf_of(bin);
+	for (size_t i = 0; i < n; i++) {
+		struct sym_frame f[16], fr[16];
+		int got = sym_file(ctx, bin, addrs[i], f, 16);
+		assert_true(got >= 1);
+		assert_true(ref[i].addr == addrs[i]);
+		dc->addrs++;
+		if (frames_equal(&ref[i], 0, 1, f, got) &&
+		    frames_equal(&ref[i], 1, ref[i].n, f, got) &&
+		    got == ref[i].n) {
+			for (int k = 0; k < got; k++)
+				dc->unnamed_both += strcmp(ref[i].f[k].name, "??") == 0;
+			dc->equal += (size_t)got;
+			dc->frames += (size_t)got;
+			continue;
+		}
+		/* eu-addr2line names the innermost frame at the address but
+		 * builds the -i chain at the start of the address's line-table
+		 * row (dwfl_lineinfo overwrites the address it is given).
+		 * Accept exactly that: our innermost frame at the address,
+		 * our callers at the row start. */
+		uint64_t row;
+		int gr = 0;
+		if (sym_dwarf_line_addr(dw, addrs[i], &row) == 0 &&
+		    row != addrs[i])
+			gr = sym_file(ctx, bin, row, fr, 16);
+		bool ok = gr > 0 && frames_equal(&ref[i], 0, 1, f, got) &&
+			  chain_equal(&ref[i], fr, gr, f, got);
+		if (!ok) {
+			print_error("%s 0x%llx: ours %d frames (%s %s:%u), "
+				    "eu-addr2line %d (%s %s:%u)\n", bin,
+				    (unsigned long long)addrs[i], got, f[0].name,
+				    f[0].file ? f[0].file : "??", f[0].line,
+				    ref[i].n, ref[i].f[0].name, ref[i].f[0].file,
+				    ref[i].f[0].line);
+			fail();
+		}
+		dc->row_quirk++;
+		dc->frames += (size_t)ref[i].n;
+		dc->equal += (size_t)ref[i].n;
+	}
+	sym_dwarf_free(dw);
+	if (dw_fd >= 0)
+		close(dw_fd);
+	dw_fd = -1;
+	sym_free(ctx);
+	free(addrs);
+	free(ref);
+}
+
+/* The path of a library this process maps (by basename prefix). */
+static void mapped_lib(const char *prefix, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		const char *base = strrchr(p, '/') + 1;
+		if (strncmp(base, prefix, strlen(prefix)) == 0) {
+			snprintf(out, len, "%s", p);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	assert_true(out[0] != '\0');
+}
+
+/* 10,000 addresses: names, files and lines equal eu-addr2line's for every
+ * frame, inline frames included. The one tolerated difference: where
+ * eu-addr2line prints "??" (no symbol at all) we print module+0xoffset,
+ * which the test checks is marked unresolved. */
+static void test_differential(void **state)
+{
+	(void)state;
+	char libc[PATH_MAX], libstdcxx[PATH_MAX];
+	mapped_lib("libc.so", libc, sizeof(libc));
+	mapped_lib("libstdc++.so", libstdcxx, sizeof(libstdcxx));
+	struct diff_counts dc = { 0 };
+	diff_module(libc, 4000, 0x1234567, &dc);
+	diff_module(libstdcxx, 3000, 0x2345678, &dc);
+	diff_module(fix("sym_funcs"), 1000, 0x3456789, &dc);
+	diff_module(fix("sym_cpp"), 2000, 0x456789a, &dc);
+	assert_int_equal(dc.addrs, 10000);
+	assert_int_equal(dc.equal, dc.frames);
+	print_message("differential: %zu addresses, %zu frames equal, %zu "
+		      "unnamed in both, %zu with eu-addr2line's row-start chain\n",
+		      dc.addrs, dc.equal, dc.unnamed_both, dc.row_quirk);
+}
+
+static void test_stripped_and_debug_files(void **state)
+{
+	(void)state;
+	uint64_t v, sz;
+	assert_int_equal(elf_symbol(fix("sym_funcs"), "sym_alpha", &v, &sz), 0);
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f[8];
+	char want[64];
+
+	/* stripped, no debug file: module+vaddr, and listed as stripped */
+	int n = sym_file(ctx, fix("sym_stripped"), v + 2, f, 8);
+	assert_int_equal(n, 1);
+	snprintf(want, sizeof(want), "sym_stripped+0x%llx",
+		 (unsigned long long)(v + 2));
+	assert_string_equal(f[0].name, want);
+	assert_true(f[0].flags & SYM_FRAME_STRIPPED);
+	assert_true(f[0].flags & SYM_FRAME_UNRESOLVED);
+	const char *list[4];
+	assert_int_equal(sym_stripped_modules(ctx, list, 4), 1);
+	assert_string_equal(list[0], fix("sym_stripped"));
+	struct sym_stats st;
+	sym_stats(ctx, &st);
+	assert_int_equal(st.stripped, 1);
+	assert_int_equal(st.misses, 1);
+	sym_free(ctx);
+
+	/* The three copies share one build-id, so one context would take
+	 * them for one module: a context each. */
+	/* stripped with .gnu_debuglink: fully named, file and line */
+	ctx = sym_new(NULL);
+	n = sym_file(ctx, fix("sym_dbglink"), v + 2, f, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(f[0].name, "sym_alpha");
+	assert_non_null(f[0].file);
+	assert_true(ends_with(f[0].file, "sym_funcs.c"));
+	assert_true(f[0].line > 0);
+	assert_int_equal(f[0].flags & SYM_FRAME_STRIPPED, 0);
+	assert_int_equal(sym_stripped_modules(ctx, NULL, 0), 0);
+	sym_free(ctx);
+
+	/* stripped, debug file found by build-id under the debug root */
+	char debugroot[PATH_MAX + 64];
+	snprintf(debugroot, sizeof(debugroot), "%s/debugroot", fixdir);
+	struct sym_options o = { .debug_root = debugroot };
+	ctx = sym_new(&o);
+	n = sym_file(ctx, fix("sym_buildid"), v + 2, f, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(f[0].name, "sym_alpha");
+	assert_true(f[0].line > 0);
+	assert_int_equal(sym_stripped_modules(ctx, NULL, 0), 0);
+	sym_free(ctx);
+}
+
+static int frame_of(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+		    struct sym_frame *out)
+{
+	struct sym_frame f[16];
+	int n = sym_user(ctx, pid, addr, f, 16);
+	assert_true(n >= 1);
+	*out = f[n - 1];
+	return n;
+}
+
+static void test_classes(void **state)
+{
+	(void)state;
+	char *argv[] = { (char *)fix("sym_uselib"), NULL };
+	struct child c;
+	child_start(&c, argv, NULL);
+	uint64_t a_main = child_addr(&c, "main");
+	/* child_addr consumed up to "ready"; read the library's from ELF */
+	struct sym_frame f;
+	struct sym_ctx *ctx = sym_new(NULL);
+	frame_of(ctx, c.pid, a_main, &f);
+	assert_string_equal(f.name, "main");
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	assert_int_equal(f.lang, PROF_LANG_C);
+
+	/* find symlib_work through its module: vaddr + the mapping's bias */
+	uint64_t v, sz;
+	assert_int_equal(elf_symbol(fix("libsymlib.so"), "symlib_work", &v, &sz), 0);
+	char maps[64], line[1024], real[PATH_MAX];
+	assert_non_null(realpath(fix("libsymlib.so"), real));
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)c.pid);
+	FILE *mf = fopen(maps, "r");
+	uint64_t base = 0;
+	while (fgets(line, sizeof(line), mf)) {
+		unsigned long long s, off;
+		if (strstr(line, real) && sscanf(line, "%llx-%*x %*s %llx", &s, &off) == 2 &&
+		    off == 0) {
+			base = s;
+			break;
+		}
+	}
+	fclose(mf);
+	assert_true(base != 0);
+	uint64_t a_lib = base + v + 1;
+	/* outside system folders and not configured: your code */
+	frame_of(ctx, c.pid, a_lib, &f);
+	assert_string_equal(f.name, "symlib_work");
+	assert_string_equal(f.module, "libsymlib.so");
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	sym_free(ctx);
+
+	/* its folder configured as a system folder: a library */
+	char dir[PATH_MAX + 2];
+	snprintf(dir, sizeof(dir), "%s/", fixdir);
+	const char *sys[] = { dir, NULL };
+	struct sym_options o = { .system_prefixes = sys };
+	ctx = sym_new(&o);
+	frame_of(ctx, c.pid, a_lib, &f);
+	assert_string_equal(f.name, "symlib_work");
+	assert_int_equal(f.cls, PROF_CLASS_LIBRARY);
+	frame_of(ctx, c.pid, a_main, &f);
+	assert_int_equal(f.cls, PROF_CLASS_YOURS); /* the executable */
+	sym_free(ctx);
+
+	/* and with a "yours" prefix too: your code again */
+	struct sym_options o2 = { .system_prefixes = sys, .yours_prefixes = sys };
+	ctx = sym_new(&o2);
+	frame_of(ctx, c.pid, a_lib, &f);
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	sym_free(ctx);
+	child_stop(&c);
+
+	/* libstdc++ is runtime, libc is system, the kernel is system */
+	char libc[PATH_MAX], libstdcxx[PATH_MAX];
+	mapped_lib("libc.so", libc, sizeof(libc));
+	mapped_lib("libstdc++.so", libstdcxx, sizeof(libstdcxx));
+	ctx = sym_new(NULL);
+	struct sym_frame fr[8];
+	assert_int_equal(elf_symbol(libstdcxx, "_ZSt17__throw_bad_allocv", &v, &sz), 0);
+	int n = sym_file(ctx, libstdcxx, v, fr, 8);
+	assert_int_equal(fr[n - 1].cls, PROF_CLASS_RUNTIME);
+	assert_int_equal(fr[n - 1].lang, PROF_LANG_CPP); /* from mangling */
+	assert_int_equal(elf_symbol(libc, "qsort", &v, &sz), 0);
+	n = sym_file(ctx, libc, v, fr, 8);
+	assert_int_equal(fr[n - 1].cls, PROF_CLASS_SYSTEM);
+	assert_int_equal(fr[n - 1].lang, PROF_LANG_C); /* from DWARF */
+	assert_int_equal(sym_kernel(ctx, 0xffffffff81000000ull, fr), 1);
+	assert_int_equal(fr[0].cls, PROF_CLASS_SYSTEM);
+	sym_free(ctx);
+}
+
+static void test_cpp_language(void **state)
+{
+	(void)state;
+	char *argv[] = { (char *)fix("sym_cpp"), NULL };
+	struct child c;
+	child_start(&c, argv, NULL);
+	uint64_t a = child_addr(&c, "sort_work");
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f;
+	frame_of(ctx, c.pid, a + 1, &f);
+	assert_string_equal(f.name, "_ZN7fixture9sort_workEi");
+	assert_int_equal(f.lang, PROF_LANG_CPP);
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	sym_free(ctx);
+	child_stop(&c);
+}
+
+static void test_perf_map(void **state)
+{
+	(void)state;
+	char *argv[] = { (char *)fix("sym_jit"), NULL };
+	struct child c;
+	child_start(&c, argv, NULL);
+	uint64_t a = child_addr(&c, "jit_hot_loop");
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f[4];
+	assert_int_equal(sym_user(ctx, c.pid, a + 6, f, 4), 1);
+	assert_string_equal(f[0].name, "jit_hot_loop");
+	assert_string_equal(f[0].module, "[jit]");
+	assert_int_equal(f[0].lang, PROF_LANG_JIT);
+	assert_true(f[0].flags & SYM_FRAME_JIT);
+	/* outside the described range: the anonymous mapping + offset */
+	assert_int_equal(sym_user(ctx, c.pid, a - 0x40 + 0x200, f, 4), 1);
+	assert_string_equal(f[0].name, "[anon]+0x200");
+	sym_free(ctx);
+	child_stop(&c);
+}
+
+static char ns_dir[] = "/tmp/hearth-mntns-XXXXXX";
+
+/* In the child: a private mount namespace where ns_dir is a tmpfs holding
+ * a copy of the fixture; the host sees ns_dir empty. */
+static void enter_namespace(void)
+{
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", ns_dir, "tmpfs", 0, "size=16m") != 0)
+		_exit(90);
+	char cmd[PATH_MAX * 2 + 64];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/sym_funcs_ns'", fix("sym_funcs"),
+		 ns_dir);
+	if (system(cmd) != 0)
+		_exit(91);
+}
+
+static void test_mount_namespace(void **state)
+{
+	(void)state;
+	/* root is required: the suite runs as root; say why when not */
+	if (geteuid() != 0) {
+		print_error("mount namespace test needs root\n");
+		fail();
+	}
+	assert_non_null(mkdtemp(ns_dir));
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/sym_funcs_ns", ns_dir);
+	char *argv[] = { path, NULL };
+	struct child c;
+	child_start(&c, argv, enter_namespace);
+	uint64_t a = child_addr(&c, "sym_beta");
+	struct stat st;
+	assert_int_not_equal(stat(path, &st), 0); /* not on the host */
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f;
+	frame_of(ctx, c.pid, a + 1, &f);
+	assert_string_equal(f.name, "sym_beta");
+	assert_string_equal(f.module, "sym_funcs_ns");
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	assert_true(f.line > 0);
+	sym_free(ctx);
+	child_stop(&c);
+	rmdir(ns_dir);
+}
+
+static void test_eviction(void **state)
+{
+	(void)state;
+	char libc[PATH_MAX];
+	mapped_lib("libc.so", libc, sizeof(libc));
+	uint64_t v1, v2, sz;
+	assert_int_equal(elf_symbol(fix("sym_funcs"), "sym_alpha", &v1, &sz), 0);
+	assert_int_equal(elf_symbol(libc, "getpid", &v2, &sz), 0);
+	struct sym_options o = { .max_module_bytes = 1 };
+	struct sym_ctx *ctx = sym_new(&o);
+	struct sym_frame f[8];
+	for (int round = 0; round < 3; round++) {
+		int n = sym_file(ctx, fix("sym_funcs"), v1, f, 8);
+		assert_string_equal(f[n - 1].name, "sym_alpha");
+		n = sym_file(ctx, libc, v2, f, 8);
+		assert_true(strstr(f[n - 1].name, "getpid") != NULL);
+	}
+	struct sym_stats st;
+	sym_stats(ctx, &st);
+	/* each switch unloads the other module */
+	assert_true(st.evictions >= 5);
+	assert_int_equal(st.misses, 0);
+	sym_free(ctx);
+}
+
+int main(void)
+{
+	const char *d = getenv("FIXTURES");
+	if (d)
+		snprintf(fixdir, sizeof(fixdir), "%s", d);
+	else if (!realpath("build-test/fixtures", fixdir))
+		snprintf(fixdir, sizeof(fixdir), "build-test/fixtures");
+	/* libstdc++ mapped here too, for the checks that read it */
+	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW);
+	if (!cxx) {
+		fprintf(stderr, "libstdc++.so.6 cannot be loaded\n");
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inline_helper),
+		cmocka_unit_test(test_stripped_and_debug_files),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_cpp_language),
+		cmocka_unit_test(test_perf_map),
+		cmocka_unit_test(test_mount_namespace),
+		cmocka_unit_test(test_eviction),
+		cmocka_unit_test(test_differential),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	dlclose(cxx);
+	return rc;
+}
