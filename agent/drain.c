@@ -19,51 +19,49 @@
 #include "bpf/sampler.h"
 #include "bpf/sampler.skel.h"
 
-struct entry {
-	struct hearth_key key;
-	struct hearth_value val;
-};
-
+/* Entries taken from a counts map: keys and values side by side. */
 struct entries {
-	struct entry *v;
+	uint8_t *buf;
 	size_t len, cap;
+	size_t ksz, vsz;
 };
 
-static int entries_push(struct entries *e, const struct hearth_key *k,
-			const struct hearth_value *val)
+static void *entry_key(const struct entries *e, size_t i)
 {
-	if (e->len == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 1024;
-		struct entry *v = realloc(e->v, cap * sizeof(*v));
+	return e->buf + i * (e->ksz + e->vsz);
+}
 
-		if (!v)
-			return -ENOMEM;
-		e->v = v;
-		e->cap = cap;
-	}
-	e->v[e->len].key = *k;
-	e->v[e->len].val = *val;
-	e->len++;
-	return 0;
+static struct hearth_value *entry_val(const struct entries *e, size_t i)
+{
+	return (struct hearth_value *)(e->buf + i * (e->ksz + e->vsz) + e->ksz);
 }
 
 /* Reads every entry of counts map @fd into @out, then deletes them. No
  * program writes to it during this (its side is inactive). */
 static int take_counts(int fd, struct entries *out)
 {
-	struct hearth_key key, next;
-	struct hearth_value val;
+	uint8_t key[sizeof(struct hearth_sig_key)], next[sizeof(struct hearth_sig_key)];
 	void *prev = NULL;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(fd, &next, &val) == 0 &&
-		    entries_push(out, &next, &val) < 0)
-			return -ENOMEM;
-		key = next;
-		prev = &key;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		if (out->len == out->cap) {
+			size_t cap = out->cap ? out->cap * 2 : 1024;
+			uint8_t *buf = realloc(out->buf, cap * (out->ksz + out->vsz));
+
+			if (!buf)
+				return -ENOMEM;
+			out->buf = buf;
+			out->cap = cap;
+		}
+		if (bpf_map_lookup_elem(fd, next, entry_val(out, out->len)) == 0) {
+			memcpy(entry_key(out, out->len), next, out->ksz);
+			out->len++;
+		}
+		memcpy(key, next, out->ksz);
+		prev = key;
 	}
 	for (size_t i = 0; i < out->len; i++)
-		bpf_map_delete_elem(fd, &out->v[i].key);
+		bpf_map_delete_elem(fd, entry_key(out, i));
 	return 0;
 }
 
@@ -104,7 +102,9 @@ static int referenced_ids(struct sampler *s, uint32_t gen, struct id_list *ids)
 	int counts_fd = bpf_map__fd(gen ? s->skel->maps.counts0 : s->skel->maps.counts1);
 	uint32_t tid, next;
 	struct hearth_offcpu_start st;
+	int sig_fd = bpf_map__fd(gen ? s->skel->maps.sig_counts0 : s->skel->maps.sig_counts1);
 	struct hearth_key key, knext;
+	struct hearth_sig_key skey, snext;
 	struct hearth_value val;
 	void *prev = NULL;
 
@@ -123,7 +123,16 @@ static int referenced_ids(struct sampler *s, uint32_t gen, struct id_list *ids)
 		key = knext;
 		prev = &key;
 	}
-	qsort(ids->v, ids->len, sizeof(*ids->v), cmp_s32);
+	prev = NULL;
+	while (bpf_map_get_next_key(sig_fd, prev, &snext) == 0) {
+		if (bpf_map_lookup_elem(sig_fd, &snext, &val) == 0 && snext.gen == gen &&
+		    (ids_push(ids, snext.kstack) < 0 || ids_push(ids, snext.ustack) < 0))
+			return -ENOMEM;
+		skey = snext;
+		prev = &skey;
+	}
+	if (ids->len)
+		qsort(ids->v, ids->len, sizeof(*ids->v), cmp_s32);
 	return 0;
 }
 
@@ -137,7 +146,7 @@ static void clear_stacks(struct sampler *s, uint32_t gen)
 	if (referenced_ids(s, gen, &keep) < 0)
 		goto out; /* keeping everything is safe, only wasteful */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (!bsearch(&next, keep.v, keep.len, sizeof(*keep.v), cmp_s32) &&
+		if ((!keep.len || !bsearch(&next, keep.v, keep.len, sizeof(*keep.v), cmp_s32)) &&
 		    ids_push(&dead, next) < 0)
 			break;
 		id = next;
@@ -160,43 +169,75 @@ static size_t stack_len(const uint64_t *ips)
 	return n;
 }
 
-static int add_entry(struct sampler *s, const struct entry *e,
+/* Reads stack @id of side @gen into @ips; returns its length (0 if none). */
+static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
+{
+	int fd = bpf_map__fd(gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+
+	memset(ips, 0, HEARTH_STACK_DEPTH * sizeof(*ips));
+	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips) != 0)
+		return 0;
+	return stack_len(ips);
+}
+
+static int add_stack(struct sampler *s, struct stack_input *in,
+		     const struct hearth_value *val, uint32_t kind,
 		     struct prof_profile *oncpu, struct prof_profile *offcpu)
 {
-	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
-	const struct hearth_key *k = &e->key;
-	int fd = bpf_map__fd(k->gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	bool off = k->kind != HEARTH_ON_CPU;
+	bool off = kind != HEARTH_ON_CPU;
 	struct prof_profile *p = off ? offcpu : oncpu;
-	struct stack_input in = {
-		.tgid = k->tgid,
-		.tid = k->pid,
-		.comm = e->val.comm,
-		.tcomm = e->val.tcomm,
-		.uips = uips,
-		.kips = kips,
-		.off_cpu = off,
-		.involuntary = k->kind == HEARTH_OFF_CPU_INVOLUNTARY,
-		.per_thread = s->opts.per_thread,
-	};
 
 	if (!p)
 		return 0;
-	memset(uips, 0, sizeof(uips));
-	memset(kips, 0, sizeof(kips));
-	if (k->ustack >= 0 && bpf_map_lookup_elem(fd, &k->ustack, uips) == 0)
-		in.nu = stack_len(uips);
-	if (k->kstack >= 0 && bpf_map_lookup_elem(fd, &k->kstack, kips) == 0)
-		in.nk = stack_len(kips);
-	pid_set_add(&s->seen, k->tgid);
-	return stack_builder_add(s->builder, s->sym, p, &in,
-				 off ? e->val.ns : e->val.count);
+	in->comm = val->comm;
+	in->tcomm = val->tcomm;
+	in->off_cpu = off;
+	in->involuntary = kind == HEARTH_OFF_CPU_INVOLUNTARY;
+	in->per_thread = s->opts.per_thread;
+	pid_set_add(&s->seen, in->tgid);
+	return stack_builder_add(s->builder, s->sym, p, in, off ? val->ns : val->count);
+}
+
+static int add_entry(struct sampler *s, const struct hearth_key *k,
+		     const struct hearth_value *val, struct prof_profile *oncpu,
+		     struct prof_profile *offcpu)
+{
+	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
+	struct stack_input in = { .tgid = k->tgid, .tid = k->pid, .uips = uips, .kips = kips };
+
+	in.nu = read_stack(s, k->gen, k->ustack, uips);
+	in.nk = read_stack(s, k->gen, k->kstack, kips);
+	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
+}
+
+/* A wait known by signature: its user stack is the remembered unwind, or,
+ * when that is gone, the FP walk (and the kernel forgets the signature so
+ * the next such wait is copied again). */
+static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
+			 const struct hearth_value *val, struct prof_profile *oncpu,
+			 struct prof_profile *offcpu)
+{
+	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
+	struct stack_input in = { .tgid = k->sig.tgid, .tid = k->sig.tid, .kips = kips };
+	const uint64_t *known = sig_cache_get(s->sigs, &k->sig, &in.nu);
+
+	if (known) {
+		in.uips = known;
+	} else {
+		in.uips = uips;
+		in.nu = read_stack(s, k->gen, k->ustack, uips);
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.sig_seen), &k->sig);
+	}
+	in.nk = read_stack(s, k->gen, k->kstack, kips);
+	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
 }
 
 static void forget_gone(struct sampler *s)
 {
-	for (size_t i = 0; i < s->ngone; i++)
+	for (size_t i = 0; i < s->ngone; i++) {
 		sym_proc_forget(s->sym, s->gone[i]);
+		sym_unwind_forget(s->unw, s->gone[i]);
+	}
 	s->ngone = 0;
 }
 
@@ -204,7 +245,8 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 		  struct prof_profile *offcpu)
 {
 	uint32_t old = s->skel->bss->active;
-	struct entries got = { 0 };
+	struct entries got = { .ksz = sizeof(struct hearth_key), .vsz = sizeof(struct hearth_value) };
+	struct entries sigs = { .ksz = sizeof(struct hearth_sig_key), .vsz = sizeof(struct hearth_value) };
 	int rc;
 
 	/* Exits seen so far belong to processes whose samples are in the
@@ -214,10 +256,18 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	usleep(FLIP_GRACE_US);
 	rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
 			 &got);
+	if (rc == 0)
+		rc = take_counts(bpf_map__fd(old ? s->skel->maps.sig_counts1
+						 : s->skel->maps.sig_counts0), &sigs);
 	for (size_t i = 0; rc == 0 && i < got.len; i++)
-		rc = add_entry(s, &got.v[i], oncpu, offcpu);
+		rc = add_entry(s, entry_key(&got, i), entry_val(&got, i), oncpu, offcpu);
+	for (size_t i = 0; rc == 0 && i < sigs.len; i++)
+		rc = add_sig_entry(s, entry_key(&sigs, i), entry_val(&sigs, i), oncpu, offcpu);
 	clear_stacks(s, old);
-	free(got.v);
+	free(got.buf);
+	free(sigs.buf);
+	if (rc == 0)
+		rc = sampler_take_pending(s, oncpu, offcpu);
 	forget_gone(s);
 	return rc;
 }

@@ -92,6 +92,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	switch (e->type) {
 	case HEARTH_EV_EXEC:
 		sym_proc_load(s->sym, (pid_t)e->pid);
+		sym_unwind_forget(s->unw, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
@@ -113,6 +114,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static int handle_copy(void *ctx, void *data, size_t len)
+{
+	return sampler_take_copy(ctx, data, len);
+}
+
 static int tune(struct sampler *s, const struct sampler_opts *o)
 {
 	struct sampler_bpf *skel = s->skel;
@@ -124,6 +130,18 @@ static int tune(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->user_stacks = true;
 	skel->rodata->exclude_tgid = (uint32_t)o->exclude_tgid;
 	skel->rodata->min_block_ns = o->min_block_ns;
+	if (o->unwind != SAMPLER_UNWIND_FP) {
+		uint32_t bytes = o->stack_bytes ? o->stack_bytes : HEARTH_MAX_STACK_BYTES;
+
+		/* Periodic sampling makes on-CPU copies cheap (hz x CPUs per
+		 * second); a busy host switches far more often, so in auto
+		 * mode off-CPU copies are budgeted and the FP walk takes the
+		 * rest. */
+		skel->rodata->copy_oncpu_bytes = bytes;
+		skel->rodata->copy_offcpu_bytes = bytes;
+		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
+			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
+	}
 	if (!o->on_cpu)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
 	if (!o->off_cpu)
@@ -171,7 +189,14 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	s->npossible = libbpf_num_possible_cpus();
 	s->sym = sym_new(NULL);
 	s->builder = stack_builder_new();
-	if (!s->sym || !s->builder || s->npossible <= 0) {
+	s->unw = sym_unwinder_new();
+	s->sigs = sig_cache_new(16384);
+	if (s->opts.on_cpu)
+		s->pend_on = prof_new(PROF_UNIT_SAMPLES);
+	if (s->opts.off_cpu)
+		s->pend_off = prof_new(PROF_UNIT_NANOSECONDS);
+	if (!s->sym || !s->builder || !s->unw || !s->sigs || s->npossible <= 0 ||
+	    (s->opts.on_cpu && !s->pend_on) || (s->opts.off_cpu && !s->pend_off)) {
 		snprintf(err, errlen, "out of memory");
 		goto err_free;
 	}
@@ -194,7 +219,8 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	}
 	load_existing_procs(s);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->rb) {
+	if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events),
+				       handle_copy, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		goto err_free;
 	}
@@ -268,6 +294,9 @@ void sampler_stats(const struct sampler *cs, struct sampler_stats *st)
 	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL];
 	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];
 	st->processes = s->seen.len;
+	st->stack_copies = c[HEARTH_CNT_STACK_COPIES];
+	st->copy_fallbacks = c[HEARTH_CNT_COPY_FALLBACK];
+	st->sig_hits = c[HEARTH_CNT_SIG_HITS];
 	read_prog_stats(s, st);
 }
 
@@ -282,6 +311,10 @@ void sampler_close(struct sampler *s)
 	ring_buffer__free(s->rb);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);
+	sym_unwinder_free(s->unw);
+	sig_cache_free(s->sigs);
+	prof_free(s->pend_on);
+	prof_free(s->pend_off);
 	sym_free(s->sym);
 	pid_set_free(&s->seen);
 	free(s->gone);

@@ -38,6 +38,9 @@ struct sampler_opts {
 	bool per_thread;         /* add a thread row under each process */
 	enum sampler_unwind unwind;
 	pid_t exclude_tgid;      /* our own process, 0 = none */
+	uint32_t stack_bytes;    /* DWARF: user stack bytes copied, 0 = 16384 */
+	uint32_t offcpu_copies;  /* auto: off-CPU copies per second per CPU,
+				  * 0 = 256 */
 };
 
 /* Counters since sampler_open(). */
@@ -50,6 +53,11 @@ struct sampler_stats {
 	uint64_t drop_map_full;   /* aggregation map full */
 	uint64_t drop_events;     /* ring buffer full */
 	uint64_t processes;       /* distinct processes seen */
+	uint64_t stack_copies;    /* samples unwound from a stack copy */
+	uint64_t copy_fallbacks;  /* copies over budget: FP walk used */
+	uint64_t sig_hits;        /* waits that reused an earlier unwind */
+	uint64_t unwind_ns;       /* user-space time unwinding copies */
+	uint64_t unwind_complete; /* unwinds that reached the outermost frame */
 	uint64_t bpf_run_ns;      /* BPF program run time, when stats are on */
 	uint64_t bpf_run_cnt;
 };

@@ -5,8 +5,10 @@
 
 #include "agent/pid_set.h"
 #include "agent/sampler.h"
+#include "agent/sig_cache.h"
 #include "agent/stack_build.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind.h"
 
 #define MAX_CPUS 1024
 /* Time for programs that read the old `active` to finish: they run for
@@ -26,11 +28,29 @@ struct sampler {
 	int npossible;
 	struct ring_buffer *rb;
 	struct sym_ctx *sym;
+	struct sym_unwinder *unw;
+	struct sig_cache *sigs; /* off-CPU unwinds by wait signature */
+	/* Samples unwound from stack copies since the last drain; merged
+	 * into the caller's profiles at sampler_drain(). */
+	struct prof_profile *pend_on, *pend_off;
 	struct stack_builder *builder;
 	pid_t *gone; /* processes that exited: forgotten after the next drain */
 	size_t ngone, capgone;
 	struct sampler_stats stats;
 	struct pid_set seen;
 };
+
+/* Ring buffer callback body for a sample with a stack copy: unwinds,
+ * symbolizes and adds it to the pending profiles. Returns 0 or -ENOMEM. */
+int sampler_take_copy(struct sampler *s, const void *data, size_t len);
+
+/* Forgets every remembered unwind, here and in the kernel's seen set, so
+ * the next wait of each signature is copied again. */
+void sampler_sigs_reset(struct sampler *s);
+
+/* Moves the pending profiles into @oncpu / @offcpu (either may be NULL)
+ * and starts new empty ones. Returns 0 or -ENOMEM. */
+int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
+			 struct prof_profile *offcpu);
 
 #endif

@@ -25,6 +25,12 @@ const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile __u32 exclude_tgid = 0;
 const volatile __u64 min_block_ns = 0;
+/* User stack copies for DWARF unwinding (0 = frame pointers only). */
+const volatile __u32 copy_oncpu_bytes = 0;
+const volatile __u32 copy_offcpu_bytes = 0;
+/* Most off-CPU copies per second per CPU (0 = no limit): switches can come
+ * in the hundreds of thousands, copies must not. */
+const volatile __u32 copy_offcpu_per_sec = 0;
 
 /* Flipped by user space between drains. */
 __u32 active = 0;
@@ -77,6 +83,59 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
+
+/* Samples with copied stacks, unwound in user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024);
+} stack_events SEC(".maps");
+
+/* Stacks of threads off-CPU, copied at switch-out, by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct hearth_stack_copy);
+	__uint(max_entries, 4096);
+} offcpu_copies SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_stack_copy);
+	__uint(max_entries, 1);
+} copy_scratch SEC(".maps");
+
+/* Signatures whose unwind user space holds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct hearth_sig);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} sig_seen SEC(".maps");
+
+#define SIG_COUNTS_MAP(name)                                             \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_HASH);                         \
+		__type(key, struct hearth_sig_key);                      \
+		__type(value, struct hearth_value);                      \
+		__uint(max_entries, 16384);                              \
+	} name SEC(".maps")
+
+SIG_COUNTS_MAP(sig_counts0);
+SIG_COUNTS_MAP(sig_counts1);
+
+struct copy_budget {
+	__u64 window;
+	__u64 used;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct copy_budget);
+	__uint(max_entries, 1);
+} copy_budget SEC(".maps");
 
 static __always_inline void count(__u32 idx)
 {
@@ -136,13 +195,190 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool has_mm,
 	}
 }
 
-/* Adds (count, ns) to @key in the counts map of @side. */
-static __always_inline void add(__u32 side, struct hearth_key *key,
-				struct task_struct *task, __u64 ns)
+/* Copies up to @want bytes of user stack from @sp, in chunks, stopping at
+ * the end of the stack mapping. Returns the bytes copied. */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want)
 {
-	/* The side is the one active when the program started, not the
-	 * stacks' gen: an off-CPU interval can span a flip. */
-	void *map = side ? (void *)&counts1 : (void *)&counts0;
+	__u32 got = 0;
+
+	for (int i = 0; i < HEARTH_MAX_STACK_BYTES / HEARTH_STACK_CHUNK; i++) {
+		if (got >= want)
+			break;
+		if (bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK, HEARTH_STACK_CHUNK,
+					(void *)(sp + i * HEARTH_STACK_CHUNK))) {
+			/* The last chunk crossed the stack's end: take what
+			 * fits in smaller steps, the outermost frames live
+			 * there. */
+			for (int j = 0; j < HEARTH_STACK_CHUNK / 128; j++) {
+				if (bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK + j * 128, 128,
+							(void *)(sp + i * HEARTH_STACK_CHUNK + j * 128)))
+					break;
+				got += 128;
+			}
+			count(HEARTH_CNT_COPY_TRUNCATED);
+			break;
+		}
+		got += HEARTH_STACK_CHUNK;
+	}
+	return got;
+}
+
+static __always_inline void read_regs(struct task_struct *task,
+				      struct hearth_regs *r)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+}
+
+static __always_inline __u32 ips_len(long bytes)
+{
+	return bytes > 0 ? (__u32)(bytes / sizeof(__u64)) : 0;
+}
+
+/* Sends an on-CPU sample with a copy of the user stack. Returns false when
+ * the ring buffer is full (the caller falls back to the FP walk). */
+static __always_inline bool send_oncpu_copy(void *ctx, struct task_struct *task,
+					    const struct hearth_key *key)
+{
+	struct hearth_stack_event *e;
+
+	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
+	if (!e)
+		return false;
+	e->tgid = key->tgid;
+	e->pid = key->pid;
+	e->kind = HEARTH_ON_CPU;
+	e->value = 1;
+	__builtin_memset(&e->sig, 0, sizeof(e->sig));
+	read_regs(task, &e->regs);
+	e->nk = kernel_stacks ? ips_len(bpf_get_stack(ctx, e->kips, sizeof(e->kips), 0)) : 0;
+	e->nu = ips_len(bpf_get_stack(ctx, e->fp_ips, sizeof(e->fp_ips), BPF_F_USER_STACK));
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	BPF_CORE_READ_STR_INTO(&e->tcomm, task, comm);
+	e->size = copy_stack(e->data, e->regs.sp, copy_oncpu_bytes);
+	bpf_ringbuf_submit(e, 0);
+	count(HEARTH_CNT_STACK_COPIES);
+	return true;
+}
+
+static __always_inline bool budget_allows(__u64 now)
+{
+	__u32 zero = 0;
+	struct copy_budget *b;
+
+	if (!copy_offcpu_per_sec)
+		return true;
+	b = bpf_map_lookup_elem(&copy_budget, &zero);
+	if (!b)
+		return false;
+	if (now - b->window >= 1000000000ULL) {
+		b->window = now;
+		b->used = 0;
+	}
+	if (b->used >= copy_offcpu_per_sec)
+		return false;
+	b->used++;
+	return true;
+}
+
+/* Fills @sig for the current task from its user registers and a hash of
+ * the top of its stack. Returns false when the stack cannot be read. */
+static __always_inline bool make_sig(struct task_struct *task, __u32 tid,
+				     struct hearth_sig *sig)
+{
+	struct hearth_regs r;
+	__u64 *win, h = 14695981039346656037ULL;
+	__u32 zero = 0;
+	struct hearth_stack_copy *c = bpf_map_lookup_elem(&copy_scratch, &zero);
+
+	if (!c)
+		return false;
+	read_regs(task, &r);
+	win = (__u64 *)c->data;
+	if (bpf_probe_read_user(win, HEARTH_SIG_WINDOW, (void *)r.sp))
+		return false;
+	for (int i = 0; i < HEARTH_SIG_WINDOW / 8; i++)
+		h = (h ^ win[i]) * 1099511628211ULL;
+	sig->tgid = task->tgid;
+	sig->tid = tid;
+	sig->ip = r.ip;
+	sig->sp = r.sp;
+	sig->bp = r.bp;
+	sig->hash = h;
+	return true;
+}
+
+/* At switch-out: copies the current task's stacks into offcpu_copies.
+ * Returns whether a copy is kept for the wait. */
+static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task,
+					     __u32 tid, __u64 now)
+{
+	struct hearth_stack_copy *c;
+	__u32 zero = 0;
+
+	if (!budget_allows(now)) {
+		count(HEARTH_CNT_COPY_FALLBACK);
+		return false;
+	}
+	c = bpf_map_lookup_elem(&copy_scratch, &zero);
+	if (!c)
+		return false;
+	read_regs(task, &c->regs);
+	c->nk = kernel_stacks ? ips_len(bpf_get_stack(ctx, c->kips, sizeof(c->kips), 0)) : 0;
+	c->nu = ips_len(bpf_get_stack(ctx, c->fp_ips, sizeof(c->fp_ips), BPF_F_USER_STACK));
+	c->size = copy_stack(c->data, c->regs.sp, copy_offcpu_bytes);
+	if (bpf_map_update_elem(&offcpu_copies, &tid, c, BPF_ANY)) {
+		count(HEARTH_CNT_COPY_FALLBACK);
+		return false;
+	}
+	return true;
+}
+
+/* At switch-in: sends the wait with the stacks copied at switch-out. */
+static __always_inline void send_offcpu_copy(struct task_struct *task, __u32 tid,
+					     __u32 kind, __u64 ns,
+					     const struct hearth_sig *sig)
+{
+	__u8 one = 1;
+	struct hearth_stack_copy *c = bpf_map_lookup_elem(&offcpu_copies, &tid);
+	struct hearth_stack_event *e;
+
+	if (!c)
+		return;
+	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
+	if (!e) {
+		count(HEARTH_CNT_DROP_EVENTS);
+		return;
+	}
+	e->tgid = task->tgid;
+	e->pid = tid;
+	e->kind = kind;
+	e->value = ns;
+	e->regs = c->regs;
+	e->nk = c->nk;
+	e->nu = c->nu;
+	e->size = c->size;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
+	BPF_CORE_READ_STR_INTO(&e->tcomm, task, comm);
+	bpf_probe_read_kernel(e->kips, sizeof(e->kips), c->kips);
+	bpf_probe_read_kernel(e->fp_ips, sizeof(e->fp_ips), c->fp_ips);
+	bpf_probe_read_kernel(e->data, sizeof(e->data), c->data);
+	e->sig = *sig;
+	bpf_ringbuf_submit(e, 0);
+	count(HEARTH_CNT_STACK_COPIES);
+	/* Marked only once the event is on its way: user space reads it
+	 * before any wait that reuses it. */
+	if (sig->tgid)
+		bpf_map_update_elem(&sig_seen, sig, &one, BPF_ANY);
+}
+
+/* Adds (count, ns) to @key in @map, creating the entry. */
+static __always_inline void add_to(void *map, void *key,
+				   struct task_struct *task, __u64 ns)
+{
 	struct hearth_value *val, zero = {};
 
 	val = bpf_map_lookup_elem(map, key);
@@ -165,6 +401,14 @@ static __always_inline void add(__u32 side, struct hearth_key *key,
 		__sync_fetch_and_add(&val->ns, ns);
 }
 
+/* Adds to @key in the counts map of @side: the side active when the
+ * program started, not the stacks' gen (a wait can span a flip). */
+static __always_inline void add(__u32 side, struct hearth_key *key,
+				struct task_struct *task, __u64 ns)
+{
+	add_to(side ? (void *)&counts1 : (void *)&counts0, key, task, ns);
+}
+
 SEC("perf_event")
 int on_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -185,6 +429,13 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	}
 	key.kind = HEARTH_ON_CPU;
 	key.gen = side;
+	if (copy_oncpu_bytes && task->mm) {
+		if (send_oncpu_copy(ctx, task, &key)) {
+			count(HEARTH_CNT_SAMPLES);
+			return 0;
+		}
+		count(HEARTH_CNT_COPY_FALLBACK);
+	}
 	get_stacks(ctx, key.gen, task->mm != NULL, &key.kstack, &key.ustack);
 	add(side, &key, task, 0);
 	count(HEARTH_CNT_SAMPLES);
@@ -208,7 +459,16 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 		st.gen = side;
 		st.kind = prev_state == TASK_RUNNING ? HEARTH_OFF_CPU_INVOLUNTARY
 						     : HEARTH_OFF_CPU_VOLUNTARY;
-		get_stacks(ctx, st.gen, prev->mm != NULL, &st.kstack, &st.ustack);
+		if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
+			if (bpf_map_lookup_elem(&sig_seen, &st.sig))
+				st.sig_hit = 1;
+			else
+				st.has_copy = keep_offcpu_copy(ctx, prev, pid, now);
+		}
+		if (st.has_copy)
+			st.kstack = st.ustack = -1;
+		else
+			get_stacks(ctx, st.gen, prev->mm != NULL, &st.kstack, &st.ustack);
 		if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY))
 			count(HEARTH_CNT_DROP_START_FULL);
 	}
@@ -217,7 +477,28 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	start = bpf_map_lookup_elem(&offcpu_start, &pid);
 	if (!start)
 		return 0;
-	if (now > start->ts && now - start->ts >= min_block_ns) {
+	if (start->has_copy) {
+		if (now > start->ts && now - start->ts >= min_block_ns) {
+			send_offcpu_copy(next, pid, start->kind, now - start->ts, &start->sig);
+			count(HEARTH_CNT_OFFCPU);
+		}
+		bpf_map_delete_elem(&offcpu_copies, &pid);
+	} else if (start->sig_hit) {
+		if (now > start->ts && now - start->ts >= min_block_ns) {
+			struct hearth_sig_key sk = {
+				.sig = start->sig,
+				.kstack = start->kstack,
+				.ustack = start->ustack,
+				.kind = start->kind,
+				.gen = start->gen,
+			};
+
+			add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
+			       now - start->ts);
+			count(HEARTH_CNT_OFFCPU);
+			count(HEARTH_CNT_SIG_HITS);
+		}
+	} else if (now > start->ts && now - start->ts >= min_block_ns) {
 		struct hearth_key key = {
 			.tgid = next->tgid,
 			.pid = pid,
@@ -278,6 +559,7 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	__u32 pid = p->pid;
 
 	bpf_map_delete_elem(&offcpu_start, &pid);
+	bpf_map_delete_elem(&offcpu_copies, &pid);
 	if (p->pid != p->tgid)
 		return 0;
 	emit(HEARTH_EV_EXIT, p, 0);

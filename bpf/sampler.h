@@ -6,6 +6,10 @@
 #ifndef HEARTH_BPF_SAMPLER_H
 #define HEARTH_BPF_SAMPLER_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define HEARTH_STACK_DEPTH 127
 #define HEARTH_COMM_LEN 16
 
@@ -33,6 +37,30 @@ struct hearth_value {
 	char tcomm[HEARTH_COMM_LEN]; /* thread name */
 };
 
+/* Identifies a thread's user call path at a wait without copying its
+ * stack: the registers plus a hash of the top of the stack, where the
+ * return addresses of the innermost frames are. The first wait with a new
+ * signature is copied and unwound; later ones reuse that unwind. */
+#define HEARTH_SIG_WINDOW 1024
+
+struct hearth_sig {
+	__u32 tgid;
+	__u32 tid;
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+	__u64 hash;
+};
+
+/* Aggregation key of waits whose user stack is known by signature. */
+struct hearth_sig_key {
+	struct hearth_sig sig;
+	__s32 kstack; /* in the stack map of gen */
+	__s32 ustack; /* FP walk, when the signature's unwind is gone */
+	__u32 kind;
+	__u32 gen;
+};
+
 /* Where a thread went to sleep, kept until it runs again. */
 struct hearth_offcpu_start {
 	__u64 ts;
@@ -40,6 +68,51 @@ struct hearth_offcpu_start {
 	__s32 ustack;
 	__u32 gen;
 	__u32 kind;
+	__u32 has_copy; /* a hearth_stack_copy waits in offcpu_copies */
+	__u32 sig_hit;  /* the user stack is the one unwound for sig */
+	struct hearth_sig sig;
+};
+
+/* DWARF mode: the most user stack bytes copied per sample, in chunks. */
+#define HEARTH_STACK_CHUNK 1024
+#define HEARTH_MAX_STACK_BYTES (16 * HEARTH_STACK_CHUNK)
+
+/* User registers an unwinder starts from (x86-64). */
+struct hearth_regs {
+	__u64 ip;
+	__u64 sp;
+	__u64 bp;
+};
+
+/* A sample whose user stack was copied for unwinding in user space. The
+ * bytes are unwound and dropped: never stored, logged or sent. */
+struct hearth_stack_event {
+	__u32 tgid;
+	__u32 pid;
+	__u32 kind;   /* enum hearth_sample_kind */
+	__u32 size;   /* bytes of data[] that are valid, from regs.sp up */
+	__u64 value;  /* 1 sample, or blocked nanoseconds */
+	struct hearth_regs regs;
+	__u32 nk;     /* kernel frames in kips */
+	__u32 nu;     /* frame-pointer walk frames in fp_ips */
+	struct hearth_sig sig; /* off-CPU: remember this unwind (tgid != 0) */
+	char comm[HEARTH_COMM_LEN];
+	char tcomm[HEARTH_COMM_LEN];
+	__u64 kips[HEARTH_STACK_DEPTH];
+	__u64 fp_ips[HEARTH_STACK_DEPTH]; /* the FP walk, to splice with */
+	__u8 data[HEARTH_MAX_STACK_BYTES];
+};
+
+/* A thread's stack copied at switch-out, kept until it runs again. */
+struct hearth_stack_copy {
+	struct hearth_regs regs;
+	__u32 size;
+	__u32 nk;
+	__u32 nu;
+	__u32 pad;
+	__u64 kips[HEARTH_STACK_DEPTH];
+	__u64 fp_ips[HEARTH_STACK_DEPTH];
+	__u8 data[HEARTH_MAX_STACK_BYTES];
 };
 
 /* Per-CPU counters, indexes into the counters array. */
@@ -53,6 +126,10 @@ enum hearth_counter {
 	HEARTH_CNT_DROP_MAP_FULL,    /* counts map full: sample lost */
 	HEARTH_CNT_DROP_START_FULL,  /* off-CPU start map full: wait lost */
 	HEARTH_CNT_DROP_EVENTS,      /* ring buffer full: process event lost */
+	HEARTH_CNT_STACK_COPIES,     /* samples sent with a user stack copy */
+	HEARTH_CNT_COPY_FALLBACK,    /* copy wanted but full/limited: FP walk used */
+	HEARTH_CNT_COPY_TRUNCATED,   /* copy shorter than asked (stack end) */
+	HEARTH_CNT_SIG_HITS,         /* waits that reused an earlier unwind */
 	HEARTH_CNT_MAX,
 };
 

@@ -53,6 +53,11 @@ static const char usage_text[] =
 	"      --no-kernel        user-space frames only\n"
 	"      --per-thread       add a row per thread (name-tid) under each process\n"
 	"      --annotate         mark inline frames _[i] (kernel frames are always _[k])\n"
+	"      --unwind MODE      user stacks: fp (frame pointers only), dwarf (copy the\n"
+	"                         stack and unwind with DWARF CFI), auto (default: every\n"
+	"                         on-CPU sample and up to 256 waits/s per CPU are copied,\n"
+	"                         further waits that second use frame pointers)\n"
+	"      --stack-bytes N    bytes of user stack copied per sample (1024..16384, default 16384)\n"
 	"  -o, --output FILE      where to write (default '-', standard output)\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -63,7 +68,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
-	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE,
+	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +84,8 @@ static const struct option long_opts[] = {
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -133,6 +140,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->opts.hz = 99;
 	a->opts.kernel_stacks = true;
 	a->opts.min_block_ns = 1000;
+	a->opts.unwind = SAMPLER_UNWIND_AUTO;
 	a->output = "-";
 	optind = 1;
 	opterr = 0;
@@ -176,6 +184,25 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_NO_KERNEL: a->opts.kernel_stacks = false; break;
 		case OPT_PER_THREAD: a->opts.per_thread = true; break;
 		case OPT_ANNOTATE: a->out_flags |= CLI_OUT_ANNOTATE; break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "fp"))
+				a->opts.unwind = SAMPLER_UNWIND_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				a->opts.unwind = SAMPLER_UNWIND_DWARF;
+			else if (!strcmp(optarg, "auto"))
+				a->opts.unwind = SAMPLER_UNWIND_AUTO;
+			else {
+				cli_error("--unwind takes fp, dwarf or auto, not '%s'.", optarg);
+				return -1;
+			}
+			break;
+		case OPT_STACK_BYTES:
+			if (parse_ulong(optarg, 1024, 16384, &v) < 0 || v % 1024) {
+				cli_error("--stack-bytes takes a multiple of 1024 from 1024 to 16384, not '%s'.", optarg);
+				return -1;
+			}
+			a->opts.stack_bytes = (uint32_t)v;
+			break;
 		case 'o': a->output = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -229,13 +256,20 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 		    uint64_t elapsed)
 {
 	fprintf(stderr,
-		"hearth: %llu on-CPU samples (%llu idle), %llu off-CPU waits (%.3f s blocked), %llu processes, %.1f s; drops: %llu stack, %llu map full, %llu events\n",
+		"hearth: %llu on-CPU samples (%llu idle), %llu off-CPU waits (%.3f s blocked), %llu processes, %.2f s; drops: %llu stack, %llu map full, %llu events\n",
 		(unsigned long long)st->samples, (unsigned long long)st->idle_samples,
 		(unsigned long long)st->offcpu_events, st->offcpu_ns / 1e9,
 		(unsigned long long)st->processes, elapsed / 1e9,
 		(unsigned long long)st->drop_stack, (unsigned long long)st->drop_map_full,
 		(unsigned long long)st->drop_events);
-	(void)a;
+	if (a->opts.unwind != SAMPLER_UNWIND_FP && st->stack_copies)
+		fprintf(stderr,
+			"hearth: %llu stacks unwound with DWARF (%.1f%% to the outermost frame, %.1f us each), %llu waits reused an earlier unwind, %llu over the copy budget used frame pointers\n",
+			(unsigned long long)st->stack_copies,
+			100.0 * (double)st->unwind_complete / (double)st->stack_copies,
+			(double)st->unwind_ns / 1e3 / (double)st->stack_copies,
+			(unsigned long long)st->sig_hits,
+			(unsigned long long)st->copy_fallbacks);
 }
 
 /* Whether every process chosen with -p has exited (like perf record -p). */

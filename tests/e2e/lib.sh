@@ -28,6 +28,20 @@ sum() {
 # total FILE: sum of every count.
 total() { awk '{ t += $NF } END { printf "%.0f\n", t + 0 }' "$1"; }
 
+# rec_secs ERRFILE: the seconds hearth record says it sampled.
+rec_secs() { sed -n 's/.* processes, \([0-9.]*\) s; drops.*/\1/p' "$1" | tail -1; }
+
+# now_ns: wall clock in nanoseconds.
+now_ns() { date +%s%N; }
+
+# expect_samples HZ CPU_NS_BEFORE CPU_NS_AFTER WALL_NS_BEFORE WALL_NS_AFTER SAMPLED_SECONDS:
+# samples a thread should get: hz x the share of a CPU it had x the time
+# the sampler was attached.
+expect_samples() {
+	awk -v hz="$1" -v c0="$2" -v c1="$3" -v w0="$4" -v w1="$5" -v s="$6" \
+		'BEGIN { printf "%.0f", hz * (c1 - c0) / (w1 - w0) * s }'
+}
+
 # oncpu_ns PID: nanoseconds the process's main thread has run on a CPU.
 oncpu_ns() { cut -d' ' -f1 "/proc/$1/schedstat"; }
 

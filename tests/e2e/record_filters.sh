@@ -16,12 +16,15 @@ others=$(awk -F';' '{ print $1 ";" $2 }' "$T/p.folded" | grep -v "^record_work;r
 [ -z "$others" ] || fail "-p $a recorded other processes or threads: $others"
 ok "-p keeps only pid $a"
 
-"$HEARTH" record -d 2 --comm other_work -o "$T/c.folded" 2>/dev/null || fail "record --comm exited non-zero"
+c0=$(oncpu_ns "$b"); w0=$(now_ns)
+"$HEARTH" record -d 2 --comm other_work -o "$T/c.folded" 2>"$T/c.err" || fail "record --comm exited non-zero"
+c1=$(oncpu_ns "$b"); w1=$(now_ns)
 [ -s "$T/c.folded" ] || fail "record --comm wrote nothing"
 others=$(cut -d';' -f1 "$T/c.folded" | grep -vx other_work | sort -u)
 [ -z "$others" ] || fail "--comm other_work recorded: $others"
 n=$(total "$T/c.folded")
-within "$n" 198 10 || fail "--comm other_work: $n samples in 2 s of a spinning process, expected about 198"
+want=$(expect_samples 99 "$c0" "$c1" "$w0" "$w1" "$(rec_secs "$T/c.err")")
+within "$n" "$want" 10 || fail "--comm other_work: $n samples, expected $want (99 Hz x its on-CPU seconds) +-10%"
 ok "--comm keeps only other_work ($n samples)"
 
 "$HEARTH" record -d 2 --both -p "$a" -o "$T/pair" 2>/dev/null || fail "record --both exited non-zero"

@@ -6,7 +6,7 @@ W=$FIXTURES/record_work
 # Two functions burning CPU 3:1 on one thread.
 bg "$W" split 30
 wpid=$LAST_PID
-"$HEARTH" record -d 6 -p "$wpid" -o "$T/split.folded" 2>"$T/split.err" || { cat "$T/split.err"; fail "record exited non-zero"; }
+"$HEARTH" record -d 8 -p "$wpid" -o "$T/split.folded" 2>"$T/split.err" || { cat "$T/split.err"; fail "record exited non-zero"; }
 a=$(sum "$T/split.folded" ';hot_a(;|$)')
 b=$(sum "$T/split.folded" ';hot_b(;|$)')
 pa=$(ratio "$a" "$b")
@@ -20,21 +20,23 @@ grep -Eq 'bpf_prog_|bpf_trace_run|__bpf_trace' "$T/split.folded" && fail "BPF pr
 grep -q 'samples' "$T/split.err" || fail "no summary line on stderr: $(cat "$T/split.err")"
 kill "$wpid"
 
-# One thread spinning the whole time: hz x its CPU seconds, +-5%. Its CPU
-# time is read from schedstat, so other load on the machine cannot skew it.
+# One thread spinning the whole time: hz x its CPU seconds, +-5%. Its share
+# of a CPU is read from schedstat, so other load on the machine cannot skew
+# the expectation.
 spin_check() { # HZ SECONDS
 	bg "$W" spin 30
 	wpid=$LAST_PID
 	sleep 0.2
-	before=$(oncpu_ns "$wpid")
-	"$HEARTH" record -F "$1" -d "$2" -p "$wpid" -o "$T/spin.folded" 2>/dev/null || fail "record exited non-zero"
-	after=$(oncpu_ns "$wpid")
+	c0=$(oncpu_ns "$wpid"); w0=$(now_ns)
+	"$HEARTH" record -F "$1" -d "$2" -p "$wpid" -o "$T/spin.folded" 2>"$T/spin.err" || fail "record exited non-zero"
+	c1=$(oncpu_ns "$wpid"); w1=$(now_ns)
 	kill "$wpid"
 	n=$(total "$T/spin.folded")
-	want=$(awk -v a="$after" -v b="$before" -v hz="$1" 'BEGIN { printf "%.0f", (a - b) / 1e9 * hz }')
+	want=$(expect_samples "$1" "$c0" "$c1" "$w0" "$w1" "$(rec_secs "$T/spin.err")")
 	echo "spin at $1 Hz for $2 s: $n samples, expected $want (hz x on-CPU seconds; $(($1 * $2)) if it had a CPU to itself)"
 	within "$n" "$want" 5 || fail "spinning thread got $n samples, expected $want +-5%"
-	within "$n" "$(($1 * $2))" 10 || fail "spinning thread got $n samples in $2 s at $1 Hz: far from $(($1 * $2))"
+	# The expectation must rest on real running time, not a starved thread.
+	[ "$want" -gt $(($1 * $2 / 2)) ] || fail "the spinning thread ran less than half of the $2 s (other load on the machine?): cannot check the rate"
 	ok "sample count $n within 5% of $want at $1 Hz"
 }
 spin_check 99 5
