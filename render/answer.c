@@ -197,6 +197,61 @@ static void fill_cards(struct rd_model *m, int by_own, int yours_only)
 	}
 }
 
+/* Length of the module part when @name reads "module+0xHEX", else 0. */
+static size_t unnamed_prefix(const char *name)
+{
+	const char *plus = strstr(name, "+0x");
+	const char *h;
+
+	if (!plus || plus == name)
+		return 0;
+	for (h = plus + 3; *h; h++)
+		if (!strchr("0123456789abcdefABCDEF", *h))
+			return 0;
+	return h > plus + 3 ? (size_t)(plus - name) : 0;
+}
+
+/* Names the binaries whose unnamed frames hold at least 1% (their self
+ * time, which never double counts). */
+static void write_notice(struct rd_model *m)
+{
+	struct mod { const char *name; size_t len; uint64_t v; } mods[8];
+	size_t nm = 0, o = 0;
+
+	m->notice[0] = '\0';
+	for (uint32_t f = 1; f < m->nfn && m->total; f++) {
+		const char *name = rd_model_fn_name(m, f);
+		size_t l = unnamed_prefix(name), k;
+
+		if (!l || !m->fns[f].row)
+			continue;
+		for (k = 0; k < nm; k++)
+			if (mods[k].len == l && !strncmp(mods[k].name, name, l))
+				break;
+		if (k == nm) {
+			if (nm == 8)
+				continue;
+			mods[nm++] = (struct mod){ name, l, 0 };
+		}
+		mods[k].v += m->fns[f].self;
+	}
+	for (size_t k = 0; k < nm; k++) {
+		char share[16];
+
+		if (mods[k].v * 100 < m->total)
+			continue;
+		rd_fmt_pct(share, sizeof(share), pct(m, mods[k].v));
+		o += (size_t)snprintf(m->notice + o, sizeof(m->notice) - o,
+				      "%s%.*s (%s)", o ? ", " : "Unnamed frames: ",
+				      (int)mods[k].len, mods[k].name, share);
+		if (o >= sizeof(m->notice))
+			break;
+	}
+	if (o && o < sizeof(m->notice))
+		snprintf(m->notice + o, sizeof(m->notice) - o,
+			 " ran without symbols; install debug symbols to name them.");
+}
+
 int rd_answer_write(struct rd_model *m)
 {
 	uint64_t yours_own = 0, bv = 0;
@@ -218,6 +273,7 @@ int rd_answer_write(struct rd_model *m)
 		}
 	}
 	write_sentence(m, best);
+	write_notice(m);
 	if (m->yours)
 		fill_cards(m, 1, 1);
 	fill_cards(m, 0, 0);

@@ -63,37 +63,48 @@ static int add_fn(struct rd_model *m, uint32_t name, uint32_t frame,
 }
 
 /* Assigns a function index to every node: one per distinct name (the root
- * gets a function of its own, not a row). Also sums self by class and
- * language. */
+ * gets a function of its own, not a row), through a per-frame table so each
+ * frame is looked at once. Also sums self by class and language. */
 static int index_functions(struct rd_model *m)
 {
-	uint32_t nstr = prof_str_count(m->p), cap = 0;
+	uint32_t nstr = prof_str_count(m->p), nfr = prof_frame_count(m->p), cap = 0;
 	uint32_t *str_fn = calloc(nstr ? nstr : 1, sizeof(*str_fn));
+	uint32_t *frame_fn = malloc((nfr ? nfr : 1) * sizeof(*frame_fn));
+	uint8_t *frame_cls = malloc(nfr ? nfr : 1), *frame_lang = malloc(nfr ? nfr : 1);
 	struct rd_tree *t = &m->tree;
+	int rc = -ENOMEM;
 
-	if (!str_fn || add_fn(m, 0, 0, NULL, &cap) < 0) {
-		free(str_fn);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 1; i < t->n; i++) {
-		uint32_t frame = prof_node_get(m->p, t->v[i].id)->frame;
-		const struct prof_frame *fr = prof_frame_get(m->p, frame);
+	if (!str_fn || !frame_fn || !frame_cls || !frame_lang ||
+	    add_fn(m, 0, 0, NULL, &cap) < 0)
+		goto out;
+	for (uint32_t id = 0; id < nfr; id++) {
+		const struct prof_frame *fr = prof_frame_get(m->p, id);
 		uint32_t name = fr && fr->name < nstr ? fr->name : 0;
 
-		if (!str_fn[name]) {
-			if (add_fn(m, name, frame, fr, &cap) < 0) {
-				free(str_fn);
-				return -ENOMEM;
-			}
+		if (id && !str_fn[name]) {
+			if (add_fn(m, name, id, fr, &cap) < 0)
+				goto out;
 			str_fn[name] = m->nfn - 1;
 		}
-		t->v[i].fn = str_fn[name];
-		m->class_self[rd_frame_class(fr)] += t->v[i].self;
-		m->lang_self[fr && fr->lang < PROF_LANG_COUNT ? fr->lang : 0] +=
-			t->v[i].self;
+		frame_fn[id] = id ? str_fn[name] : 0;
+		frame_cls[id] = (uint8_t)rd_frame_class(fr);
+		frame_lang[id] = fr && fr->lang < PROF_LANG_COUNT ? fr->lang : 0;
 	}
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t fr = t->v[i].fn < nfr ? t->v[i].fn : 0;
+
+		t->v[i].fn = frame_fn[fr];
+		m->class_self[frame_cls[fr]] += t->v[i].self;
+		m->lang_self[frame_lang[fr]] += t->v[i].self;
+	}
+	t->v[0].fn = 0;
+	rc = 0;
+out:
 	free(str_fn);
-	return 0;
+	free(frame_fn);
+	free(frame_cls);
+	free(frame_lang);
+	return rc;
 }
 
 struct rd_model *rd_model_new(struct prof_profile *p)

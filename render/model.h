@@ -48,6 +48,7 @@ struct rd_model {
 	uint64_t class_self[PROF_CLASS_COUNT];
 	uint64_t lang_self[PROF_LANG_COUNT];
 	char answer[512];       /* the answer sentence */
+	char notice[512];       /* stripped binaries holding a real share, or "" */
 	struct rd_card cards[3];
 	int ncards;
 	/* Search (rd_model_search). */

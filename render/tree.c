@@ -64,7 +64,8 @@ int rd_tree_build(struct rd_tree *t, const struct prof_profile *p)
 		uint32_t i = k++;
 
 		t->v[i] = (struct rd_tnode){ .id = id, .total = nd->total,
-					     .self = nd->self, .size = 1 };
+					     .self = nd->self, .size = 1,
+					     .fn = nd->frame };
 		t->v[i].parent = id ? t->pre[nd->parent] : 0;
 		t->pre[id] = i;
 		if (nd->child && k < n) {

@@ -16,7 +16,8 @@ struct rd_tnode {
 	uint32_t id;     /* the profile's node id */
 	uint32_t parent; /* preorder index of the parent (root: 0) */
 	uint32_t size;   /* nodes in the subtree, itself included */
-	uint32_t fn;     /* function index (set by the model), else 0 */
+	uint32_t fn;     /* frame id after rd_tree_build; the model turns
+			  * it into its function index */
 	uint64_t total;
 	uint64_t self;
 };

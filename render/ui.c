@@ -40,13 +40,37 @@ static const char *node_name(const struct rd_ui *ui, uint32_t node)
 	return f ? prof_str(ui->m->p, f->name) : "";
 }
 
+/* "runtime" or "system" when every frame of a folded chain is runtime or
+ * system code (the start-up run every program begins with, a syscall
+ * path), else NULL. */
+static const char *chain_kind(const struct rd_ui *ui, const struct rd_box *b)
+{
+	int runtime = 0;
+
+	for (uint32_t a = b->last;; a = prof_node_get(ui->m->p, a)->parent) {
+		const struct prof_node *n = prof_node_get(ui->m->p, a);
+		unsigned c = rd_frame_class(prof_frame_get(ui->m->p, n->frame));
+
+		if (c != PROF_CLASS_RUNTIME && c != PROF_CLASS_SYSTEM)
+			return NULL;
+		runtime |= c == PROF_CLASS_RUNTIME;
+		if (a == b->node || a == 0)
+			return runtime ? "runtime" : "system";
+	}
+}
+
 char *rd_ui_box_label(const struct rd_ui *ui, const struct rd_box *b,
 		      char *buf, size_t n)
 {
 	if (b->flags & RD_BOX_SMALL)
 		snprintf(buf, n, "%u small functions", b->count);
+	else if (b->flags & RD_BOX_CHAIN && chain_kind(ui, b))
+		snprintf(buf, n, "%u %s frames: %s \xe2\x80\xa6 %s", b->count,
+			 chain_kind(ui, b), node_name(ui, b->node),
+			 node_name(ui, b->last));
 	else if (b->flags & RD_BOX_CHAIN)
-		snprintf(buf, n, "(%u) %s", b->count, node_name(ui, b->node));
+		snprintf(buf, n, "(%u) %s \xe2\x80\xa6 %s", b->count,
+			 node_name(ui, b->node), node_name(ui, b->last));
 	else
 		snprintf(buf, n, "%s", node_name(ui, b->node));
 	return buf;
@@ -394,6 +418,7 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 	fprintf(out, "tooltip %d %d %d %d\n", ui->tip.x, ui->tip.y, ui->tip.w,
 		ui->tip.h);
 	fprintf(out, "answer %s\n", ui->m->answer);
+	fprintf(out, "notice %s\n", ui->m->notice);
 	for (size_t i = 0; i < ui->boxes.n; i++) {
 		const struct rd_box *b = &ui->boxes.v[i];
 

@@ -238,6 +238,9 @@ void rd_ui_table(struct rd_ui *ui)
 			break;
 		if (i % 2)
 			rd_list_rect(&ui->list, t->x, y, t->w, rh, 0xF4F5F7);
+		rd_list_rect(&ui->list, t->x + S(ui, 1), y + S(ui, 3), S(ui, 3),
+			     rh - S(ui, 6), rd_class_color(rd_frame_class(
+				     prof_frame_get(ui->m->p, f->frame))));
 		cell(ui, t->x + S(ui, 6), y + S(ui, 2), cn - S(ui, 12), RD_FONT_NORMAL,
 		     RD_COL_TEXT, rd_model_fn_name(ui->m, ui->table_idx[i]), 0);
 		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(v, sizeof(v), f->self, u),

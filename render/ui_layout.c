@@ -271,6 +271,10 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 	text(ui, pad, y, w - 2 * pad, RD_FONT_TITLE, RD_COL_TEXT, ui->m->answer);
 	y += ui->text.line_h[RD_FONT_TITLE] + S(ui, 8);
 	y = lay_cards(ui, y);
+	if (ui->m->notice[0]) {
+		text(ui, pad, y, w - 2 * pad, RD_FONT_NORMAL, 0x9A6700, ui->m->notice);
+		y += ui->text.line_h[RD_FONT_NORMAL] + S(ui, 6);
+	}
 	y = lay_toolbar(ui, y);
 	y = lay_legend(ui, y);
 	y = lay_crumbs(ui, y);

@@ -180,6 +180,28 @@ static void test_answer_plain(void **state)
 	prof_free(p);
 }
 
+/* Binaries without symbols holding 1% or more are named. */
+static void test_notice(void **state)
+{
+	struct prof_profile *p = parse("app;main;app+0x4a1f0 30\n"
+				       "app;main;app+0x11 20\n"
+				       "app;main;libz.so.1+0x99 1\n"
+				       "app;main;libq.so+0xzz 9\n"
+				       "app;main 940\n");
+	struct rd_model *m = rd_model_new(p);
+
+	(void)state;
+	assert_string_equal(m->notice, "Unnamed frames: app (5.0%) ran without "
+			    "symbols; install debug symbols to name them.");
+	rd_model_free(m);
+	prof_free(p);
+	p = parse("app;main 5\n");
+	m = rd_model_new(p);
+	assert_string_equal(m->notice, "");
+	rd_model_free(m);
+	prof_free(p);
+}
+
 static void test_table(void **state)
 {
 	struct prof_profile *p = parse("app;main;f;f;g 4\napp;main;g 1\n"
@@ -222,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_answer_waits),
 		cmocka_unit_test(test_answer_plain),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_notice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

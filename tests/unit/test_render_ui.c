@@ -299,6 +299,48 @@ static void test_tooltip_dump(void **state)
 	assert_int_equal(rd_ui_leave(ui), 1);
 }
 
+/* Folded chains are labelled with their ends; a chain of runtime and
+ * system frames says so. */
+static void test_chain_labels(void **state)
+{
+	static const char text[] = "app;_start_[k];__libc_start_main_[k];main;serve;work 999\n"
+				   "app;_start_[k];__libc_start_main_[k];main;serve 1\n";
+	struct fx *f = *state;
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_text t = f->ui.text;
+	struct rd_model *m;
+	struct rd_ui ui;
+	char err[64];
+
+	assert_int_equal(prof_folded_parse(p, text, strlen(text), 1, err, sizeof(err)), 0);
+	m = rd_model_new(p);
+	assert_int_equal(rd_ui_init(&ui, m, &t), 0);
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	/* _start and __libc_start_main are kernel-style (system) frames;
+	 * main..work holds 99.9% of serve: one chain from _start to work. */
+	assert_non_null(box(&ui, "(5) _start \xe2\x80\xa6 work"));
+	ui.unfold = 1;
+	rd_ui_layout(&ui, 1200, 800, 1);
+	assert_non_null(box(&ui, "work"));
+	assert_null(box(&ui, "(5) _start \xe2\x80\xa6 work"));
+	rd_ui_release(&ui);
+	rd_model_free(m);
+	prof_free(p);
+	p = prof_new(PROF_UNIT_SAMPLES);
+	{
+		static const char t2[] = "app;_start_[k];__libc_start_main_[k] 5\n";
+
+		assert_int_equal(prof_folded_parse(p, t2, strlen(t2), 1, err, sizeof(err)), 0);
+	}
+	m = rd_model_new(p);
+	assert_int_equal(rd_ui_init(&ui, m, &t), 0);
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_non_null(box(&ui, "2 system frames: _start \xe2\x80\xa6 __libc_start_main"));
+	rd_ui_release(&ui);
+	rd_model_free(m);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +350,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_toolbar_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tooltip_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chain_labels, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
