@@ -250,9 +250,9 @@ static int decode_strings(struct ibuf *b, struct prof_profile *p,
 	if (!t->str)
 		return -ENOMEM;
 	for (uint64_t i = 1; i <= n; i++) {
-		uint64_t len = ib_bounded(b, ib_left(b) + 1);
+		uint64_t len = ib_varint(b);
 
-		if (b->bad)
+		if (b->bad || len > ib_left(b))
 			return -EBADMSG;
 		t->str[i] = prof_intern(p, (const char *)b->p + b->pos, len);
 		if (t->str[i] == UINT32_MAX)

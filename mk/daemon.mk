@@ -1,0 +1,10 @@
+# hearthd: the store, the control socket, the daemon and their tests.
+
+# Fuzz targets and the sources each one needs.
+FUZZ_SRCS_fuzz_control := agent/control_proto.c
+FUZZ_SRCS_fuzz_store_codec := agent/store_codec.c $(SRC_profile)
+
+# `systemd-analyze verify` checks the unit in the test suite. Installing
+# the package on a machine not booted with systemd only adds the tools;
+# nothing is started.
+PKGS_TEST += systemd
