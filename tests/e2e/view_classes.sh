@@ -1,0 +1,86 @@
+#!/bin/sh
+# hearth view on a pprof profile with ownership classes (as hearth record
+# writes them): the answer names your code, boxes are orange for your code
+# and blue for libraries on screen, the unnamed-frames notice names the
+# stripped binary, and the top table pane sorts by a clicked column.
+set -u
+: "${HEARTH:?}"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+fixture=$here/tests/fixtures/profiles/server.pb.gz
+tmp=$(mktemp -d)
+xpid= vpid=
+cleanup() {
+	[ -n "$vpid" ] && kill "$vpid" 2>/dev/null
+	[ -n "$xpid" ] && kill "$xpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+fail() { echo "FAIL: $*"; [ -f "$tmp/view.log" ] && sed 's/^/  view: /' "$tmp/view.log" | head -20; exit 1; }
+for t in Xvfb xdotool import /usr/bin/convert; do
+	command -v "$t" >/dev/null 2>&1 && continue
+	[ "${CI:-}" = true ] && fail "$t is missing (PKGS_TEST installs it)"
+	echo "skipped: $t is not installed"; exit 0
+done
+
+n=111
+while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
+Xvfb ":$n" -screen 0 1600x1000x24 -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
+xpid=$!
+export DISPLAY=":$n"
+i=0
+until xdotool getdisplaygeometry >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "Xvfb did not start"; sleep 0.1
+done
+dl=$tmp/layout.txt
+ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --size 1400x800 --debug-layout "$dl" "$fixture" >"$tmp/view.log" 2>&1 &
+vpid=$!
+wid=$(xdotool search --sync --onlyvisible --name 'server.pb.gz' | head -1)
+[ -n "$wid" ] || fail "no viewer window appeared"
+wait_for() {
+	i=0
+	until eval "$1"; do
+		i=$((i + 1)); [ $i -gt 50 ] && fail "$2"; sleep 0.1
+	done
+}
+wait_for '[ -s "$dl" ]' "the viewer never drew"
+box() { awk -v n="$1" '$1 == "box" && $9 == n { print $2, $3, $4, $5, $8; exit }' "$dl"; }
+field() { sed -n "s/^$1 //p" "$dl"; }
+px() { /usr/bin/convert "$tmp/shot.png" -format "%[hex:p{$1,$2}]" info: | cut -c1-6; }
+ch() { printf '%d' "0x$(echo "$1" | cut -c$2-$(($2 + 1)))"; }
+
+[ "$(field answer)" = "Over 30 s, 73% of CPU time was in build_report, mostly inside json_dumps (28%)." ] ||
+	fail "answer: $(field answer)"
+[ "$(field notice)" = "Unnamed frames: report-api (2.1%) ran without symbols; install debug symbols to name them." ] ||
+	fail "notice: $(field notice)"
+for c in "your code" libraries runtime system; do
+	awk -v c="$c" '$1 == "zone" && $2 == 4 { $1=$2=$3=$4=$5=$6=$7=""; sub(/^ +/, ""); if ($0 == c) f = 1 } END { exit !f }' "$dl" ||
+		fail "no legend entry for $c"
+done
+import -window "$wid" "$tmp/shot.png" || fail "no screenshot"
+set -- $(box build_report); c=$(px $(($1 + $3 - 4)) $(($2 + $4 - 4)))
+[ "$c" = "$5" ] || fail "build_report drawn $c, layout says $5"
+# Orange: red high, blue low.
+[ "$(ch "$c" 1)" -gt 200 ] && [ "$(ch "$c" 5)" -lt 120 ] || fail "your code is not orange: $c"
+set -- $(box json_dumps); c=$(px $(($1 + $3 - 4)) $(($2 + $4 - 4)))
+[ "$c" = "$5" ] || fail "json_dumps drawn $c, layout says $5"
+[ "$(ch "$c" 5)" -gt "$(ch "$c" 1)" ] || fail "libraries are not blue: $c"
+echo "ok: answer, notice, legend and class colours"
+
+# The top table: one row per function; a click on "Self" sorts by self.
+set -- $(awk '$1 == "zone" && $2 == 2 && $7 == 4 { print $3 + 5, $4 + 5 }' "$dl")
+xdotool mousemove --window "$wid" "$1" "$2" click 1
+wait_for 'grep -q "^zone 7 " "$dl"' "the top table did not open"
+[ "$(awk '$1 == "zone" && $2 == 7 { print $8; exit }' "$dl")" = "Server::serve" ] ||
+	fail "first row by total is $(awk '$1 == "zone" && $2 == 7 { print $8; exit }' "$dl")"
+set -- $(awk '$1 == "zone" && $2 == 6 && $7 == 1 { print $3 + 5, $4 + 5 }' "$dl")
+xdotool mousemove --window "$wid" "$1" "$2" click 1
+wait_for '[ "$(awk '"'"'$1 == "zone" && $2 == 7 { print $8; exit }'"'"' "$dl")" = json_dumps ]' \
+	"sorting by self did not put json_dumps (620) first"
+# Clicking the row finds the function in the graph.
+set -- $(awk '$1 == "zone" && $2 == 7 { print $3 + 5, $4 + 5; exit }' "$dl")
+xdotool mousemove --window "$wid" "$1" "$2" click 1
+wait_for '[ "$(field status)" = "1 match · 28% of the total" ]' "row click did not find json_dumps"
+echo "ok: top table"
+xdotool key --window "$wid" q
+wait "$vpid"; vpid=
+echo "view_classes: all checks passed"
