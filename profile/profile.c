@@ -25,9 +25,13 @@ struct str_chunk {
 	char data[];
 };
 
-/* An index: slots hold ids (0 = empty), capacity a power of two. */
+/* An index: each slot holds an id in its low 32 bits and the low 32 bits
+ * of the id's hash in its high 32 (0 = empty, ids are >= 1). The stored
+ * hash filters probes and lets the table grow without looking at the
+ * entries, whose memory is the cache miss that dominates big profiles.
+ * Capacity is a power of two. */
 struct id_table {
-	uint32_t *slots;
+	uint64_t *slots;
 	uint32_t cap;
 	uint32_t used;
 };
@@ -38,7 +42,6 @@ struct prof_profile {
 	struct str_chunk *chunks;
 	const char **strs;
 	uint32_t *str_len;
-	uint64_t *str_hash;
 	uint32_t nstr, str_cap;
 	struct id_table str_index;
 
@@ -51,6 +54,11 @@ struct prof_profile {
 	uint32_t nnodes, node_cap;
 	struct id_table edge_index;
 	int sorted; /* 1 when no node was added since the last prof_sort() */
+
+	/* The last stack added and its nodes: the next stack reuses the
+	 * common prefix without lookups (sorted input shares long ones). */
+	uint32_t *last_frames, *last_nodes;
+	size_t last_n, last_cap;
 };
 
 /* ---- hashing ------------------------------------------------------------ */
@@ -109,16 +117,16 @@ static int frame_equal(const struct prof_frame *a, const struct prof_frame *b)
 
 /* ---- the generic index ---------------------------------------------------- */
 
+#define SLOT_ID(s) ((uint32_t)(s))
+#define SLOT_HASH(s) ((uint32_t)((s) >> 32))
+
 /* Makes room so that @extra more ids fit under a 1/2 load factor.
- * @rehash gives each stored id's hash. Returns 0 or -ENOMEM. */
-static int table_reserve(struct id_table *t, uint32_t extra,
-			 uint64_t (*rehash)(const struct prof_profile *,
-					    uint32_t),
-			 const struct prof_profile *p)
+ * Returns 0 or -ENOMEM. */
+static int table_reserve(struct id_table *t, uint32_t extra)
 {
 	uint64_t need = (uint64_t)t->used + extra;
 	uint64_t cap = t->cap ? t->cap : MIN_TABLE;
-	uint32_t *slots;
+	uint64_t *slots;
 
 	while (cap < need * 2)
 		cap *= 2;
@@ -130,15 +138,14 @@ static int table_reserve(struct id_table *t, uint32_t extra,
 	if (!slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < t->cap; i++) {
-		uint32_t id = t->slots[i];
-		uint64_t j;
+		uint64_t sl = t->slots[i], j;
 
-		if (!id)
+		if (!sl)
 			continue;
-		j = rehash(p, id) & (cap - 1);
+		j = SLOT_HASH(sl) & (cap - 1);
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
-		slots[j] = id;
+		slots[j] = sl;
 	}
 	free(t->slots);
 	t->slots = slots;
@@ -146,19 +153,15 @@ static int table_reserve(struct id_table *t, uint32_t extra,
 	return 0;
 }
 
-static uint64_t rehash_str(const struct prof_profile *p, uint32_t id)
+/* Stores @id with hash @h; room must have been reserved. */
+static void table_insert(struct id_table *t, uint32_t id, uint64_t h)
 {
-	return p->str_hash[id];
-}
+	uint32_t mask = t->cap - 1, j = (uint32_t)h & mask;
 
-static uint64_t rehash_frame(const struct prof_profile *p, uint32_t id)
-{
-	return hash_frame(&p->frames[id]);
-}
-
-static uint64_t rehash_edge(const struct prof_profile *p, uint32_t id)
-{
-	return hash_edge(p->nodes[id].parent, p->nodes[id].frame);
+	while (t->slots[j])
+		j = (j + 1) & mask;
+	t->slots[j] = (uint64_t)(uint32_t)h << 32 | id;
+	t->used++;
 }
 
 /* Grows an array of @size-byte elements to hold @need; 0 or -ENOMEM. */
@@ -192,11 +195,10 @@ struct prof_profile *prof_new(enum prof_unit unit)
 	p->meta.unit = unit;
 	p->strs = calloc(16, sizeof(*p->strs));
 	p->str_len = calloc(16, sizeof(*p->str_len));
-	p->str_hash = calloc(16, sizeof(*p->str_hash));
 	p->frames = calloc(16, sizeof(*p->frames));
 	p->nodes = calloc(16, sizeof(*p->nodes));
 	p->last_child = calloc(16, sizeof(*p->last_child));
-	if (!p->strs || !p->str_len || !p->str_hash || !p->frames ||
+	if (!p->strs || !p->str_len || !p->frames ||
 	    !p->nodes || !p->last_child) {
 		prof_free(p);
 		return NULL;
@@ -220,7 +222,8 @@ void prof_free(struct prof_profile *p)
 	}
 	free(p->strs);
 	free(p->str_len);
-	free(p->str_hash);
+	free(p->last_frames);
+	free(p->last_nodes);
 	free(p->str_index.slots);
 	free(p->frames);
 	free(p->frame_index.slots);
@@ -286,29 +289,29 @@ uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
 		return UINT32_MAX;
 	h = hash_bytes(s, len);
 	if (p->str_index.cap) {
-		for (j = h & (p->str_index.cap - 1);
-		     (id = p->str_index.slots[j]) != 0;
-		     j = (j + 1) & (p->str_index.cap - 1)) {
-			if (p->str_hash[id] == h && p->str_len[id] == len &&
+		uint32_t mask = p->str_index.cap - 1;
+		uint64_t sl;
+
+		for (j = h & mask; (sl = p->str_index.slots[j]) != 0;
+		     j = (j + 1) & mask) {
+			id = SLOT_ID(sl);
+			if (SLOT_HASH(sl) == (uint32_t)h && p->str_len[id] == len &&
 			    memcmp(p->strs[id], s, len) == 0)
 				return id;
 		}
 	}
-	if (p->nstr == UINT32_MAX - 1 ||
-	    table_reserve(&p->str_index, 1, rehash_str, p) < 0)
+	if (p->nstr == UINT32_MAX - 1 || table_reserve(&p->str_index, 1) < 0)
 		return UINT32_MAX;
-	/* The three parallel arrays share one capacity. */
+	/* The two parallel arrays share one capacity. */
 	if (p->str_cap < p->nstr + 1) {
-		uint32_t c1 = p->str_cap, c2 = p->str_cap, c3 = p->str_cap;
+		uint32_t c1 = p->str_cap, c2 = p->str_cap;
 
 		if (grow((void **)&p->strs, &c1, p->nstr + 1,
 			 sizeof(*p->strs)) < 0 ||
 		    grow((void **)&p->str_len, &c2, p->nstr + 1,
-			 sizeof(*p->str_len)) < 0 ||
-		    grow((void **)&p->str_hash, &c3, p->nstr + 1,
-			 sizeof(*p->str_hash)) < 0)
+			 sizeof(*p->str_len)) < 0)
 			return UINT32_MAX;
-		p->str_cap = c1;
+		p->str_cap = c1 < c2 ? c1 : c2;
 	}
 	copy = arena_copy(p, s, len);
 	if (!copy)
@@ -316,12 +319,7 @@ uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
 	id = p->nstr++;
 	p->strs[id] = copy;
 	p->str_len[id] = (uint32_t)len;
-	p->str_hash[id] = h;
-	for (j = h & (p->str_index.cap - 1); p->str_index.slots[j];
-	     j = (j + 1) & (p->str_index.cap - 1))
-		;
-	p->str_index.slots[j] = id;
-	p->str_index.used++;
+	table_insert(&p->str_index, id, h);
 	return id;
 }
 
@@ -351,25 +349,25 @@ uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
 	key.pad = 0;
 	h = hash_frame(&key);
 	if (p->frame_index.cap) {
-		for (j = h & (p->frame_index.cap - 1);
-		     (id = p->frame_index.slots[j]) != 0;
-		     j = (j + 1) & (p->frame_index.cap - 1)) {
-			if (frame_equal(&p->frames[id], &key))
+		uint32_t mask = p->frame_index.cap - 1;
+		uint64_t sl;
+
+		for (j = h & mask; (sl = p->frame_index.slots[j]) != 0;
+		     j = (j + 1) & mask) {
+			id = SLOT_ID(sl);
+			if (SLOT_HASH(sl) == (uint32_t)h &&
+			    frame_equal(&p->frames[id], &key))
 				return id;
 		}
 	}
 	if (p->nframes == UINT32_MAX - 1 ||
-	    table_reserve(&p->frame_index, 1, rehash_frame, p) < 0 ||
+	    table_reserve(&p->frame_index, 1) < 0 ||
 	    grow((void **)&p->frames, &p->frame_cap, p->nframes + 1,
 		 sizeof(*p->frames)) < 0)
 		return UINT32_MAX;
 	id = p->nframes++;
 	p->frames[id] = key;
-	for (j = h & (p->frame_index.cap - 1); p->frame_index.slots[j];
-	     j = (j + 1) & (p->frame_index.cap - 1))
-		;
-	p->frame_index.slots[j] = id;
-	p->frame_index.used++;
+	table_insert(&p->frame_index, id, h);
 	return id;
 }
 
@@ -389,15 +387,18 @@ uint32_t prof_frame_count(const struct prof_profile *p)
 uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 			 uint32_t frame)
 {
-	uint64_t j;
-	uint32_t id;
+	uint32_t h, mask, j, id;
+	uint64_t sl;
 
 	if (!p->edge_index.cap)
 		return 0;
-	for (j = hash_edge(parent, frame) & (p->edge_index.cap - 1);
-	     (id = p->edge_index.slots[j]) != 0;
-	     j = (j + 1) & (p->edge_index.cap - 1)) {
-		if (p->nodes[id].parent == parent && p->nodes[id].frame == frame)
+	h = (uint32_t)hash_edge(parent, frame);
+	mask = p->edge_index.cap - 1;
+	for (j = h & mask; (sl = p->edge_index.slots[j]) != 0;
+	     j = (j + 1) & mask) {
+		id = SLOT_ID(sl);
+		if (SLOT_HASH(sl) == h && p->nodes[id].parent == parent &&
+		    p->nodes[id].frame == frame)
 			return id;
 	}
 	return 0;
@@ -412,7 +413,7 @@ static int nodes_reserve(struct prof_profile *p, size_t extra)
 
 	if ((uint64_t)UINT32_MAX - 1 < need)
 		return -ENOMEM;
-	if (table_reserve(&p->edge_index, (uint32_t)extra, rehash_edge, p) < 0)
+	if (table_reserve(&p->edge_index, (uint32_t)extra) < 0)
 		return -ENOMEM;
 	if (grow((void **)&p->nodes, &c1, need, sizeof(*p->nodes)) < 0 ||
 	    grow((void **)&p->last_child, &c2, need, sizeof(*p->last_child)) < 0)
@@ -429,7 +430,6 @@ static uint32_t node_child(struct prof_profile *p, uint32_t parent,
 			   uint32_t frame)
 {
 	uint32_t id = prof_child_find(p, parent, frame);
-	uint64_t j;
 
 	if (id)
 		return id;
@@ -441,11 +441,7 @@ static uint32_t node_child(struct prof_profile *p, uint32_t parent,
 	else
 		p->nodes[parent].child = id;
 	p->last_child[parent] = id;
-	for (j = hash_edge(parent, frame) & (p->edge_index.cap - 1);
-	     p->edge_index.slots[j]; j = (j + 1) & (p->edge_index.cap - 1))
-		;
-	p->edge_index.slots[j] = id;
-	p->edge_index.used++;
+	table_insert(&p->edge_index, id, hash_edge(parent, frame));
 	p->sorted = 0;
 	return id;
 }
@@ -455,22 +451,55 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
 }
 
+/* Makes the last-stack cache hold @n entries; 0 or -ENOMEM. */
+static int last_reserve(struct prof_profile *p, size_t n)
+{
+	size_t cap = p->last_cap ? p->last_cap : 64;
+	uint32_t *f, *nd;
+
+	if (n <= p->last_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	f = realloc(p->last_frames, cap * sizeof(*f));
+	if (f)
+		p->last_frames = f;
+	nd = realloc(p->last_nodes, cap * sizeof(*nd));
+	if (nd)
+		p->last_nodes = nd;
+	if (!f || !nd)
+		return -ENOMEM;
+	p->last_cap = cap;
+	return 0;
+}
+
 uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 			size_t n, uint64_t value)
 {
 	uint32_t cur = 0;
+	size_t k = 0;
+	int cache;
 
 	for (size_t i = 0; i < n; i++)
 		if (frames[i] == 0 || p->nframes <= frames[i])
 			return UINT32_MAX;
-	if (nodes_reserve(p, n) < 0)
+	while (k < n && k < p->last_n && p->last_frames[k] == frames[k])
+		k++;
+	if (nodes_reserve(p, n - k) < 0)
 		return UINT32_MAX;
+	/* Without room to remember this stack, forget the last one. */
+	cache = last_reserve(p, n) == 0;
 	p->nodes[0].total = sat_add(p->nodes[0].total, value);
 	for (size_t i = 0; i < n; i++) {
-		cur = node_child(p, cur, frames[i]);
+		cur = i < k ? p->last_nodes[i] : node_child(p, cur, frames[i]);
 		p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
+		if (cache) {
+			p->last_frames[i] = frames[i];
+			p->last_nodes[i] = cur;
+		}
 	}
 	p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
+	p->last_n = cache ? n : 0;
 	return cur;
 }
 
