@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "profile/folded.h"
+#include "profile/pprof.h"
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -16,11 +17,16 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int write_to(FILE *f, struct prof_profile *p, unsigned flags)
+static int is_pprof(const char *path)
+{
+	return has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof");
+}
+
+static int write_to(FILE *f, struct prof_profile *p, unsigned flags, int pprof)
 {
 	unsigned fflags = (flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0;
 
-	return prof_folded_write(p, f, fflags);
+	return pprof ? prof_pprof_write(p, f) : prof_folded_write(p, f, fflags);
 }
 
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
@@ -29,12 +35,8 @@ int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 	FILE *f;
 	int rc;
 
-	if (has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof")) {
-		cli_error("pprof output is not built yet; write folded stacks instead (-o FILE.folded).");
-		return -1;
-	}
 	if (!strcmp(path, "-")) {
-		if (write_to(stdout, p, flags) < 0 || fflush(stdout) != 0) {
+		if (write_to(stdout, p, flags, 0) < 0 || fflush(stdout) != 0) {
 			cli_error("cannot write the profile to standard output: %s.", strerror(errno));
 			return -1;
 		}
@@ -49,7 +51,7 @@ int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 		cli_error("cannot create %s: %s.", path, strerror(errno));
 		return -1;
 	}
-	rc = write_to(f, p, flags);
+	rc = write_to(f, p, flags, is_pprof(path));
 	if (fclose(f) != 0)
 		rc = -EIO;
 	if (rc < 0 || rename(tmp, path) != 0) {
@@ -68,18 +70,24 @@ int cli_write_profiles(const char *base, struct prof_profile *on,
 
 	if (!on || !off)
 		return cli_write_profile(base, on ? on : off, flags);
+	const char *ext = is_pprof(base) ? ".pb.gz" : ".folded";
+
 	n = strlen(base);
 	if (has_suffix(base, ".folded"))
 		n -= strlen(".folded");
+	else if (has_suffix(base, ".pb.gz"))
+		n -= strlen(".pb.gz");
+	else if (has_suffix(base, ".pprof"))
+		n -= strlen(".pprof");
 	if (n >= sizeof(stem)) {
 		cli_error("the output path is too long.");
 		return -1;
 	}
 	memcpy(stem, base, n);
 	stem[n] = '\0';
-	snprintf(path, sizeof(path), "%s.oncpu.folded", stem);
+	snprintf(path, sizeof(path), "%s.oncpu%s", stem, ext);
 	if (cli_write_profile(path, on, flags) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s.offcpu.folded", stem);
+	snprintf(path, sizeof(path), "%s.offcpu%s", stem, ext);
 	return cli_write_profile(path, off, flags);
 }
