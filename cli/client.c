@@ -122,7 +122,10 @@ int cli_call(const char *socket, const struct ctl_request *req, int timeout_ms,
 	fd = connect_to(socket);
 	if (fd < 0)
 		return -1;
-	if (send(fd, out, (size_t)n, MSG_NOSIGNAL) != n) {
+	/* A refused client finds hearthd's reason waiting, even when the
+	 * send itself failed because hearthd closed first. */
+	if (send(fd, out, (size_t)n, MSG_NOSIGNAL) != n && errno != EPIPE &&
+	    errno != ECONNRESET) {
 		cli_error("cannot send the request to hearthd (%s).", strerror(errno));
 		goto fail;
 	}

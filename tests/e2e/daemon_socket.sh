@@ -1,0 +1,116 @@
+#!/bin/sh
+# The control socket's defences, against a running hearthd on the real
+# sampler:
+#  - the socket file is mode 0660; a user neither root nor in the access
+#    group cannot connect, and even with the file opened up (0666) the
+#    SO_PEERCRED check refuses them with an error reply;
+#  - a member of the access group (supplementary) is served;
+#  - garbage, a wrong version, an oversized header, a truncated request, a
+#    bad field and a silent client each get an error reply or are dropped,
+#    each kind is logged once, and the daemon keeps serving and sampling;
+#  - more clients than max_clients: the extra ones are told to retry, and
+#    windows keep being stored while all of them hang on.
+set -u
+T=$(mktemp -d /tmp/hearthd-sock.XXXXXX)
+chmod 755 "$T"
+SOCK=$T/ctl.sock
+S="--socket $SOCK"
+RAW=$FIXTURES/daemon_rawclient
+USR=hearth-e2e-user
+GRP=hearth-e2e-grp
+HD= HOLDERS=
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
+	exit 1
+}
+cleanup() {
+	for p in $HOLDERS; do kill "$p" 2>/dev/null; done
+	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+windows() { "$HEARTH" status $S 2>/dev/null | awk '/^windows stored:/ { print $3 }'; }
+hdr() { # TYPE LEN as the 12 header bytes, little-endian
+	printf 'HRTH\001\000'
+	printf "\\$(printf %03o $(($1 & 255)))\\$(printf %03o $(($1 >> 8)))"
+	printf "\\$(printf %03o $(($2 & 255)))\\$(printf %03o $((($2 >> 8) & 255)))\\$(printf %03o $((($2 >> 16) & 255)))\\$(printf %03o $(($2 >> 24)))"
+}
+
+for tool in useradd groupadd setpriv; do
+	command -v $tool >/dev/null || fail "$tool is needed (passwd / util-linux)"
+done
+[ -x "$RAW" ] || fail "build the fixtures first"
+getent group "$GRP" >/dev/null || groupadd --system "$GRP" || fail "cannot create group $GRP"
+id "$USR" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$USR" ||
+	fail "cannot create user $USR"
+uid=$(id -u "$USR"); gid=$(id -g "$USR"); ggid=$(getent group "$GRP" | cut -d: -f3)
+id -G "$USR" | tr ' ' '\n' | grep -qx "$ggid" && fail "$USR must not be in $GRP"
+
+"$HEARTHD" --state-dir "$T/state" $S --socket-group "$GRP" --window 500ms --max-clients 4 \
+	2>"$T/hearthd.log" &
+HD=$!
+i=0
+until "$HEARTH" status $S >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
+	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
+	sleep 0.1
+done
+
+mode=$(stat -c '%a %G' "$SOCK")
+[ "$mode" = "660 $GRP" ] || fail "socket is '$mode', expected '660 $GRP'"
+
+as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@"; }
+as_member() { setpriv --reuid="$uid" --regid="$gid" --groups="$ggid" "$@"; }
+
+out=$(as_user "$HEARTH" status $S 2>&1) && fail "a stranger got a status: $out"
+echo "stranger: $out"
+echo "$out" | grep -q "permission denied" || fail "the stranger's error does not say permission denied"
+chmod 666 "$SOCK"
+out=$(as_user "$HEARTH" status $S 2>&1) && fail "SO_PEERCRED let a stranger in: $out"
+echo "stranger, socket opened up: $out"
+echo "$out" | grep -q "refused the request: permission denied" || fail "no refusal from SO_PEERCRED"
+grep -q "refused a control connection from uid $uid" "$T/hearthd.log" || fail "the refusal is not logged"
+chmod 660 "$SOCK"
+as_member "$HEARTH" status $S >/dev/null || fail "a member of $GRP was refused"
+
+check() { # NAME EXPECTED-SUBSTRING OUTPUT
+	echo "$1: $3"
+	echo "$3" | grep -q -- "$2" || fail "$1: expected '$2'"
+	"$HEARTH" status $S >/dev/null || fail "hearthd stopped serving after: $1"
+}
+check garbage "errno=71 msg=not a hearth control request" "$(printf 'GET / HTTP/1.0\r\n\r\n' | "$RAW" "$SOCK")"
+for k in 1 2 3 4; do printf 'GET / HTTP/1.0\r\n\r\n' | "$RAW" "$SOCK" >/dev/null; done
+check version "errno=93 msg=unsupported protocol version" "$(printf 'HRTH\002\000\001\000\000\000\000\000' | "$RAW" "$SOCK")"
+check oversized "errno=90 msg=request too large" "$( (hdr 2 1048576; head -c 5000 /dev/zero) | "$RAW" "$SOCK")"
+check huge-length "errno=90 msg=request too large" "$(hdr 2 4294967295 | "$RAW" "$SOCK")"
+check truncated "closed" "$( (hdr 2 41; head -c 20 /dev/zero) | "$RAW" "$SOCK")"
+check bad-name "msg=a mark name is 1-63 characters" "$( (hdr 3 12; head -c 8 /dev/zero; printf '\003a b') | "$RAW" "$SOCK")"
+check bad-type "msg=unknown request type" "$(hdr 77 0 | "$RAW" "$SOCK")"
+check trailing "msg=this request takes no payload" "$( (hdr 1 3; printf xyz) | "$RAW" "$SOCK")"
+check good-raw "reply type=0x8001" "$(hdr 1 0 | "$RAW" "$SOCK")"
+n=$(grep -c "not the hearth protocol" "$T/hearthd.log")
+[ "$n" -eq 1 ] || fail "5 garbage requests were logged $n times, expected once"
+
+# Silent clients: 4 (max_clients) hang on; a 5th is told to retry;
+# sampling goes on meanwhile; after the read timeout (5 s) they are gone.
+w0=$(windows)
+for k in 1 2 3 4; do
+	printf 'HR' | "$RAW" "$SOCK" --hold 8 > "$T/hold.$k" &
+	HOLDERS="$HOLDERS $!"
+done
+sleep 1
+out=$("$HEARTH" status $S 2>&1) && fail "a 5th client was served beyond max_clients"
+echo "5th client: $out"
+echo "$out" | grep -q "busy" || fail "the 5th client was not told hearthd is busy"
+sleep 2
+w1=$(ls "$T/state" >/dev/null; "$HEARTHD" --verify-store "$T/state" | grep -c '^window ')
+[ "$w1" -ge $((w0 + 4)) ] || fail "windows stalled while clients hung on ($w0 -> $w1)"
+sleep 3.5
+"$HEARTH" status $S >/dev/null || fail "hearthd still busy after the silent clients' timeout"
+for p in $HOLDERS; do wait "$p"; done
+HOLDERS=
+grep -q "closed" "$T/hold.1" || fail "a silent client was not dropped"
+grep -q "sent no complete request in time" "$T/hearthd.log" || fail "the timeout is not logged"
+kill -0 "$HD" || fail "hearthd died"
+echo ok
