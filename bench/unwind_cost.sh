@@ -1,0 +1,106 @@
+#!/bin/sh
+# Whole stacks without frame pointers, and what they cost: hearth
+# --unwind dwarf / auto / fp against perf record --call-graph dwarf and
+# perf record -g, on the same -O2 -fomit-frame-pointer fixture.
+#
+# On-CPU: unwind_nofp spin (main -> level1..level5 -> leaf burning CPU).
+# Off-CPU: unwind_nofp pingpong (two threads bouncing a byte over pipes,
+# every wait a read() under leaf(): tens of thousands of switches a second).
+#
+# Prints per profiler: completeness (share of the fixture's samples whose
+# stack reaches main through the whole chain), the profiler's user+sys CPU
+# seconds (perf: record + script, since its stacks only exist after
+# script), hearth's BPF ns per program run and user-space us per unwind.
+# Environment: SECS (default 5 on-CPU, 2 off-CPU).
+set -u
+SECS=${SECS:-5}
+N="$FIXTURES/unwind_nofp"
+T=$(mktemp -d /tmp/hearth-bench.XXXXXX)
+trap 'rm -rf "$T"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
+[ "$(id -u)" = 0 ] || { echo "unwind_cost: needs root"; exit 1; }
+command -v perf >/dev/null || { echo "unwind_cost: perf is missing (make deps-bench)"; exit 1; }
+[ -x "$N" ] || { echo "unwind_cost: build the fixtures first"; exit 1; }
+sysctl -q kernel.bpf_stats_enabled=1
+# perf needs tracefs for sched:sched_switch.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+
+# Whole: the chain, under main (main thread) or ponger (second thread).
+chain='level1;level2;level3;level4;level5;leaf'
+
+# perf script output to folded stacks, root first (as stackcollapse-perf).
+perf_fold() {
+	awk '
+	/^[^ \t]/ { if (n) emit(); n = 0; next }
+	/^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); f[n++] = sym; next }
+	/^$/ { if (n) emit(); n = 0 }
+	function emit(  s, i) { s = "x"; for (i = n - 1; i >= 0; i--) s = s ";" f[i]; print s " 1" }
+	END { if (n) emit() }'
+}
+
+# complete FOLDED LEAF_RE: percentage of the value through LEAF_RE whose
+# stack has the whole chain from main or the thread's start function.
+complete() {
+	awk -v leaf="$2" -v c1=";main;$chain" -v c2=";ponger;$chain" '
+	{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ leaf) { all += n; if (index(s, c1) || index(s, c2)) whole += n } }
+	END { if (all) printf "%.1f%% of %.0f", 100 * whole / all, all; else print "n/a" }' "$1"
+}
+
+bpf_ns() {
+	bpftool prog show 2>/dev/null | awk -v re="$1" '
+		/^[0-9]+:/ { name = ""; rt = 0; rc = 0
+			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
+			     if (name ~ re && rc > 0) { t += rt; c += rc } }
+		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
+}
+
+cpu_of() { tail -1 "$1" | awk '{ printf "%.2f", $1 + $2 }'; }
+
+# run_hearth LABEL WORKLOAD ARGS...: hearth record on a fresh workload.
+run_hearth() {
+	label=$1; work=$2; shift 2
+	"$N" $work "$((SECS + 2))" >/dev/null &
+	wpid=$!
+	sleep 0.2
+	/usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record -d "$SECS" -p "$wpid" "$@" -o "$T/h.folded" 2>"$T/h.err" &
+	tpid=$!
+	sleep "$((SECS - 1))"
+	prog=on_cpu; case "$*" in *off-cpu*) prog=off_cpu ;; esac
+	b=$(bpf_ns "^$prog\$")
+	wait $tpid
+	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	us=$(sed -n 's/.*(\([0-9.]*%\) to the outermost frame, \([0-9.]*\) us each), \([0-9]*\) waits reused.*/\2/p' "$T/h.err")
+	printf '%-40s %-22s %8s %10s %10s\n' "$label" "$(complete "$T/h.folded" ';leaf(;|$)')" "$(cpu_of "$T/cpu")" "$b" "${us:-n/a}"
+}
+
+# run_perf LABEL WORKLOAD PERF-ARGS...
+run_perf() {
+	label=$1; work=$2; shift 2
+	"$N" $work "$((SECS + 2))" >/dev/null &
+	wpid=$!
+	sleep 0.2
+	/usr/bin/time -f '%U %S' -o "$T/cpu" perf record -q "$@" -p "$wpid" -o "$T/perf.data" -- sleep "$SECS" >/dev/null 2>&1
+	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	/usr/bin/time -f '%U %S' -o "$T/cpu2" perf script -i "$T/perf.data" 2>/dev/null | perf_fold >"$T/p.folded"
+	c=$(awk -v a="$(cpu_of "$T/cpu")" -v b="$(cpu_of "$T/cpu2")" 'BEGIN { printf "%.2f", a + b }')
+	printf '%-40s %-22s %8s %10s %10s\n' "$label" "$(complete "$T/p.folded" ';leaf(;|$)')" "$c" "-" "-"
+}
+
+printf 'on-CPU, %s s, unwind_nofp spin (-O2 -fomit-frame-pointer)\n' "$SECS"
+printf '%-40s %-22s %8s %10s %10s\n' profiler "whole stacks" cpu_s bpf_ns us/unwind
+run_hearth "hearth --unwind dwarf" spin --unwind dwarf
+run_hearth "hearth --unwind auto" spin --unwind auto
+run_hearth "hearth --unwind fp" spin --unwind fp
+run_perf "perf record -F 99 --call-graph dwarf" spin -F 99 --call-graph dwarf
+run_perf "perf record -F 99 -g" spin -F 99 -g
+
+SECS=${OFF_SECS:-2}
+printf '\noff-CPU, %s s, unwind_nofp pingpong (context-switch heavy)\n' "$SECS"
+printf '%-40s %-22s %8s %10s %10s\n' profiler "whole stacks" cpu_s bpf_ns us/unwind
+run_hearth "hearth --off-cpu --unwind auto" pingpong --off-cpu --unwind auto
+run_hearth "hearth --off-cpu --unwind fp" pingpong --off-cpu --unwind fp
+if [ -d /sys/kernel/tracing/events/sched ]; then
+	run_perf "perf -e sched:sched_switch --call-graph dwarf" pingpong -e sched:sched_switch --call-graph dwarf
+	run_perf "perf -e sched:sched_switch -g" pingpong -e sched:sched_switch -g
+else
+	echo "perf off-CPU rows skipped: tracefs could not be mounted at /sys/kernel/tracing"
+fi
