@@ -91,19 +91,14 @@ int prof_signif_test(uint64_t xb, uint64_t nb, uint64_t xa, uint64_t na,
 
 /* ---- the union tree ---------------------------------------------------------- */
 
-/* Copies @src's nodes into d->tree; @side 0 = before, 1 = after. The node
- * map is kept in *@map_out for filling the per-side values. */
-static int add_side(struct prof_diff *d, const struct prof_profile *src,
-		    uint32_t **map_out)
+/* Maps every frame of @src to a frame of d->tree; a malloc'd array or
+ * NULL when out of memory. */
+static uint32_t *map_frames(struct prof_diff *d, const struct prof_profile *src)
 {
-	uint32_t nf = prof_frame_count(src), nn = prof_node_count(src);
+	uint32_t nf = prof_frame_count(src);
 	uint32_t *fmap = calloc(nf, sizeof(*fmap));
-	uint32_t *nmap = calloc(nn, sizeof(*nmap));
-	int ret = -ENOMEM;
 
-	if (!fmap || !nmap)
-		goto out;
-	for (uint32_t f = 1; f < nf; f++) {
+	for (uint32_t f = 1; fmap && f < nf; f++) {
 		const struct prof_frame *sf = prof_frame_get(src, f);
 		struct prof_frame df = *sf;
 
@@ -111,46 +106,135 @@ static int add_side(struct prof_diff *d, const struct prof_profile *src,
 		df.module = prof_intern_cstr(d->tree, prof_str(src, sf->module));
 		df.file = prof_intern_cstr(d->tree, prof_str(src, sf->file));
 		if (df.name == UINT32_MAX || df.module == UINT32_MAX ||
-		    df.file == UINT32_MAX)
-			goto out;
-		fmap[f] = prof_frame_intern(d->tree, &df);
-		if (fmap[f] == UINT32_MAX)
-			goto out;
+		    df.file == UINT32_MAX ||
+		    (fmap[f] = prof_frame_intern(d->tree, &df)) == UINT32_MAX) {
+			free(fmap);
+			return NULL;
+		}
 	}
-	for (uint32_t i = 0; i < nn; i++) {
-		const struct prof_node *sn = prof_node_get(src, i);
-		uint32_t t = i ? prof_child_get(d->tree, nmap[sn->parent],
-						fmap[sn->frame]) : 0;
+	return fmap;
+}
 
-		if (t == UINT32_MAX)
-			goto out;
-		nmap[i] = t;
-		prof_node_add(d->tree, t, sn->total, sn->self);
+/* One pending node of the merge: a tree node and the matching node of
+ * each side (0 = absent, except at the roots). */
+struct triple {
+	uint32_t t, b, a;
+};
+
+struct merge {
+	struct prof_diff *d;
+	const struct prof_profile *before, *after;
+	uint32_t *fmap_b, *fmap_a;
+	uint32_t *mark; /* tree frame -> before child (0 = none), one step */
+	struct triple *stack;
+	size_t n, cap;
+};
+
+static int push(struct merge *m, uint32_t t, uint32_t b, uint32_t a)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct triple *s = realloc(m->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		m->stack = s;
+		m->cap = cap;
 	}
-	*map_out = nmap;
-	nmap = NULL;
-	ret = 0;
-out:
-	free(fmap);
-	free(nmap);
+	m->stack[m->n++] = (struct triple){ t, b, a };
+	return 0;
+}
+
+/* Appends tree child @frame of @t for the side nodes @b / @a (0 = absent)
+ * with their values, and queues it. */
+static int merge_child(struct merge *m, uint32_t t, uint32_t frame,
+		       uint32_t b, uint32_t a)
+{
+	const struct prof_node *nb = b ? prof_node_get(m->before, b) : NULL;
+	const struct prof_node *na = a ? prof_node_get(m->after, a) : NULL;
+	uint32_t c = prof_child_append(m->d->tree, t, frame);
+	struct prof_diff_values *v;
+
+	if (c == UINT32_MAX)
+		return -ENOMEM;
+	v = &m->d->vals[c];
+	v->before_total = nb ? nb->total : 0;
+	v->before_self = nb ? nb->self : 0;
+	v->after_total = na ? na->total : 0;
+	v->after_self = na ? na->self : 0;
+	prof_node_add(m->d->tree, c, v->before_total + v->after_total,
+		      v->before_self + v->after_self);
+	return push(m, c, b, a);
+}
+
+/* Merges the children of one pending triple: each frame once, with the
+ * matching child of each side. */
+static int merge_step(struct merge *m, struct triple x)
+{
+	const struct prof_profile *B = m->before, *A = m->after;
+	uint32_t c;
+	int ret = 0;
+
+	if (x.b)
+		for (c = prof_node_get(B, x.b == UINT32_MAX ? 0 : x.b)->child; c;
+		     c = prof_node_get(B, c)->sibling)
+			m->mark[m->fmap_b[prof_node_get(B, c)->frame]] = c;
+	if (x.a) {
+		for (c = prof_node_get(A, x.a == UINT32_MAX ? 0 : x.a)->child;
+		     c && !ret; c = prof_node_get(A, c)->sibling) {
+			uint32_t f = m->fmap_a[prof_node_get(A, c)->frame];
+			uint32_t b = m->mark[f];
+
+			m->mark[f] = 0;
+			ret = merge_child(m, x.t, f, b, c);
+		}
+	}
+	if (x.b) {
+		for (c = prof_node_get(B, x.b == UINT32_MAX ? 0 : x.b)->child; c;
+		     c = prof_node_get(B, c)->sibling) {
+			uint32_t f = m->fmap_b[prof_node_get(B, c)->frame];
+
+			if (m->mark[f] && !ret)
+				ret = merge_child(m, x.t, f, c, 0);
+			m->mark[f] = 0;
+		}
+	}
 	return ret;
 }
 
-static void fill_side(struct prof_diff *d, const struct prof_profile *src,
-		      const uint32_t *map, int after)
+/* Builds the union tree by walking both trees together: no lookups, each
+ * node appended once. The roots are passed as UINT32_MAX (present). */
+static int merge_trees(struct prof_diff *d, const struct prof_profile *before,
+		       const struct prof_profile *after)
 {
-	for (uint32_t i = 0; i < prof_node_count(src); i++) {
-		const struct prof_node *sn = prof_node_get(src, i);
-		struct prof_diff_values *v = &d->vals[map[i]];
+	struct merge m = { .d = d, .before = before, .after = after };
+	int ret = -ENOMEM;
 
-		if (after) {
-			v->after_total += sn->total;
-			v->after_self += sn->self;
-		} else {
-			v->before_total += sn->total;
-			v->before_self += sn->self;
-		}
-	}
+	m.fmap_b = map_frames(d, before);
+	m.fmap_a = map_frames(d, after);
+	if (!m.fmap_b || !m.fmap_a)
+		goto out;
+	m.mark = calloc(prof_frame_count(d->tree), sizeof(*m.mark));
+	d->vals = calloc((size_t)prof_node_count(before) + prof_node_count(after),
+			 sizeof(*d->vals));
+	if (!m.mark || !d->vals || push(&m, 0, UINT32_MAX, UINT32_MAX) < 0)
+		goto out;
+	d->vals[0] = (struct prof_diff_values){
+		prof_total(before), prof_node_get(before, 0)->self,
+		prof_total(after), prof_node_get(after, 0)->self,
+	};
+	prof_node_add(d->tree, 0, prof_total(before) + prof_total(after),
+		      d->vals[0].before_self + d->vals[0].after_self);
+	ret = 0;
+	while (m.n && !ret)
+		ret = merge_step(&m, m.stack[--m.n]);
+	d->nvals = prof_node_count(d->tree);
+out:
+	free(m.fmap_b);
+	free(m.fmap_a);
+	free(m.mark);
+	free(m.stack);
+	return ret;
 }
 
 int prof_diff_build(const struct prof_profile *before,
@@ -158,9 +242,7 @@ int prof_diff_build(const struct prof_profile *before,
 {
 	const struct prof_meta *mb = prof_meta_const(before);
 	const struct prof_meta *ma = prof_meta_const(after);
-	uint32_t *map_b = NULL, *map_a = NULL;
 	struct prof_diff *d;
-	int ret = -ENOMEM;
 
 	*out = NULL;
 	if (mb->unit != ma->unit)
@@ -169,28 +251,15 @@ int prof_diff_build(const struct prof_profile *before,
 	if (!d)
 		return -ENOMEM;
 	d->tree = prof_new(mb->unit);
-	if (!d->tree)
-		goto err;
+	if (!d->tree || merge_trees(d, before, after) < 0) {
+		prof_diff_free(d);
+		return -ENOMEM;
+	}
 	*prof_meta(d->tree) = *ma;
-	if (add_side(d, before, &map_b) < 0 || add_side(d, after, &map_a) < 0)
-		goto err;
-	d->nvals = prof_node_count(d->tree);
-	d->vals = calloc(d->nvals, sizeof(*d->vals));
-	if (!d->vals)
-		goto err;
-	fill_side(d, before, map_b, 0);
-	fill_side(d, after, map_a, 1);
 	d->total_before = prof_total(before);
 	d->total_after = prof_total(after);
-	free(map_b);
-	free(map_a);
 	*out = d;
 	return 0;
-err:
-	free(map_b);
-	free(map_a);
-	prof_diff_free(d);
-	return ret;
 }
 
 void prof_diff_free(struct prof_diff *d)

@@ -53,6 +53,7 @@ struct prof_profile {
 	uint32_t *last_child; /* per node: its last child, for appending */
 	uint32_t nnodes, node_cap;
 	struct id_table edge_index;
+	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
 	int sorted; /* 1 when no node was added since the last prof_sort() */
 
 	/* The last stack added and its nodes: the next stack reuses the
@@ -206,6 +207,7 @@ struct prof_profile *prof_new(enum prof_unit unit)
 	p->str_cap = p->frame_cap = p->node_cap = 16;
 	p->strs[0] = "";
 	p->nstr = p->nframes = p->nnodes = 1;
+	p->edges_indexed = 1;
 	p->sorted = 1;
 	return p;
 }
@@ -390,6 +392,15 @@ uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 	uint32_t h, mask, j, id;
 	uint64_t sl;
 
+	if (p->edges_indexed < p->nnodes) {
+		/* Appended without the index (prof_child_append): scan. */
+		if (p->nnodes <= parent)
+			return 0;
+		for (id = p->nodes[parent].child; id; id = p->nodes[id].sibling)
+			if (p->nodes[id].frame == frame)
+				return id;
+		return 0;
+	}
 	if (!p->edge_index.cap)
 		return 0;
 	h = (uint32_t)hash_edge(parent, frame);
@@ -404,16 +415,32 @@ uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 	return 0;
 }
 
-/* Makes room for @extra more nodes in the arrays and the edge index, so the
- * following node_child() calls cannot fail. Returns 0 or -ENOMEM. */
-static int nodes_reserve(struct prof_profile *p, size_t extra)
+/* Indexes the nodes appended by prof_child_append(). 0 or -ENOMEM. */
+static int edges_index(struct prof_profile *p)
+{
+	if (p->nnodes <= p->edges_indexed)
+		return 0;
+	if (table_reserve(&p->edge_index, p->nnodes - p->edges_indexed) < 0)
+		return -ENOMEM;
+	for (uint32_t id = p->edges_indexed; id < p->nnodes; id++)
+		table_insert(&p->edge_index, id,
+			     hash_edge(p->nodes[id].parent, p->nodes[id].frame));
+	p->edges_indexed = p->nnodes;
+	return 0;
+}
+
+/* Makes room for @extra more nodes in the arrays and, with @indexed, the
+ * edge index (brought up to date), so the following node_child() or
+ * node_append() calls cannot fail. Returns 0 or -ENOMEM. */
+static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed)
 {
 	uint64_t need = (uint64_t)p->nnodes + extra;
 	uint32_t c1 = p->node_cap, c2 = p->node_cap;
 
 	if ((uint64_t)UINT32_MAX - 1 < need)
 		return -ENOMEM;
-	if (table_reserve(&p->edge_index, (uint32_t)extra) < 0)
+	if (indexed && (edges_index(p) < 0 ||
+			table_reserve(&p->edge_index, (uint32_t)extra) < 0))
 		return -ENOMEM;
 	if (grow((void **)&p->nodes, &c1, need, sizeof(*p->nodes)) < 0 ||
 	    grow((void **)&p->last_child, &c2, need, sizeof(*p->last_child)) < 0)
@@ -422,6 +449,28 @@ static int nodes_reserve(struct prof_profile *p, size_t extra)
 	 * smaller capacity as the shared one. */
 	p->node_cap = c1 < c2 ? c1 : c2;
 	return 0;
+}
+
+static int nodes_reserve(struct prof_profile *p, size_t extra)
+{
+	return nodes_reserve_how(p, extra, 1);
+}
+
+/* Appends a new child of @parent for @frame, without the index. */
+static uint32_t node_append(struct prof_profile *p, uint32_t parent,
+			    uint32_t frame)
+{
+	uint32_t id = p->nnodes++;
+
+	p->nodes[id] = (struct prof_node){ .frame = frame, .parent = parent };
+	p->last_child[id] = 0;
+	if (p->last_child[parent])
+		p->nodes[p->last_child[parent]].sibling = id;
+	else
+		p->nodes[parent].child = id;
+	p->last_child[parent] = id;
+	p->sorted = 0;
+	return id;
 }
 
 /* Returns the child of @parent for @frame, appending a new one when none
@@ -433,16 +482,9 @@ static uint32_t node_child(struct prof_profile *p, uint32_t parent,
 
 	if (id)
 		return id;
-	id = p->nnodes++;
-	p->nodes[id] = (struct prof_node){ .frame = frame, .parent = parent };
-	p->last_child[id] = 0;
-	if (p->last_child[parent])
-		p->nodes[p->last_child[parent]].sibling = id;
-	else
-		p->nodes[parent].child = id;
-	p->last_child[parent] = id;
+	id = node_append(p, parent, frame);
 	table_insert(&p->edge_index, id, hash_edge(parent, frame));
-	p->sorted = 0;
+	p->edges_indexed = p->nnodes;
 	return id;
 }
 
@@ -516,6 +558,16 @@ uint32_t prof_child_get(struct prof_profile *p, uint32_t parent,
 	if (nodes_reserve(p, 1) < 0)
 		return UINT32_MAX;
 	return node_child(p, parent, frame);
+}
+
+uint32_t prof_child_append(struct prof_profile *p, uint32_t parent,
+			   uint32_t frame)
+{
+	if (p->nnodes <= parent || frame == 0 || p->nframes <= frame)
+		return UINT32_MAX;
+	if (nodes_reserve_how(p, 1, 0) < 0)
+		return UINT32_MAX;
+	return node_append(p, parent, frame);
 }
 
 int prof_node_add(struct prof_profile *p, uint32_t node, uint64_t total,

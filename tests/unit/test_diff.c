@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,6 +200,85 @@ static void test_tree(void **state)
 	prof_free(b);
 }
 
+/* Random profiles: every stack of each side is found in the union tree by
+ * its path, with its own self value on that side and zero self where the
+ * other side lacks it. */
+struct check {
+	struct prof_diff *d;
+	int after;
+	uint32_t rng;
+};
+
+static int check_stack(const struct prof_profile *p, const uint32_t *frames,
+		       size_t n, uint64_t value, void *arg)
+{
+	struct check *c = arg;
+	struct prof_profile *t = prof_diff_tree(c->d);
+	uint32_t node = 0;
+	struct prof_diff_values v;
+
+	for (size_t i = 0; i < n; i++) {
+		struct prof_frame f = *prof_frame_get(p, frames[i]);
+
+		f.name = prof_intern_cstr(t, prof_str(p, f.name));
+		node = prof_child_find(t, node, prof_frame_intern(t, &f));
+		assert_int_not_equal(node, 0);
+	}
+	v = prof_diff_values(c->d, node);
+	assert_int_equal(c->after ? v.after_self : v.before_self, value);
+	return 0;
+}
+
+static struct prof_profile *random_profile(uint32_t *rng, int lines)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+
+	for (int l = 0; l < lines; l++) {
+		uint32_t fs[8];
+		size_t n = 1 + (*rng >> 16) % 8;
+
+		for (size_t i = 0; i < n; i++) {
+			char name[8];
+
+			*rng = *rng * 1103515245u + 12345u;
+			snprintf(name, sizeof(name), "f%u", (*rng >> 16) % 6);
+			struct prof_frame f = { .name = prof_intern_cstr(p, name) };
+			fs[i] = prof_frame_intern(p, &f);
+		}
+		prof_add_stack(p, fs, n, 1 + (*rng >> 20) % 50);
+	}
+	return p;
+}
+
+static void test_tree_matches_paths(void **state)
+{
+	uint32_t rng = 7;
+	struct prof_profile *b = random_profile(&rng, 400);
+	struct prof_profile *a = random_profile(&rng, 300);
+	struct check c = { 0 };
+	uint64_t sb = 0, sa = 0;
+
+	(void)state;
+	assert_int_equal(prof_diff_build(b, a, &c.d), 0);
+	assert_int_equal(prof_walk_stacks(b, check_stack, &c), 0);
+	c.after = 1;
+	assert_int_equal(prof_walk_stacks(a, check_stack, &c), 0);
+	/* Self values sum to each side's total; node totals to the sum. */
+	for (uint32_t i = 0; i < prof_node_count(prof_diff_tree(c.d)); i++) {
+		struct prof_diff_values v = prof_diff_values(c.d, i);
+
+		sb += v.before_self;
+		sa += v.after_self;
+		assert_int_equal(prof_node_get(prof_diff_tree(c.d), i)->total,
+				 v.before_total + v.after_total);
+	}
+	assert_int_equal(sb, prof_total(b));
+	assert_int_equal(sa, prof_total(a));
+	prof_diff_free(c.d);
+	prof_free(a);
+	prof_free(b);
+}
+
 static void test_node_signif(void **state)
 {
 	struct prof_profile *b = folded("m;hot 1000\nm;rest 9000\n");
@@ -298,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_delta_rounding),
 		cmocka_unit_test(test_significance),
 		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_tree_matches_paths),
 		cmocka_unit_test(test_node_signif),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_rank_skips_rows),

@@ -301,6 +301,34 @@ static void test_child_get(void **state)
 	prof_free(p);
 }
 
+/* Appending without lookups, then mixing with indexed adds. */
+static void test_child_append(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t a = fr(p, "a", 0), b = fr(p, "b", 0), c = fr(p, "c", 0);
+	uint32_t na, nb, nc;
+
+	(void)state;
+	na = prof_child_append(p, 0, a);
+	nb = prof_child_append(p, na, b);
+	nc = prof_child_append(p, na, c);
+	assert_int_equal(prof_child_append(p, 9, a), UINT32_MAX);
+	prof_node_add(p, 0, 3, 0);
+	prof_node_add(p, na, 3, 0);
+	prof_node_add(p, nb, 1, 1);
+	prof_node_add(p, nc, 2, 2);
+	/* Found before the index exists (by scanning) and after. */
+	assert_int_equal(prof_child_find(p, na, c), nc);
+	assert_int_equal(prof_child_find(p, na, a), 0);
+	assert_int_equal(prof_add_stack(p, (uint32_t[]){ a, c }, 2, 5), nc);
+	assert_int_equal(prof_child_find(p, na, c), nc);
+	assert_int_equal(prof_child_find(p, 0, a), na);
+	assert_int_equal(prof_node_get(p, nc)->total, 7);
+	assert_int_equal(prof_total(p), 8);
+	assert_int_equal(prof_node_count(p), 4);
+	prof_free(p);
+}
+
 /* Many distinct stacks: the edge index stays consistent through growth. */
 static void test_many_nodes(void **state)
 {
@@ -340,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_sort_and_walk),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_child_get),
+		cmocka_unit_test(test_child_append),
 		cmocka_unit_test(test_many_nodes),
 	};
 
