@@ -1,0 +1,79 @@
+#!/bin/sh
+# Full disk: the state directory lives on a 2 MiB tmpfs. After a few
+# windows are stored, a filler file takes every free byte. hearthd must log
+# the problem once (not once per window), keep sampling, report that it is
+# not writing, keep answering snapshots from what it has, corrupt nothing,
+# and write again once the filler is gone.
+set -u
+T=$(mktemp -d /tmp/hearthd-disk.XXXXXX)
+M=$T/mnt
+S="--socket $T/ctl.sock"
+HD= FX= MOUNTED=
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/hearthd.log" ] && grep -v "stored window" "$T/hearthd.log" | sed 's/^/  log| /' | tail -15
+	exit 1
+}
+cleanup() {
+	[ -n "$FX" ] && kill "$FX" 2>/dev/null
+	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null && wait "$HD" 2>/dev/null
+	[ -n "$MOUNTED" ] && umount "$M"
+	rm -rf "$T"
+}
+trap cleanup EXIT
+stored() { grep -c "stored window" "$T/hearthd.log"; }
+wait_stored() { # N more windows within 20 s
+	n0=$(stored); i=0
+	while [ "$(stored)" -lt $((n0 + $1)) ]; do
+		i=$((i + 1)); [ $i -gt 200 ] && fail "no new windows stored in 20 s ($2)"
+		sleep 0.1
+	done
+}
+
+mkdir -p "$M"
+mount -t tmpfs -o size=2m,mode=0755 tmpfs "$M" || fail "cannot mount a tmpfs (run as root)"
+MOUNTED=1
+"$FIXTURES/daemon_shift" &
+FX=$!
+HEARTHD_LOG_WINDOWS=1 "$HEARTHD" --state-dir "$M/state" $S --window 300ms 2>"$T/hearthd.log" &
+HD=$!
+i=0
+until "$HEARTH" status $S >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
+	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
+	sleep 0.1
+done
+wait_stored 3 "before filling the disk"
+
+dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
+df -k "$M" | tail -1
+before=$(stored)
+samples1=$("$HEARTH" status $S | awk '/^samples:/ { print $2 }')
+sleep 3
+samples2=$("$HEARTH" status $S | awk '/^samples:/ { print $2 }')
+kill -0 "$HD" || fail "hearthd died on a full disk"
+n=$(grep -c "cannot store windows" "$T/hearthd.log")
+[ "$n" -eq 1 ] || fail "the full disk was logged $n times, expected once"
+grep "cannot store windows" "$T/hearthd.log" | grep -q "No space left on device" || fail "the log does not name ENOSPC"
+[ "$(stored)" -le $((before + 1)) ] || fail "windows were 'stored' on a full disk"
+[ "$samples2" -gt "$samples1" ] || fail "sampling stopped on a full disk ($samples1 -> $samples2)"
+"$HEARTH" status $S | grep "^store:" | tee "$T/st"
+grep -q "NOT WRITING: No space left on device" "$T/st" || fail "status does not say the store is not writing"
+"$HEARTH" snapshot $S --last 1m -o "$T/old.folded" || fail "no snapshot from the stored windows on a full disk"
+grep -q ';main;shifting' "$T/old.folded" || fail "the snapshot lacks the workload"
+"$HEARTHD" --verify-store "$M/state" > "$T/verify" || fail "corrupt store on a full disk: $(tail -2 "$T/verify")"
+awk '/stored window/ { print $4, $5 }' "$T/hearthd.log" | sort > "$T/want"
+awk '/^window / { print $2, $3 }' "$T/verify" | sort > "$T/present"
+[ "$(comm -23 "$T/want" "$T/present" | wc -l)" -eq 0 ] || fail "a window stored before the disk filled is gone"
+
+rm "$M/filler"
+i=0
+until grep -q "writing windows again" "$T/hearthd.log"; do
+	i=$((i + 1)); [ $i -gt 100 ] && fail "hearthd did not resume writing within 10 s of space returning"
+	sleep 0.1
+done
+wait_stored 3 "after space returned"
+"$HEARTH" status $S | grep -q "^store: *writing" || fail "status still says not writing"
+"$HEARTHD" --verify-store "$M/state" > "$T/verify" || fail "corrupt store after resuming: $(tail -2 "$T/verify")"
+tail -1 "$T/verify"
+echo ok
