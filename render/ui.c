@@ -12,6 +12,8 @@ int rd_ui_init(struct rd_ui *ui, struct rd_model *m, const struct rd_text *t)
 {
 	memset(ui, 0, sizeof(*ui));
 	ui->m = m;
+	ui->base = m;
+	ui->avail = rd_filter_available(m->p);
 	ui->text = *t;
 	ui->table_idx = calloc(m->nfn ? m->nfn : 1, sizeof(*ui->table_idx));
 	if (!ui->table_idx)
@@ -26,7 +28,43 @@ void rd_ui_release(struct rd_ui *ui)
 	rd_boxes_free(&ui->boxes);
 	free(ui->zones);
 	free(ui->table_idx);
+	rd_model_free(ui->fm);
+	rd_filtered_free(&ui->filt);
 	memset(ui, 0, sizeof(*ui));
+}
+
+int rd_ui_set_filter(struct rd_ui *ui, unsigned flags)
+{
+	struct rd_filtered f = { 0 };
+	struct rd_model *fm = NULL, *m = ui->base;
+	uint32_t *idx;
+
+	if (flags) {
+		if (rd_filter(ui->base->p, flags, &f) < 0)
+			return -ENOMEM;
+		if (!(fm = rd_model_new(f.p))) {
+			rd_filtered_free(&f);
+			return -ENOMEM;
+		}
+		m = fm;
+	}
+	idx = realloc(ui->table_idx, (m->nfn ? m->nfn : 1) * sizeof(*idx));
+	if (!idx) {
+		rd_model_free(fm);
+		rd_filtered_free(&f);
+		return -ENOMEM;
+	}
+	ui->table_idx = idx;
+	rd_model_free(ui->fm);
+	rd_filtered_free(&ui->filt);
+	ui->filt = f;
+	ui->fm = fm;
+	ui->m = m;
+	ui->filter = flags;
+	ui->focus = ui->selected = 0;
+	ui->scroll = ui->table_scroll = 0;
+	rd_ui_set_query(ui, ui->query);
+	return 0;
 }
 
 static const char *node_name(const struct rd_ui *ui, uint32_t node)
@@ -144,11 +182,12 @@ static void zoom(struct rd_ui *ui, uint32_t node)
 	ui->scroll = 0;
 }
 
-static void find_function(struct rd_ui *ui, uint32_t fn)
+static void find_function(struct rd_ui *ui, const struct rd_model *m,
+			  uint32_t fn)
 {
 	char q[512];
 
-	rd_model_exact_query(rd_model_fn_name(ui->m, fn), q, sizeof(q));
+	rd_model_exact_query(rd_model_fn_name(m, fn), q, sizeof(q));
 	rd_ui_set_query(ui, q);
 }
 
@@ -161,7 +200,17 @@ static int press_button(struct rd_ui *ui, uint32_t b)
 	case RD_BTN_ALIGN: ui->keep_end = !ui->keep_end; break;
 	case RD_BTN_TABLE: ui->show_table = !ui->show_table; break;
 	case RD_BTN_YOURS: ui->yours_only = !ui->yours_only; ui->table_scroll = 0; break;
+	case RD_BTN_MYCODE:
+		if (rd_ui_set_filter(ui, ui->filter ^ RD_FILTER_YOURS) < 0)
+			ui->oom = 1;
+		break;
+	case RD_BTN_THREADS:
+		if (rd_ui_set_filter(ui, ui->filter ^ RD_FILTER_THREADS) < 0)
+			ui->oom = 1;
+		break;
 	case RD_BTN_RESET:
+		if (ui->filter && rd_ui_set_filter(ui, 0) < 0)
+			ui->oom = 1;
 		zoom(ui, 0);
 		ui->selected = 0;
 		ui->faded = 0;
@@ -192,8 +241,8 @@ int rd_ui_click(struct rd_ui *ui, int x, int y)
 	ui->typing = 0;
 	if (z) {
 		switch (z->kind) {
-		case RD_Z_CARD:
-		case RD_Z_TABLE_ROW: find_function(ui, z->arg); return 1;
+		case RD_Z_CARD: find_function(ui, ui->base, z->arg); return 1;
+		case RD_Z_TABLE_ROW: find_function(ui, ui->m, z->arg); return 1;
 		case RD_Z_BUTTON: return press_button(ui, z->arg);
 		case RD_Z_SEARCH: ui->typing = 1; return 1;
 		case RD_Z_LEGEND: ui->faded ^= 1u << z->arg; return 1;
@@ -417,8 +466,9 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 	fprintf(out, "query %s\n", ui->query);
 	fprintf(out, "tooltip %d %d %d %d\n", ui->tip.x, ui->tip.y, ui->tip.w,
 		ui->tip.h);
-	fprintf(out, "answer %s\n", ui->m->answer);
-	fprintf(out, "notice %s\n", ui->m->notice);
+	fprintf(out, "answer %s\n", ui->base->answer);
+	fprintf(out, "notice %s\n", ui->base->notice);
+	fprintf(out, "filter %u\n", ui->filter);
 	for (size_t i = 0; i < ui->boxes.n; i++) {
 		const struct rd_box *b = &ui->boxes.v[i];
 
@@ -434,7 +484,9 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 			name = rd_class_name(z->arg);
 		else if (z->kind == RD_Z_CRUMB)
 			name = node_name(ui, z->arg);
-		else if (z->kind == RD_Z_CARD || z->kind == RD_Z_TABLE_ROW)
+		else if (z->kind == RD_Z_CARD)
+			name = rd_model_fn_name(ui->base, z->arg);
+		else if (z->kind == RD_Z_TABLE_ROW)
 			name = rd_model_fn_name(ui->m, z->arg);
 		fprintf(out, "zone %d %d %d %d %d %u %s\n", z->kind, z->r.x,
 			z->r.y, z->r.w, z->r.h, z->arg, name);

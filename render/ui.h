@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "render/draw.h"
+#include "render/filter.h"
 #include "render/flame.h"
 #include "render/model.h"
 
@@ -39,6 +40,8 @@ enum rd_button {
 	RD_BTN_TABLE,     /* top table pane */
 	RD_BTN_RESET,     /* zoom, search, fades */
 	RD_BTN_YOURS,     /* table: your code / everything */
+	RD_BTN_MYCODE,    /* graph: only my code */
+	RD_BTN_THREADS,   /* graph: merge threads per process */
 	RD_BTN_COUNT
 };
 
@@ -54,7 +57,12 @@ struct rd_zone {
 };
 
 struct rd_ui {
-	struct rd_model *m; /* borrowed */
+	struct rd_model *m;    /* the model drawn: base, or the filtered one */
+	struct rd_model *base; /* borrowed: the profile as loaded */
+	unsigned filter;       /* enum rd_filter_flags in force */
+	unsigned avail;        /* rd_filter_available() of the base */
+	struct rd_filtered filt;
+	struct rd_model *fm;   /* model of filt.p, owned */
 	struct rd_text text;
 	/* View state. */
 	uint32_t focus;     /* zoomed node, 0 = everything */
@@ -100,6 +108,11 @@ int rd_ui_release_button(struct rd_ui *ui);
 int rd_ui_wheel(struct rd_ui *ui, int x, int y, int dy);
 int rd_ui_key(struct rd_ui *ui, enum rd_key key);
 int rd_ui_text(struct rd_ui *ui, const char *utf8);
+
+/* Shows the base profile filtered by @flags (enum rd_filter_flags; 0 =
+ * as loaded). Zoom and selection reset; the search is kept. Returns 0 or
+ * -ENOMEM (the base stays shown). */
+int rd_ui_set_filter(struct rd_ui *ui, unsigned flags);
 
 /* Sets the search query (as typed in the box). Returns 1. */
 int rd_ui_set_query(struct rd_ui *ui, const char *q);

@@ -15,6 +15,26 @@ static double pct_of(const struct rd_ui *ui, uint64_t v)
 	return ui->m->total ? 100.0 * (double)v / (double)ui->m->total : 0;
 }
 
+/* Only my code: the time of removed frames, kept as self of their nearest
+ * kept caller, is hatched at the right end of that caller's box. */
+static void hatch(struct rd_ui *ui, const struct rd_box *b, uint32_t c)
+{
+	uint64_t h;
+	int w, step = S(ui, 4);
+
+	if (!ui->filt.hidden || b->last >= ui->filt.nhidden ||
+	    (b->flags & RD_BOX_SMALL) || !b->value)
+		return;
+	h = ui->filt.hidden[b->last];
+	w = (int)((double)h / (double)b->value * b->fw + 0.5);
+	if (h == 0 || w < 2)
+		return;
+	if (w > b->w)
+		w = b->w;
+	for (int x = b->x + b->w - w; x < b->x + b->w - 1; x += step)
+		rd_list_rect(&ui->list, x, b->y, 1, b->h - 1, rd_mix(c, 0x000000, 0.35));
+}
+
 static void draw_box(struct rd_ui *ui, const struct rd_box *b, int pad)
 {
 	uint32_t c = rd_ui_box_color(ui, b);
@@ -24,6 +44,7 @@ static void draw_box(struct rd_ui *ui, const struct rd_box *b, int pad)
 	size_t n;
 
 	rd_list_rect(&ui->list, b->x, b->y, w > 0 ? w : 1, b->h - 1, c);
+	hatch(ui, b, c);
 	if (!(b->flags & RD_BOX_LABEL) || b->w - 2 * pad < 1)
 		return;
 	rd_ui_box_label(ui, b, label, sizeof(label));
@@ -126,13 +147,17 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 	if (u == PROF_UNIT_SAMPLES)
 		snprintf(lines[k++], 256, "Samples: %s",
 			 rd_fmt_count(cnt, sizeof(cnt), b->value));
+	if (ui->filt.hidden && b->last < ui->filt.nhidden && ui->filt.hidden[b->last])
+		snprintf(lines[k++], 256, "Hatched: %s (%s) in code it called that is not yours",
+			 rd_fmt_value(v, sizeof(v), ui->filt.hidden[b->last], u),
+			 rd_fmt_pct(p, sizeof(p), pct_of(ui, ui->filt.hidden[b->last])));
 	return k;
 }
 
 void rd_ui_tooltip(struct rd_ui *ui)
 {
 	const struct rd_box *b;
-	char lines[8][256];
+	char lines[9][256];
 	int k, w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
 
 	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };

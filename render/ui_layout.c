@@ -58,20 +58,20 @@ static const char *frame_name(const struct rd_ui *ui, uint32_t frame)
 }
 
 /* "file.c:42", the module, or "" into @buf. */
-static const char *where(const struct rd_ui *ui, uint32_t frame, char *buf,
+static const char *where(const struct rd_model *m, uint32_t frame, char *buf,
 			 size_t n)
 {
-	const struct prof_frame *f = prof_frame_get(ui->m->p, frame);
+	const struct prof_frame *f = prof_frame_get(m->p, frame);
 
 	buf[0] = '\0';
 	if (!f)
 		return buf;
 	if (f->file && f->line)
-		snprintf(buf, n, "%s:%u", prof_str(ui->m->p, f->file), f->line);
+		snprintf(buf, n, "%s:%u", prof_str(m->p, f->file), f->line);
 	else if (f->file)
-		snprintf(buf, n, "%s", prof_str(ui->m->p, f->file));
+		snprintf(buf, n, "%s", prof_str(m->p, f->file));
 	else if (f->module)
-		snprintf(buf, n, "%s", prof_str(ui->m->p, f->module));
+		snprintf(buf, n, "%s", prof_str(m->p, f->module));
 	return buf;
 }
 
@@ -80,10 +80,12 @@ static int lay_cards(struct rd_ui *ui, int y)
 	int pad = S(ui, 8), gap = S(ui, 8), lh = ui->text.line_h[RD_FONT_NORMAL];
 	int cw = (ui->w - 2 * pad - 2 * gap) / 3, ch = 2 * lh + S(ui, 12);
 
-	for (int i = 0; i < ui->m->ncards; i++) {
-		const struct rd_card *c = &ui->m->cards[i];
-		const struct rd_fn *fn = &ui->m->fns[c->fn];
-		const struct prof_frame *f = prof_frame_get(ui->m->p, fn->frame);
+	const struct rd_model *m = ui->base;
+
+	for (int i = 0; i < m->ncards; i++) {
+		const struct rd_card *c = &m->cards[i];
+		const struct rd_fn *fn = &m->fns[c->fn];
+		const struct prof_frame *f = prof_frame_get(m->p, fn->frame);
 		int x = pad + i * (cw + gap), used;
 		char pct[16], loc[256], line[320];
 
@@ -95,15 +97,15 @@ static int lay_cards(struct rd_ui *ui, int y)
 			    RD_FONT_BOLD, RD_COL_TEXT, pct);
 		text(ui, x + S(ui, 18) + used, y + S(ui, 5),
 		     cw - S(ui, 22) - used, RD_FONT_NORMAL, RD_COL_TEXT,
-		     frame_name(ui, fn->frame));
-		where(ui, fn->frame, loc, sizeof(loc));
+		     rd_model_fn_name(m, c->fn));
+		where(m, fn->frame, loc, sizeof(loc));
 		snprintf(line, sizeof(line), "%s%s%s", loc, loc[0] ? " \xc2\xb7 " : "",
 			 rd_class_name(rd_frame_class(f)));
 		text(ui, x + S(ui, 10), y + S(ui, 7) + lh, cw - S(ui, 14),
 		     RD_FONT_NORMAL, RD_COL_DIM, line);
 		rd_ui_zone(ui, RD_Z_CARD, c->fn, x, y, cw, ch);
 	}
-	return ui->m->ncards ? y + ch + S(ui, 8) : y;
+	return m->ncards ? y + ch + S(ui, 8) : y;
 }
 
 /* A toolbar button; returns its right edge. */
@@ -143,6 +145,12 @@ static int lay_toolbar(struct rd_ui *ui, int y)
 	x = button(ui, x, y, h, RD_BTN_UNFOLD, "Show every frame", ui->unfold) + gap;
 	x = button(ui, x, y, h, RD_BTN_ALIGN, ui->keep_end ? "Labels: end" :
 		   "Labels: start", 0) + gap;
+	if (ui->avail & 1)
+		x = button(ui, x, y, h, RD_BTN_MYCODE, "Only my code",
+			   ui->filter & RD_FILTER_YOURS) + gap;
+	if (ui->avail & 2)
+		x = button(ui, x, y, h, RD_BTN_THREADS, "Merge threads",
+			   ui->filter & RD_FILTER_THREADS) + gap;
 	x = button(ui, x, y, h, RD_BTN_TABLE, "Top table", ui->show_table) + gap;
 	x = button(ui, x, y, h, RD_BTN_RESET, "Reset", 0) + S(ui, 16);
 	rd_list_rect(&ui->list, x, y, sw, h, 0xFFFFFF);
@@ -183,9 +191,9 @@ static int lay_legend(struct rd_ui *ui, int y)
 		unsigned c = order[i];
 		int faded = ui->faded >> c & 1u, w;
 
-		if (!ui->m->class_self[c])
+		if (!ui->base->class_self[c])
 			continue;
-		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->m->class_self[c]));
+		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->base->class_self[c]));
 		snprintf(line, sizeof(line), "%s %s", rd_class_name(c), pct);
 		w = sq + S(ui, 6) + tw(ui, RD_FONT_NORMAL, line);
 		rd_list_rect(&ui->list, x, y + (lh - sq) / 2, sq, sq,
@@ -199,9 +207,9 @@ static int lay_legend(struct rd_ui *ui, int y)
 	/* Languages, right-aligned. */
 	line[0] = '\0';
 	for (unsigned l = 1; l < PROF_LANG_COUNT; l++) {
-		if (!ui->m->lang_self[l])
+		if (!ui->base->lang_self[l])
 			continue;
-		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->m->lang_self[l]));
+		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->base->lang_self[l]));
 		o = strlen(line);
 		snprintf(line + o, sizeof(line) - o, "%s%s %s", o ? " \xc2\xb7 " : "",
 			 rd_lang_name(l), pct);
@@ -268,11 +276,11 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 	pad = S(ui, 8);
 	rd_list_rect(&ui->list, 0, 0, w, h, RD_COL_BG);
 	y = pad;
-	text(ui, pad, y, w - 2 * pad, RD_FONT_TITLE, RD_COL_TEXT, ui->m->answer);
+	text(ui, pad, y, w - 2 * pad, RD_FONT_TITLE, RD_COL_TEXT, ui->base->answer);
 	y += ui->text.line_h[RD_FONT_TITLE] + S(ui, 8);
 	y = lay_cards(ui, y);
-	if (ui->m->notice[0]) {
-		text(ui, pad, y, w - 2 * pad, RD_FONT_NORMAL, 0x9A6700, ui->m->notice);
+	if (ui->base->notice[0]) {
+		text(ui, pad, y, w - 2 * pad, RD_FONT_NORMAL, 0x9A6700, ui->base->notice);
 		y += ui->text.line_h[RD_FONT_NORMAL] + S(ui, 6);
 	}
 	y = lay_toolbar(ui, y);

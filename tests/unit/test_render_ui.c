@@ -341,6 +341,70 @@ static void test_chain_labels(void **state)
 	prof_free(p);
 }
 
+/* Only my code: library and system frames fold into their nearest caller
+ * of your code, whose box keeps the time; totals do not change. Merge
+ * threads drops the thread rows. */
+static void test_filters(void **state)
+{
+	struct fx *f = *state;
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_text t = f->ui.text;
+	struct rd_model *m;
+	struct rd_ui ui;
+	const struct { const char *name; unsigned cls, kind; } fr[] = {
+		{ "app", 0, PROF_KIND_PROCESS }, { "worker-1", 0, PROF_KIND_THREAD },
+		{ "main", PROF_CLASS_YOURS, 0 }, { "render", PROF_CLASS_YOURS, 0 },
+		{ "png_write", PROF_CLASS_LIBRARY, 0 }, { "memcpy", PROF_CLASS_SYSTEM, 0 },
+		{ "worker-2", 0, PROF_KIND_THREAD },
+	};
+	uint32_t id[7];
+	const struct rd_box *b;
+
+	(void)state;
+	for (int i = 0; i < 7; i++) {
+		struct prof_frame x = { 0 };
+
+		x.name = prof_intern_cstr(p, fr[i].name);
+		x.cls = (uint8_t)fr[i].cls;
+		x.kind = (uint8_t)fr[i].kind;
+		id[i] = prof_frame_intern(p, &x);
+	}
+	prof_add_stack(p, (uint32_t[]){ id[0], id[1], id[2], id[3], id[4], id[5] }, 6, 30);
+	prof_add_stack(p, (uint32_t[]){ id[0], id[1], id[2], id[3] }, 4, 50);
+	prof_add_stack(p, (uint32_t[]){ id[0], id[6], id[2], id[4] }, 4, 20);
+	m = rd_model_new(p);
+	assert_int_equal(rd_ui_init(&ui, m, &t), 0);
+	assert_int_equal(ui.avail, 3);
+	ui.unfold = 1; /* every frame its own box, for plain labels */
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_non_null(zone(&ui, RD_Z_BUTTON, RD_BTN_MYCODE));
+	assert_non_null(box(&ui, "memcpy"));
+	click_zone(&ui, zone(&ui, RD_Z_BUTTON, RD_BTN_MYCODE));
+	assert_int_equal(ui.filter, RD_FILTER_YOURS);
+	assert_null(box(&ui, "memcpy"));
+	assert_null(box(&ui, "png_write"));
+	b = box(&ui, "render");
+	assert_non_null(b);
+	assert_int_equal(b->value, 80);
+	/* render keeps png_write's and memcpy's 30 as hidden self. */
+	assert_int_equal(ui.filt.hidden[b->last], 30);
+	assert_int_equal(ui.m->total, 100);
+	/* Merge threads too: one main under app, 100. */
+	click_zone(&ui, zone(&ui, RD_Z_BUTTON, RD_BTN_THREADS));
+	assert_null(box(&ui, "worker-1"));
+	assert_int_equal(box(&ui, "main")->value, 100);
+	assert_int_equal(ui.filt.hidden[box(&ui, "main")->last], 20);
+	/* The answer and cards stay those of the whole profile. */
+	assert_string_equal(ui.base->answer, "80% of CPU time was in render, mostly inside png_write (30%).");
+	click_zone(&ui, zone(&ui, RD_Z_BUTTON, RD_BTN_RESET));
+	assert_int_equal(ui.filter, 0);
+	assert_non_null(box(&ui, "png_write"));
+	assert_non_null(box(&ui, "memcpy"));
+	rd_ui_release(&ui);
+	rd_model_free(m);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_toolbar_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tooltip_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
