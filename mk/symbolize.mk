@@ -44,5 +44,7 @@ $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/lib
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
 
-FUZZ_SRCS_fuzz_sym_text := $(SRC_symbolize)
-FUZZ_SRCS_fuzz_sym_elf := $(SRC_symbolize)
+# Fuzz targets: the parsers need only these files.
+FUZZ_SRCS_fuzz_sym_text := symbolize/maps_parse.c symbolize/perf_map.c \
+	symbolize/kallsyms.c symbolize/symtab.c
+FUZZ_SRCS_fuzz_sym_elf := symbolize/elf_module.c symbolize/symtab.c

@@ -6,7 +6,10 @@
  * caller's line taken from the inline's DW_AT_call_file/DW_AT_call_line.
  *
  * Compile units are found through a table of their address ranges built
- * once per file (so files without .debug_aranges work too).
+ * once per file (so files without .debug_aranges work too); within a unit,
+ * a table of its functions' ranges, built the first time the unit is
+ * used, leads to the function, and the scope chain is found by walking
+ * down from it — never the whole unit per address.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,9 +20,23 @@
 
 #include "sym_internal.h"
 
+#define SCOPE_DEPTH_MAX 64
+
 struct cu_range {
 	uint64_t lo, hi;  /* [lo, hi) */
 	uint64_t off;     /* offset of the CU DIE */
+	uint32_t cu;      /* index in sym_dwarf.cus */
+};
+
+struct fn_range {
+	uint64_t lo, hi;
+	uint64_t off;     /* offset of the subprogram DIE */
+};
+
+struct cu_info {
+	struct fn_range *fns; /* sorted by lo */
+	size_t n, cap;
+	bool indexed;
 };
 
 struct sym_dwarf {
@@ -27,6 +44,9 @@ struct sym_dwarf {
 	Dwarf *dw;
 	struct cu_range *ranges;
 	size_t n, cap;
+	struct cu_info *cus;
+	size_t ncus, capcus;
+	size_t fn_bytes;
 	uint64_t max_hi; /* end of the highest range */
 	bool indexed;
 	struct sym_arena names; /* joined file names */
@@ -89,12 +109,15 @@ void sym_dwarf_free(struct sym_dwarf *d)
 	dwarf_end(d->dw);
 	elf_end(d->elf);
 	free(d->ranges);
+	for (size_t i = 0; i < d->ncus; i++)
+		free(d->cus[i].fns);
+	free(d->cus);
 	sym_arena_free(&d->names);
 	free(d);
 }
 
 static int range_push(struct sym_dwarf *d, uint64_t lo, uint64_t hi,
-		      uint64_t off)
+		      uint64_t off, uint32_t cu)
 {
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 256;
@@ -104,7 +127,8 @@ static int range_push(struct sym_dwarf *d, uint64_t lo, uint64_t hi,
 		d->ranges = nr;
 		d->cap = cap;
 	}
-	d->ranges[d->n++] = (struct cu_range){ .lo = lo, .hi = hi, .off = off };
+	d->ranges[d->n++] = (struct cu_range){ .lo = lo, .hi = hi, .off = off,
+					       .cu = cu };
 	return 0;
 }
 
@@ -116,9 +140,60 @@ static int range_cmp(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : (x->hi > y->hi);
 }
 
-static void build_index(struct sym_dwarf *d)
+static int cu_add(struct sym_dwarf *d, uint32_t *idx)
 {
-	d->indexed = true;
+	if (d->ncus == d->capcus) {
+		size_t cap = d->capcus ? d->capcus * 2 : 256;
+		struct cu_info *nc = realloc(d->cus, cap * sizeof(*nc));
+		if (!nc)
+			return -ENOMEM;
+		d->cus = nc;
+		d->capcus = cap;
+	}
+	*idx = (uint32_t)d->ncus;
+	d->cus[d->ncus++] = (struct cu_info){ .fns = NULL };
+	return 0;
+}
+
+/* From .debug_aranges: cheap, no unit is decoded. Consecutive ranges of
+ * one unit share its cu_info. Returns 0, or -ENOENT without aranges. */
+static int index_from_aranges(struct sym_dwarf *d)
+{
+	Dwarf_Aranges *ar;
+	size_t na;
+	if (dwarf_getaranges(d->dw, &ar, &na) != 0 || na == 0)
+		return -ENOENT;
+	uint64_t last_off = UINT64_MAX;
+	uint32_t idx = 0;
+	for (size_t i = 0; i < na; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		if (!a || dwarf_getarangeinfo(a, &start, &len, &off) != 0 ||
+		    len == 0)
+			continue;
+		if (off != last_off) {
+			/* aranges are sorted by address: a unit may come back */
+			uint32_t found = UINT32_MAX;
+			for (size_t k = d->n; k-- > 0 && d->n - k < 64;)
+				if (d->ranges[k].off == off)
+					found = d->ranges[k].cu;
+			if (found != UINT32_MAX)
+				idx = found;
+			else if (cu_add(d, &idx) != 0)
+				return -ENOMEM;
+			last_off = off;
+		}
+		if (range_push(d, start, start + len, off, idx) != 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* From the units themselves, for files without .debug_aranges. */
+static void index_from_units(struct sym_dwarf *d)
+{
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -126,14 +201,26 @@ static void build_index(struct sym_dwarf *d)
 			       NULL) == 0) {
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
+		uint32_t idx;
+		if (cu_add(d, &idx) != 0)
+			return;
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (lo < hi && range_push(d, lo, hi,
-						  dwarf_dieoffset(&cudie)) != 0)
+						  dwarf_dieoffset(&cudie),
+						  idx) != 0)
 				return;
 		}
+	}
+}
 
+static void build_index(struct sym_dwarf *d)
+{
+	d->indexed = true;
+	if (index_from_aranges(d) != 0) {
+		d->n = 0;
+		index_from_units(d);
 	}
 	if (d->n > 1)
 		qsort(d->ranges, d->n, sizeof(*d->ranges), range_cmp);
@@ -142,8 +229,9 @@ static void build_index(struct sym_dwarf *d)
 			d->max_hi = d->ranges[i].hi;
 }
 
-/* Finds the CU DIE holding @addr. */
-static bool find_cu(struct sym_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
+/* Finds the CU holding @addr: its DIE and its index. */
+static bool find_cu(struct sym_dwarf *d, uint64_t addr, Dwarf_Die *cudie,
+		    uint32_t *cu)
 {
 	if (!d->indexed)
 		build_index(d);
@@ -157,17 +245,130 @@ static bool find_cu(struct sym_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
 	}
 	if (lo == 0)
 		return false;
+	const struct cu_range *r = NULL;
 	/* ranges of different CUs may nest (rare): look back a few */
-	for (size_t k = 0, i = lo; k < 16 && i > 0; k++, i--) {
-		const struct cu_range *r = &d->ranges[i - 1];
-		if (addr >= r->lo && addr < r->hi)
-			return dwarf_offdie(d->dw, r->off, cudie) != NULL;
-	}
+	for (size_t k = 0, i = lo; k < 16 && i > 0 && !r; k++, i--)
+		if (addr >= d->ranges[i - 1].lo && addr < d->ranges[i - 1].hi)
+			r = &d->ranges[i - 1];
 	/* In a gap between units (padding between functions): the unit
 	 * before it, as libdwfl does; past the last unit: none. */
-	if (lo == d->n && addr >= d->max_hi)
+	if (!r && lo == d->n && addr >= d->max_hi)
 		return false;
-	return dwarf_offdie(d->dw, d->ranges[lo - 1].off, cudie) != NULL;
+	if (!r)
+		r = &d->ranges[lo - 1];
+	*cu = r->cu;
+	return dwarf_offdie(d->dw, r->off, cudie) != NULL;
+}
+
+static int fn_push(struct cu_info *c, uint64_t lo, uint64_t hi, uint64_t off)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct fn_range *nf = realloc(c->fns, cap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		c->fns = nf;
+		c->cap = cap;
+	}
+	c->fns[c->n++] = (struct fn_range){ .lo = lo, .hi = hi, .off = off };
+	return 0;
+}
+
+/* Collects the functions with code below @parent, not descending into
+ * function bodies (namespaces and classes hold functions too). */
+static int index_children(struct cu_info *c, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die ch;
+	if (depth > 16 || dwarf_child(parent, &ch) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&ch);
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&ch, off, &base, &lo, &hi)) > 0)
+				if (lo < hi &&
+				    fn_push(c, lo, hi, dwarf_dieoffset(&ch)) != 0)
+					return -ENOMEM;
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module ||
+			   tag == DW_TAG_class_type ||
+			   tag == DW_TAG_structure_type ||
+			   tag == DW_TAG_union_type) {
+			if (index_children(c, &ch, depth + 1) != 0)
+				return -ENOMEM;
+		}
+	} while (dwarf_siblingof(&ch, &ch) == 0);
+	return 0;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1; /* outer first */
+	/* equal ranges (aliases in assembler units): the first DIE wins, and
+	 * the search below takes the last candidate */
+	return x->off > y->off ? -1 : (x->off < y->off);
+}
+
+/* Finds the function DIE holding @addr in unit @c. */
+static bool find_fn(struct sym_dwarf *d, struct cu_info *c, Dwarf_Die *cudie,
+		    uint64_t addr, Dwarf_Die *fn)
+{
+	if (!c->indexed) {
+		c->indexed = true;
+		index_children(c, cudie, 0);
+		if (c->n > 1)
+			qsort(c->fns, c->n, sizeof(*c->fns), fn_cmp);
+		d->fn_bytes += c->cap * sizeof(*c->fns);
+	}
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < c->fns[mid].lo)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
+		const struct fn_range *f = &c->fns[lo - 1];
+		if (addr >= f->lo && addr < f->hi)
+			return dwarf_offdie(d->dw, f->off, fn) != NULL;
+	}
+	return false;
+}
+
+/* Walks down from function @fn to the innermost scope holding @addr.
+ * Fills @chain outermost first and returns its length. */
+static int scope_chain(Dwarf_Die *fn, uint64_t addr, Dwarf_Die *chain,
+		       int max)
+{
+	int n = 0;
+	chain[n++] = *fn;
+	while (n < max) {
+		Dwarf_Die ch;
+		bool found = false;
+		if (dwarf_child(&chain[n - 1], &ch) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&ch);
+			if (tag != DW_TAG_lexical_block &&
+			    tag != DW_TAG_inlined_subroutine &&
+			    tag != DW_TAG_try_block && tag != DW_TAG_catch_block &&
+			    tag != DW_TAG_with_stmt && tag != DW_TAG_entry_point)
+				continue;
+			if (dwarf_haspc(&ch, addr) == 1) {
+				chain[n++] = ch;
+				found = true;
+				break;
+			}
+		} while (dwarf_siblingof(&ch, &ch) == 0);
+		if (!found)
+			break;
+	}
+	return n;
 }
 
 static uint8_t lang_of(Dwarf_Die *cudie)
@@ -263,9 +464,10 @@ size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 			 struct sym_dwarf_frame *out, size_t max)
 {
 	Dwarf_Die cudie;
+	uint32_t cu;
 	if (!d || max == 0)
 		return 0;
-	if (!find_cu(d, vaddr, &cudie))
+	if (!find_cu(d, vaddr, &cudie, &cu))
 		return 0;
 	uint8_t lang = lang_of(&cudie);
 	const char *file = NULL;
@@ -277,32 +479,29 @@ size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 		if (dwarf_lineno(l, &ln) == 0 && ln > 0)
 			line = (uint32_t)ln;
 	}
-	/* The innermost scope at @vaddr, then its physical parents: the
-	 * inlined subroutines and the function they were inlined into
-	 * (dwarf_getscopes alone follows abstract origins instead). */
-	Dwarf_Die *scopes = NULL, *phys = NULL;
-	int ns = dwarf_getscopes(&cudie, vaddr, &scopes);
-	if (ns > 0)
-		ns = dwarf_getscopes_die(&scopes[0], &phys);
-	free(scopes);
+	/* The function holding @vaddr, then the scopes inside it down to
+	 * the innermost: inlined subroutines become frames, innermost first,
+	 * each caller at the inline's call site. */
+	Dwarf_Die fn, chain[SCOPE_DEPTH_MAX];
+	int ns = find_fn(d, &d->cus[cu], &cudie, vaddr, &fn) ?
+		scope_chain(&fn, vaddr, chain, SCOPE_DEPTH_MAX) : 0;
 	Dwarf_Files *files = NULL;
 	size_t nfiles;
-	if (ns > 0 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
+	if (ns > 1 && dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0)
 		files = NULL;
 	size_t n = 0;
-	for (int i = 0; i < ns && n < max; i++) {
-		int tag = dwarf_tag(&phys[i]);
+	for (int i = ns - 1; i >= 0 && n < max; i--) {
+		int tag = dwarf_tag(&chain[i]);
 		if (tag != DW_TAG_inlined_subroutine &&
 		    tag != DW_TAG_subprogram && tag != DW_TAG_entry_point)
 			continue;
 		out[n++] = (struct sym_dwarf_frame){
-			.name = die_name(&phys[i]), .file = file,
+			.name = die_name(&chain[i]), .file = file,
 			.line = line, .lang = lang };
 		if (tag != DW_TAG_inlined_subroutine)
 			break;
-		file = line_file(d, &cudie, call_site(&phys[i], files, &line));
+		file = line_file(d, &cudie, call_site(&chain[i], files, &line));
 	}
-	free(phys);
 	if (n == 0) {
 		/* a line but no function DIE: keep the line, name from ELF */
 		out[0] = (struct sym_dwarf_frame){
@@ -315,7 +514,8 @@ size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 int sym_dwarf_line_addr(struct sym_dwarf *d, uint64_t vaddr, uint64_t *row)
 {
 	Dwarf_Die cudie;
-	if (!d || !find_cu(d, vaddr, &cudie))
+	uint32_t cu;
+	if (!d || !find_cu(d, vaddr, &cudie, &cu))
 		return -ENOENT;
 	Dwarf_Line *l = dwarf_getsrc_die(&cudie, vaddr);
 	Dwarf_Addr a;

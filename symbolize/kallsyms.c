@@ -105,6 +105,14 @@ static int parse_line(struct sym_kallsyms *k, char *line)
 	return push(k, addr, name, mod, modlen);
 }
 
+static int finish(struct sym_kallsyms *k, size_t lines)
+{
+	if (k->n == 0)
+		return lines ? -EPERM : -ENODATA; /* all zero: no privilege */
+	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	return 0;
+}
+
 struct sym_kallsyms *sym_kallsyms_load(const char *path)
 {
 	FILE *f = fopen(path, "re");
@@ -126,14 +134,45 @@ struct sym_kallsyms *sym_kallsyms_load(const char *path)
 	}
 	free(line);
 	fclose(f);
-	if (!err && k->n == 0)
-		err = lineno ? -EPERM : -ENODATA; /* all zero: no privilege */
+	if (!err)
+		err = finish(k, lineno);
 	if (err) {
 		sym_kallsyms_free(k);
 		errno = -err;
 		return NULL;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	return k;
+}
+
+struct sym_kallsyms *sym_kallsyms_parse(const char *buf, size_t len)
+{
+	struct sym_kallsyms *k = calloc(1, sizeof(*k));
+	char line[1024];
+	size_t lineno = 0;
+	int err = k ? 0 : -ENOMEM;
+	const char *p = buf, *end = buf + len;
+	while (!err && p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = (size_t)((nl ? nl : end) - p);
+		p = nl ? nl + 1 : end;
+		lineno++;
+		if (l == 0)
+			continue;
+		if (l >= sizeof(line) || memchr(p - l - (nl ? 1 : 0), '\0', l)) {
+			err = -EINVAL;
+			break;
+		}
+		memcpy(line, nl ? p - l - 1 : p - l, l);
+		line[l] = '\0';
+		err = parse_line(k, line);
+	}
+	if (!err)
+		err = finish(k, lineno);
+	if (err) {
+		sym_kallsyms_free(k);
+		errno = -err;
+		return NULL;
+	}
 	return k;
 }
 

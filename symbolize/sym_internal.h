@@ -229,6 +229,8 @@ int sym_debug_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid);
 struct sym_kallsyms;
 /* Reads kallsyms from @path. Returns NULL with errno set. */
 struct sym_kallsyms *sym_kallsyms_load(const char *path);
+/* The same from text in memory (tests, fuzzing). */
+struct sym_kallsyms *sym_kallsyms_parse(const char *buf, size_t len);
 void sym_kallsyms_free(struct sym_kallsyms *k);
 /* Looks up @addr: sets *name and *module (NULL for the core kernel) and
  * returns 0, or -ENOENT. */
