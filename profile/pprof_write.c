@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gzip.h"
 #include "pprof_fields.h"
 #include "protobuf.h"
 
@@ -356,38 +356,6 @@ static void writer_free(struct writer *w)
 	free(w->ids);
 }
 
-/* gzip-compresses @in into a malloc'd buffer. Returns 0, -ENOMEM, -EIO. */
-static int gzip_buf(const struct pb_buf *in, void **buf, size_t *len)
-{
-	z_stream z = { 0 };
-	uLong bound;
-	uint8_t *out;
-	int ret;
-
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return -ENOMEM;
-	bound = deflateBound(&z, (uLong)in->len) + 64;
-	out = malloc(bound);
-	if (!out) {
-		deflateEnd(&z);
-		return -ENOMEM;
-	}
-	z.next_in = in->data;
-	z.avail_in = (uInt)in->len;
-	z.next_out = out;
-	z.avail_out = (uInt)bound;
-	ret = deflate(&z, Z_FINISH);
-	*len = z.total_out;
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(out);
-		return -EIO;
-	}
-	*buf = out;
-	return 0;
-}
-
 int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
 {
 	const struct prof_meta *m = prof_meta_const(p);
@@ -417,7 +385,7 @@ int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
 	ret = -EIO;
 	if ((size_t)UINT32_MAX < out.len)
 		goto out;
-	ret = gzip_buf(&out, buf, len);
+	ret = gz_deflate(out.data, out.len, buf, len);
 out:
 	pb_free(&out);
 	writer_free(&w);
