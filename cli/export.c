@@ -28,6 +28,15 @@ struct args {
 	int width, height, icicle;
 };
 
+/* Prints a library's sentence through the one error sink, with exactly
+ * one closing period. */
+static void say(const char *err)
+{
+	size_t n = strlen(err);
+
+	cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -157,7 +166,7 @@ int cmd_export(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (rd_load_profile(a.in, &p, err, sizeof(err)) < 0) {
-		cli_error("%s.", err);
+		say(err);
 		return 1;
 	}
 	if (!(m = rd_model_new(p))) {
@@ -169,7 +178,7 @@ int cmd_export(int argc, char **argv)
 		rc = 0;
 		if (rd_png_export(m, a.out, a.width ? a.width : 1920, a.height,
 				  a.icicle, err, sizeof(err)) < 0) {
-			cli_error("%s.", err);
+			say(err);
 			rc = 1;
 		}
 	} else {

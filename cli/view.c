@@ -11,6 +11,15 @@
 #include "render/model.h"
 #include "render/sdl.h"
 
+/* Prints a library's sentence through the one error sink, with exactly
+ * one closing period. */
+static void say(const char *err)
+{
+	size_t n = strlen(err);
+
+	cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -77,7 +86,7 @@ int cmd_view(int argc, char **argv)
 		return 2;
 	}
 	if (rd_load_profile(argv[optind], &p, err, sizeof(err)) < 0) {
-		cli_error("%s.", err);
+		say(err);
 		return 1;
 	}
 	if (!(m = rd_model_new(p))) {
@@ -89,7 +98,7 @@ int cmd_view(int argc, char **argv)
 	wo.title = title;
 	rc = rd_window_run(m, &wo, err, sizeof(err));
 	if (rc < 0)
-		cli_error("%s.", err);
+		say(err);
 	rd_model_free(m);
 	prof_free(p);
 	return rc < 0 ? 1 : 0;
