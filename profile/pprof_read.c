@@ -502,13 +502,30 @@ static void reader_free(struct reader *r)
 int prof_pprof_sniff(const void *buf, size_t len)
 {
 	const uint8_t *b = buf;
+	struct pb_reader pr = { b, b + len };
+	struct pb_field f;
+	int ret = 0, n = 0;
 
 	if (2 <= len && b[0] == 0x1f && b[1] == 0x8b)
 		return 1;
-	/* Raw protobuf: the first key is a Profile field 1..14, length
-	 * delimited or varint. */
-	return 1 <= len && (b[0] >> 3) >= 1 && (b[0] >> 3) <= 14 &&
-	       ((b[0] & 7) == PB_LEN || (b[0] & 7) == PB_VARINT);
+	if (len == 0)
+		return 0;
+	/* Raw protobuf: the first fields parse, and each is a Profile field
+	 * with its own wire type (text rarely manages even one). */
+	while (n < 16 && (ret = pb_next(&pr, &f)) > 0) {
+		enum pb_wire want_wire = PB_VARINT;
+
+		if (f.num <= PROFILE_STRING_TABLE || f.num == PROFILE_PERIOD_TYPE)
+			want_wire = PB_LEN;
+		else if (PROFILE_DEFAULT_SAMPLE_TYPE + 1 < f.num &&
+			 f.num != PROFILE_HEARTH_DROPS &&
+			 f.num != PROFILE_HEARTH_ATTRS)
+			return 0;
+		if (f.wire != want_wire)
+			return 0;
+		n++;
+	}
+	return 0 <= ret && 0 < n;
 }
 
 int prof_pprof_decode(const void *buf, size_t len, size_t max_size,

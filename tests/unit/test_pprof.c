@@ -300,6 +300,11 @@ static void test_hand_built(void **state)
 	}
 	prof_free(q);
 
+	assert_int_equal(prof_pprof_sniff(m.b, m.n), 1);
+	assert_int_equal(prof_pprof_sniff("bash;main 12\n", 13), 0);
+	assert_int_equal(prof_pprof_sniff("a;b 1\n", 6), 0);
+	assert_int_equal(prof_pprof_sniff("", 0), 0);
+
 	build(&m, 9, 1, 1, 3);
 	expect_bad(m.b, m.n, 1 << 20,
 		   "malformed pprof data: a line refers to function 9, which is not defined");
