@@ -48,6 +48,11 @@ g() { xmllint --xpath "$1" "$tmp/x.svg" 2>/dev/null; }
 "$HEARTH" export --folded -o - "$fixture" | sort >"$tmp/back"
 sort "$fixture" >"$tmp/want"
 cmp -s "$tmp/back" "$tmp/want" || fail "folded round trip differs: $(diff "$tmp/want" "$tmp/back")"
+# '-' reads the profile from stdin.
+"$HEARTH" export --svg -o "$tmp/stdin.svg" - <"$fixture" || fail "export from stdin"
+cmp -s "$tmp/stdin.svg" "$tmp/out.svg" && fail "title should name stdin, not the file"
+[ "$(xmllint --xpath "count(//*[local-name()='g'][@class='f'])" "$tmp/stdin.svg")" = 9 ] ||
+	fail "export from stdin lost frames"
 
 "$HEARTH" export --svg "$fixture" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q '^hearth: .*-o OUT' "$tmp/err" || fail "missing -o not reported"

@@ -45,8 +45,14 @@ dl=$tmp/layout.txt
 # the unit tests.
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --size 1200x800 --debug-layout "$dl" "$fixture" >"$tmp/view.log" 2>&1 &
 vpid=$!
-wid=$(xdotool search --sync --onlyvisible --name 'small.folded' | head -1)
-[ -n "$wid" ] || fail "no viewer window appeared"
+wid=
+i=0
+while [ -z "$wid" ]; do
+	# (no --sync: it can trip over windows that come and go)
+	wid=$(xdotool search --onlyvisible --name 'small.folded' 2>/dev/null | head -1)
+	i=$((i + 1)); [ $i -gt 100 ] && fail "no viewer window appeared"
+	[ -n "$wid" ] || sleep 0.1
+done
 
 wait_for() { # shell condition, what
 	i=0
