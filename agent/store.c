@@ -117,8 +117,11 @@ static uint64_t seg_bytes_limit(const struct store_limits *l)
 void store_set_limits(struct store *s, const struct store_limits *lim)
 {
 	s->lim = *lim;
+	/* Segments span at most 1/8 of the age limit, so age retention,
+	 * which deletes whole segments, keeps at most 1/8 too much. */
 	if (!s->lim.seg_age_ns)
-		s->lim.seg_age_ns = SEG_AGE_DEFAULT;
+		s->lim.seg_age_ns = s->lim.max_age_ns && s->lim.max_age_ns / 8 < SEG_AGE_DEFAULT ?
+				    s->lim.max_age_ns / 8 : SEG_AGE_DEFAULT;
 }
 
 struct store *store_open(const char *dir, const struct store_limits *lim,

@@ -25,7 +25,8 @@
  *
  * Retention deletes whole segments: those whose newest window is older than
  * the age limit, and the oldest ones while the store would exceed its size
- * limit. Nothing here prints or keeps global state.
+ * limit. Segments roll at 1/8 of each limit, so retention is that precise.
+ * Time ranges assume the wall clock moves forward. Nothing here prints or keeps global state.
  */
 #ifndef HEARTH_STORE_H
 #define HEARTH_STORE_H
@@ -45,7 +46,8 @@ struct store_limits {
 	uint64_t max_age_ns;  /* 0 = keep forever */
 	uint64_t max_bytes;   /* 0 = no size limit */
 	uint64_t seg_bytes;   /* roll segments at this size; 0 = derived */
-	uint64_t seg_age_ns;  /* roll segments at this age; 0 = one hour */
+	uint64_t seg_age_ns;  /* roll segments at this age; 0 = derived:
+			       * max_age / 8, at most one hour */
 };
 
 struct store_stats {
