@@ -231,6 +231,9 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	}
 	if (s->opts.on_cpu && attach_on_cpu(s, err, errlen) < 0)
 		goto err_free;
+	/* Our programs are in kallsyms now: read it again so their frames
+	 * are known, and dropped, rather than shown as bare addresses. */
+	sym_kernel_reload(s->sym);
 	return s;
 
 err_free:

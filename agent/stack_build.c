@@ -25,15 +25,6 @@ void stack_builder_free(struct stack_builder *b)
 	free(b);
 }
 
-/* The sampler's own frames say nothing about the profiled code. */
-static bool is_bpf_frame(const char *name)
-{
-	return strncmp(name, "bpf_prog_", 9) == 0 ||
-	       strncmp(name, "bpf_trace_run", 13) == 0 ||
-	       strncmp(name, "__bpf_trace_", 12) == 0 ||
-	       strncmp(name, "__traceiter_", 12) == 0;
-}
-
 static uint32_t intern_frame(struct prof_profile *p, const struct sym_frame *sf,
 			     uint8_t kind, uint8_t cls)
 {
@@ -99,7 +90,8 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 		struct sym_frame sf;
 		uint8_t cls;
 
-		if (sym_kernel(sym, in->kips[i], &sf) < 1 || is_bpf_frame(sf.name))
+		/* The sampler's own frames say nothing about the profile. */
+		if (sym_kernel(sym, in->kips[i], &sf) < 1 || (sf.flags & SYM_FRAME_BPF))
 			continue;
 		/* In a wait, the kernel frames are where the thread waited. */
 		cls = in->off_cpu ? PROF_CLASS_WAITING : sf.cls;
