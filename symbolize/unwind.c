@@ -19,8 +19,26 @@
  * lands in code libdw does not know (a library loaded since). */
 #define REPORT_INTERVAL_NS 1000000000ULL
 
+/* How to find the caller from one pc, read once from the CFI with libdw
+ * and kept, so most unwinds never run libdw's interpreter. */
+enum { RULE_EMPTY = 0, RULE_SIMPLE, RULE_OUTERMOST, RULE_COMPLEX };
+
+struct rule {
+	uint64_t pc;
+	uint8_t kind;
+	uint8_t cfa_reg;  /* DWARF_REG_RSP or DWARF_REG_RBP */
+	uint8_t bp_saved; /* rbp restored from CFA + bp_off */
+	int32_t cfa_off;
+	int32_t ra_off;   /* return address at CFA + ra_off */
+	int32_t bp_off;
+};
+
+#define RULES_MAX 65536
+
 struct session {
 	pid_t pid;
+	struct rule *rules; /* open addressing by pc, RULES_MAX slots */
+	size_t nrules;
 	pid_t tid;                        /* thread being unwound */
 	Dwfl *dwfl;
 	const struct sym_stack_copy *cur; /* valid during one sym_unwind() */
@@ -105,6 +123,9 @@ static void session_close(struct session *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
+	free(s->rules);
+	s->rules = NULL;
+	s->nrules = 0;
 }
 
 /* (Re)reads the process's mappings into a fresh libdw session. */
@@ -112,9 +133,12 @@ static int session_open(struct session *s)
 {
 	session_close(s);
 	s->reported_ns = mono_ns();
+	s->rules = calloc(RULES_MAX, sizeof(*s->rules));
 	s->dwfl = dwfl_begin(&proc_callbacks);
-	if (!s->dwfl)
+	if (!s->dwfl || !s->rules) {
+		session_close(s);
 		return -ENOMEM;
+	}
 	if (dwfl_linux_proc_report(s->dwfl, s->pid) != 0 ||
 	    dwfl_report_end(s->dwfl, NULL, NULL) != 0 ||
 	    !dwfl_attach_state(s->dwfl, NULL, s->pid, &thread_callbacks, s)) {
@@ -199,6 +223,155 @@ static int walk(struct session *s, pid_t tid, const struct sym_stack_copy *copy,
 	return rc;
 }
 
+/* Offset N of a register rule "saved at CFA + N"; false for any other
+ * expression. */
+static bool cfa_offset_of(const Dwarf_Op *ops, size_t nops, int32_t *off)
+{
+	uint64_t v = 0;
+
+	if (nops < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
+		v = ops[1].number;
+	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+		v = ops[1].number;
+	else if (nops != 1)
+		return false;
+	*off = (int32_t)(int64_t)v;
+	return (int64_t)v == *off;
+}
+
+static bool cfa_rule_of(Dwarf_Frame *frame, struct rule *r)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+	unsigned reg;
+	int64_t off;
+
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
+		return false;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = (unsigned)ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else {
+		return false;
+	}
+	if ((reg != DWARF_REG_RSP && reg != DWARF_REG_RBP) || off != (int32_t)off)
+		return false;
+	r->cfa_reg = (uint8_t)reg;
+	r->cfa_off = (int32_t)off;
+	return true;
+}
+
+/* Reads the rule for @pc from the module's CFI (.eh_frame, else
+ * .debug_frame) into @r. */
+static void rule_read(struct session *s, uint64_t pc, struct rule *r)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	bool signal = false;
+	int ra;
+
+	r->pc = pc;
+	r->kind = RULE_COMPLEX;
+	if (!mod)
+		return;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			return;
+	}
+	ra = dwarf_frame_info(frame, NULL, NULL, &signal);
+	if (ra < 0 || signal || !cfa_rule_of(frame, r) ||
+	    dwarf_frame_register(frame, ra, mem, &ops, &nops) != 0)
+		goto out;
+	if (nops == 0 && ops == mem) {
+		r->kind = RULE_OUTERMOST; /* return address undefined */
+		goto out;
+	}
+	if (!cfa_offset_of(ops, nops, &r->ra_off))
+		goto out;
+	if (dwarf_frame_register(frame, DWARF_REG_RBP, mem, &ops, &nops) != 0)
+		goto out;
+	if (nops == 0 && ops == NULL)
+		r->bp_saved = 0; /* same value */
+	else if (cfa_offset_of(ops, nops, &r->bp_off))
+		r->bp_saved = 1;
+	else
+		goto out;
+	r->kind = RULE_SIMPLE;
+out:
+	free(frame);
+}
+
+static const struct rule *rule_get(struct session *s, uint64_t pc)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (RULES_MAX - 1);
+
+	while (s->rules[i].kind != RULE_EMPTY && s->rules[i].pc != pc)
+		i = (i + 1) & (RULES_MAX - 1);
+	if (s->rules[i].kind == RULE_EMPTY) {
+		if (s->nrules * 4 >= RULES_MAX * 3) {
+			/* Full: start over rather than probe forever. */
+			memset(s->rules, 0, RULES_MAX * sizeof(*s->rules));
+			s->nrules = 0;
+			i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (RULES_MAX - 1);
+		}
+		rule_read(s, pc, &s->rules[i]);
+		s->nrules++;
+	}
+	return &s->rules[i];
+}
+
+static bool copy_read(const struct sym_stack_copy *c, uint64_t addr, uint64_t *v)
+{
+	if (addr < c->regs.sp || addr - c->regs.sp > c->size ||
+	    c->size - (addr - c->regs.sp) < sizeof(*v))
+		return false;
+	memcpy(v, c->data + (addr - c->regs.sp), sizeof(*v));
+	return true;
+}
+
+/* The fast path: walks with cached simple rules. Returns 1 when it reached
+ * the outermost frame, 0 when it stopped at the copy's end, -1 when a pc
+ * needs libdw's full interpreter. */
+static int fast_walk(struct session *s, const struct sym_stack_copy *c,
+		     struct walk *w)
+{
+	uint64_t ip = c->regs.ip, sp = c->regs.sp, bp = c->regs.bp;
+
+	w->n = 0;
+	while (w->n < w->max) {
+		/* A return address points after the call: look up the call. */
+		const struct rule *r = rule_get(s, w->n ? ip - 1 : ip);
+		uint64_t cfa, ra;
+
+		w->pcs[w->n++] = ip;
+		if (r->kind == RULE_OUTERMOST)
+			return 1;
+		if (r->kind != RULE_SIMPLE)
+			return -1;
+		cfa = (r->cfa_reg == DWARF_REG_RSP ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
+		if (!copy_read(c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+			return 0;
+		if (r->bp_saved && !copy_read(c, cfa + (uint64_t)(int64_t)r->bp_off, &bp))
+			return 0;
+		if (ra == 0)
+			return 1;
+		sp = cfa;
+		ip = ra;
+	}
+	return 0;
+}
+
 int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	       const struct sym_stack_copy *copy, uint64_t *pcs, size_t max,
 	       int *complete)
@@ -215,6 +388,11 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	if (!s->dwfl && (rc = session_open(s)) < 0) {
 		sym_unwind_forget(u, pid);
 		return rc;
+	}
+	rc = fast_walk(s, copy, &w);
+	if (rc >= 0 && w.n > 1) {
+		*complete = rc;
+		return (int)w.n;
 	}
 	rc = walk(s, tid, copy, &w);
 	/* Code libdw does not know: a library mapped since the session was
