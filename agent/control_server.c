@@ -98,6 +98,7 @@ static int make_parent(const char *path)
 static int listen_on(struct ctl_server *s)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
 	mode_t old;
 	int rc;
 
@@ -116,8 +117,11 @@ static int listen_on(struct ctl_server *s)
 	umask(old);
 	if (rc < 0)
 		return -errno;
-	if (chmod(s->path, 0660) < 0 ||
-	    (s->o.gid != (gid_t)-1 && chown(s->path, 0, s->o.gid) < 0))
+	if (chmod(s->path, 0660) < 0 || stat(s->path, &st) < 0)
+		return -errno;
+	/* Under systemd the process's group already is the access group. */
+	if (s->o.gid != (gid_t)-1 && st.st_gid != s->o.gid &&
+	    chown(s->path, (uid_t)-1, s->o.gid) < 0)
 		return -errno;
 	if (listen(s->lfd, 64) < 0)
 		return -errno;
