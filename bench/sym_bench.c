@@ -6,9 +6,9 @@
  *       writes OUTDIR/<i>.addrs (hex, one a line, for addr2line), then
  *       prints cold and warm addresses/s for sym_file() and the memory
  *       held per cached module.
- *   sym_bench proc FIXTURE            starts FIXTURE (it must print
+ *   sym_bench proc FIXTURE N          starts FIXTURE (it must print
  *       "ready" and wait on stdin), and times a first symbolization of
- *       the process from a fresh context: maps, modules, 2000 addresses
+ *       the process from a fresh context: maps, modules, N addresses
  *       spread over its executable mappings; then the warm rate of
  *       sym_user() on the same addresses.
  *
@@ -32,6 +32,13 @@ static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -110,9 +117,10 @@ static int cmd_files(const char *outdir, long n, int nbins, char **bins)
 		double t2 = now_s();
 		struct sym_stats st;
 		sym_stats(ctx, &st);
-		printf("file %d %s cold_per_s %.0f warm_per_s %.0f cold_s %.4f\n",
+		printf("file %d %s cold_per_s %.0f warm_per_s %.0f cold_s %.4f "
+		       "bytes_after %" PRIu64 "\n",
 		       b, bins[b], (double)n / (t1 - t0),
-		       (double)n * rounds / (t2 - t1), t1 - t0);
+		       (double)n * rounds / (t2 - t1), t1 - t0, st.module_bytes);
 	}
 	struct sym_stats st;
 	sym_stats(ctx, &st);
@@ -146,7 +154,7 @@ static size_t exec_regions(pid_t pid, struct region *r, size_t max)
 	return n;
 }
 
-static int cmd_proc(const char *fixture)
+static int cmd_proc(const char *fixture, size_t naddr)
 {
 	int in[2], out[2];
 	if (pipe(in) || pipe(out))
@@ -169,8 +177,9 @@ static int cmd_proc(const char *fixture)
 			break;
 	struct region reg[64];
 	size_t nr = exec_regions(pid, reg, 64);
-	enum { N = 2000 };
-	static uint64_t addrs[N];
+	enum { NMAX = 100000 };
+	static uint64_t addrs[NMAX];
+	size_t N = naddr < NMAX ? naddr : NMAX;
 	uint64_t seed = 12345;
 	for (size_t i = 0; i < N && nr > 0; i++) {
 		const struct region *r = &reg[i % nr];
@@ -178,23 +187,23 @@ static int cmd_proc(const char *fixture)
 	}
 	struct sym_frame fr[16];
 	uint64_t sink = 0;
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	struct sym_ctx *ctx = sym_new(NULL);
 	sym_proc_load(ctx, pid);
 	for (size_t i = 0; i < N; i++)
 		sink += (uint64_t)sym_user(ctx, pid, addrs[i], fr, 16);
-	double t1 = now_s();
-	int rounds = 500;
+	double t1 = now_s(), c1 = cpu_s();
+	int rounds = (int)(1000000 / N) + 1;
 	for (int r = 0; r < rounds; r++)
 		for (size_t i = 0; i < N; i++)
 			sink += (uint64_t)sym_user(ctx, pid, addrs[i], fr, 16);
 	double t2 = now_s();
 	struct sym_stats st;
 	sym_stats(ctx, &st);
-	printf("proc regions %zu cold_ms %.1f warm_per_s %.0f modules %" PRIu64
-	       " module_bytes %" PRIu64 " sink %" PRIu64 "\n", nr,
-	       (t1 - t0) * 1e3, (double)N * rounds / (t2 - t1), st.modules,
-	       st.module_bytes, sink % 2);
+	printf("proc regions %zu addrs %zu cold_ms %.1f warm_per_s %.0f modules %"
+	       PRIu64 " module_bytes %" PRIu64 " cold_cpu_ms %.1f sink %" PRIu64
+	       "\n", nr, N, (t1 - t0) * 1e3, (double)N * rounds / (t2 - t1),
+	       st.modules, st.module_bytes, (c1 - c0) * 1e3, sink % 2);
 	sym_free(ctx);
 	close(in[1]);
 	if (o)
@@ -214,8 +223,15 @@ int main(int argc, char **argv)
 		}
 		return cmd_files(argv[2], n, argc - 4, argv + 4);
 	}
-	if (argc == 3 && strcmp(argv[1], "proc") == 0)
-		return cmd_proc(argv[2]);
-	fprintf(stderr, "usage: sym_bench files OUTDIR N BIN... | proc FIXTURE\n");
+	if (argc == 4 && strcmp(argv[1], "proc") == 0) {
+		char *end;
+		long n = strtol(argv[3], &end, 10);
+		if (*end || n <= 0) {
+			fprintf(stderr, "sym_bench: N must be a positive number\n");
+			return 2;
+		}
+		return cmd_proc(argv[2], (size_t)n);
+	}
+	fprintf(stderr, "usage: sym_bench files OUTDIR N BIN... | proc FIXTURE N\n");
 	return 2;
 }

@@ -77,14 +77,46 @@ static size_t debug_bytes(Elf *e)
 	return total;
 }
 
+/* Hides the debug sections symbolization never reads (location lists,
+ * macros, name indexes) from libdw, so it does not inflate them when they
+ * are compressed: the biggest part of the cold cost. The change stays in
+ * our private copy-on-write mapping. */
+static void hide_unused(Elf *e)
+{
+	static const char *const unused[] = {
+		".debug_loc", ".debug_loclists", ".debug_macro",
+		".debug_macinfo", ".debug_pubnames", ".debug_pubtypes",
+		".debug_gnu_pubnames", ".debug_gnu_pubtypes", ".debug_names",
+		".debug_frame", NULL,
+	};
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		for (size_t i = 0; n && unused[i]; i++) {
+			if (strcmp(n, unused[i]) != 0)
+				continue;
+			sh.sh_type = SHT_NOBITS;
+			gelf_update_shdr(scn, &sh);
+			break;
+		}
+	}
+}
+
 struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes)
 {
 	if (fd < 0)
 		return NULL;
 	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!e)
 		return NULL;
+	hide_unused(e);
 	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
 	if (!dw) {
 		elf_end(e);

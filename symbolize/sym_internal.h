@@ -253,6 +253,7 @@ struct sym_ctx {
 	const char **yours; /* copy of opts.yours_prefixes, NULL-terminated */
 	struct sym_kallsyms *kallsyms;
 	bool kallsyms_failed;
+	uint64_t kallsyms_loaded_ns;
 
 	struct sym_proc *procs[SYM_PROC_BUCKETS]; /* chained by pid */
 	size_t nprocs;

@@ -17,6 +17,7 @@
 
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define RELOAD_MIN_NS 100000000ull /* reread maps on a miss at most 10/s */
+#define KALLSYMS_RELOAD_NS 5000000000ull /* and kallsyms every 5 s */
 
 static uint64_t now_ns(void)
 {
@@ -287,6 +288,7 @@ static int kernel_load(struct sym_ctx *ctx)
 	if (ctx->kallsyms_failed)
 		return -ENOENT;
 	ctx->kallsyms = sym_kallsyms_load(ctx->kallsyms_path);
+	ctx->kallsyms_loaded_ns = now_ns();
 	if (!ctx->kallsyms) {
 		ctx->kallsyms_failed = true;
 		return -errno;
@@ -305,12 +307,29 @@ int sym_kernel_reload(struct sym_ctx *ctx)
 	return 0;
 }
 
+/* Finds @addr in kallsyms, reading them again (at most every few
+ * seconds) on a miss: modules and BPF programs come and go. */
+static int kernel_find(struct sym_ctx *ctx, uint64_t addr, const char **name,
+		       const char **mod)
+{
+	if (kernel_load(ctx) != 0)
+		return -ENOENT;
+	if (sym_kallsyms_find(ctx->kallsyms, addr, name, mod) == 0)
+		return 0;
+	uint64_t now = now_ns();
+	if (now - ctx->kallsyms_loaded_ns < KALLSYMS_RELOAD_NS)
+		return -ENOENT;
+	ctx->kallsyms_loaded_ns = now;
+	if (sym_kernel_reload(ctx) != 0)
+		return -ENOENT;
+	return sym_kallsyms_find(ctx->kallsyms, addr, name, mod);
+}
+
 int sym_kernel(struct sym_ctx *ctx, uint64_t addr, struct sym_frame *out)
 {
 	const char *name, *mod;
 	ctx->st.lookups++;
-	if (kernel_load(ctx) != 0 ||
-	    sym_kallsyms_find(ctx->kallsyms, addr, &name, &mod) != 0) {
+	if (kernel_find(ctx, addr, &name, &mod) != 0) {
 		frame_synthetic(ctx, out, "[kernel]", addr, PROF_CLASS_SYSTEM);
 		out->lang = PROF_LANG_C;
 		return 1;
@@ -328,8 +347,7 @@ int sym_kernel(struct sym_ctx *ctx, uint64_t addr, struct sym_frame *out)
 int sym_kernel_is_bpf(struct sym_ctx *ctx, uint64_t addr)
 {
 	const char *name, *mod;
-	if (kernel_load(ctx) != 0 ||
-	    sym_kallsyms_find(ctx->kallsyms, addr, &name, &mod) != 0)
+	if (kernel_find(ctx, addr, &name, &mod) != 0)
 		return 0;
 	return sym_kernel_name_is_bpf(name, mod) ? 1 : 0;
 }
