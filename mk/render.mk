@@ -13,3 +13,4 @@ $(RENDER_BENCH): bench/render_bench.c $(BUILD)/librender.a $(BUILD)/libprofile.a
 .PHONY: bench-render
 bench-render: $(RENDER_BENCH)
 	$(Q)BUILD=$(BUILD) sh bench/render_bench.sh
+PKGS_TEST += nodejs

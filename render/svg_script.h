@@ -44,7 +44,7 @@ static const char rd_svg_script[] =
 "iv.sort(function(a,b){return a[0]-b[0];});var cov=0,end=-1;"
 "iv.forEach(function(v){if(v[0]>=end){cov+=v[1]-v[0];end=v[1];}"
 "else if(v[1]>end){cov+=v[1]-end;end=v[1];}});"
-"document.getElementById('matched').textContent=ms.length?count+' matches, '+"
+"document.getElementById('matched').textContent=ms.length?count+(count==1?' match, ':' matches, ')+"
 "(100*cov/W).toFixed(1)+'% of the total':'';}\n"
 "function init(){var a=document.getElementById('all');L=num(a,'x');W=num(a,'w');"
 "fr().forEach(function(g){g.addEventListener('click',function(){"
