@@ -16,7 +16,10 @@
 
 struct parse_ctx {
 	struct prof_profile *p;
-	uint32_t *frames;
+	uint32_t *frames; /* this line's frame ids, the last line's beyond */
+	const char **prev_s; /* the last line's frame texts (in the buffer) */
+	size_t *prev_len;
+	size_t prev_n;
 	uint32_t cap;
 	int first_is_process;
 	char *err;
@@ -80,6 +83,29 @@ static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
 	return prof_frame_intern(c->p, &f);
 }
 
+/* Doubles the room for one line's frames; 0 or -ENOMEM. */
+static int grow_frames(struct parse_ctx *c)
+{
+	uint32_t cap = c->cap ? c->cap * 2 : 64;
+	uint32_t *f = realloc(c->frames, cap * sizeof(*f));
+	const char **ps;
+	size_t *pl;
+
+	if (!f)
+		return -ENOMEM;
+	c->frames = f;
+	ps = realloc(c->prev_s, cap * sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	c->prev_s = ps;
+	pl = realloc(c->prev_len, cap * sizeof(*pl));
+	if (!pl)
+		return -ENOMEM;
+	c->prev_len = pl;
+	c->cap = cap;
+	return 0;
+}
+
 /* Parses the stack @s[0..len) into c->frames; returns the frame count, or
  * a negative errno. */
 static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
@@ -93,21 +119,24 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 			continue;
 		if (i == start)
 			return fail(c, "has an empty frame");
-		if (n == c->cap) {
-			uint32_t cap = c->cap ? c->cap * 2 : 64;
-			uint32_t *f = realloc(c->frames, cap * sizeof(*f));
-
-			if (!f)
-				return -ENOMEM;
-			c->frames = f;
-			c->cap = cap;
-		}
-		id = intern_frame(c, s + start, i - start, n);
-		if (id == UINT32_MAX)
+		if (n == c->cap && grow_frames(c) < 0)
 			return -ENOMEM;
-		c->frames[n++] = id;
+		/* Sorted input repeats the last line's frames: same text at
+		 * the same position is the same frame, no hashing needed. */
+		if (n < c->prev_n && c->prev_len[n] == i - start &&
+		    memcmp(c->prev_s[n], s + start, i - start) == 0) {
+			n++;
+		} else {
+			id = intern_frame(c, s + start, i - start, n);
+			if (id == UINT32_MAX)
+				return -ENOMEM;
+			c->prev_s[n] = s + start;
+			c->prev_len[n] = i - start;
+			c->frames[n++] = id;
+		}
 		start = i + 1;
 	}
+	c->prev_n = n;
 	return (long)n;
 }
 
@@ -127,9 +156,11 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 		len--;
 	if (len == 0)
 		return 0;
-	sp = memrchr(s, ' ', len);
-	if (!sp)
+	for (sp = s + len; s < sp && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
+		;
+	if (sp == s)
 		return fail(c, "has no sample count after the stack");
+	sp--; /* the separator */
 	err = parse_count(sp + 1, len - (size_t)(sp + 1 - s), &count);
 	if (err == -ERANGE)
 		return fail(c, "has a count too large for 64 bits");
@@ -170,6 +201,8 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
 	free(c.frames);
+	free(c.prev_s);
+	free(c.prev_len);
 	return ret;
 }
 

@@ -70,6 +70,19 @@ static void test_parse_tree(void **state)
 	assert_int_equal(prof_node_get(p, k)->self, 3);
 	prof_free(p);
 
+	/* A tab may separate the count, as flamegraph.pl allows. */
+	p = parse_ok("a;b\t4\na;b 1\n", 0);
+	assert_int_equal(prof_total(p), 5);
+	assert_int_equal(prof_node_count(p), 3);
+	prof_free(p);
+
+	/* The same text at the same position is the same frame; at index 0
+	 * with a process row it is a process, elsewhere a function. */
+	p = parse_ok("x;x;y 1\nx;x;y 2\nx;y;x 3\n", 1);
+	assert_int_equal(prof_total(p), 6);
+	assert_int_equal(prof_frame_count(p), 4);
+	prof_free(p);
+
 	/* Without a process row the first frame is an ordinary function. */
 	p = parse_ok("main;f 2\r\n", 0);
 	f = prof_frame_get(p, prof_node_get(p, prof_node_get(p, 0)->child)->frame);
