@@ -29,8 +29,18 @@ struct sym_perfmap {
 	struct sym_strtab names;
 	off_t size;         /* file size when read */
 	struct timespec mtime;
+	uint64_t checked_ns; /* last look at the file (misses re-check) */
 	bool missing;
 };
+
+#define PERFMAP_RECHECK_NS 200000000ull /* look again at most 5 times/s */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int parse_hex(const char **pp, const char *end, uint64_t *out)
 {
@@ -218,8 +228,12 @@ int sym_perfmap_lookup(struct sym_ctx *ctx, struct sym_proc *p,
 	if (!p->perfmap && !(p->perfmap = sym_perfmap_new()))
 		return -ENOMEM;
 	const char *name = sym_perfmap_find(p->perfmap, addr);
-	if (!name && !p->gone) {
+	uint64_t now = mono_ns();
+	if (!name && !p->gone &&
+	    (p->perfmap->checked_ns == 0 ||
+	     now - p->perfmap->checked_ns >= PERFMAP_RECHECK_NS)) {
 		/* a miss: the JIT may have written more since */
+		p->perfmap->checked_ns = now;
 		if (pm_read(ctx, p) != 0)
 			return -ENOENT;
 		name = sym_perfmap_find(p->perfmap, addr);
@@ -231,4 +245,12 @@ int sym_perfmap_lookup(struct sym_ctx *ctx, struct sym_proc *p,
 		.lang = PROF_LANG_JIT, .flags = SYM_FRAME_JIT,
 	};
 	return 0;
+}
+
+int sym_perfmap_refresh(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	if (!p->perfmap && !(p->perfmap = sym_perfmap_new()))
+		return -ENOMEM;
+	p->perfmap->checked_ns = mono_ns();
+	return pm_read(ctx, p);
 }

@@ -317,6 +317,8 @@ void sym_perfmap_free(struct sym_perfmap *pm);
 int sym_perfmap_parse(struct sym_perfmap *pm, const char *buf, size_t len);
 /* The name covering @addr, or NULL. */
 const char *sym_perfmap_find(const struct sym_perfmap *pm, uint64_t addr);
+/* Reads @p's perf map now (while the process lives). 0 or -errno. */
+int sym_perfmap_refresh(struct sym_ctx *ctx, struct sym_proc *p);
 /* Names JIT address @addr of @p; 0, or -ENOENT. */
 int sym_perfmap_lookup(struct sym_ctx *ctx, struct sym_proc *p,
 		       uint64_t addr, struct sym_frame *out);

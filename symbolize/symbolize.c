@@ -106,10 +106,14 @@ int sym_proc_load(struct sym_ctx *ctx, pid_t pid)
 		return -ENOMEM;
 	p->loaded_ns = now_ns();
 	int err = sym_proc_read_maps(ctx, p);
-	if (err == -ESRCH)
-		p->gone = true;
-	else
-		p->gone = false;
+	p->gone = err == -ESRCH;
+	/* a JIT's map is read now: it may be gone with the process */
+	for (size_t i = 0; !p->gone && i < p->nmaps; i++) {
+		if (p->maps[i].kind == SYM_MAP_ANON) {
+			sym_perfmap_refresh(ctx, p);
+			break;
+		}
+	}
 	return err;
 }
 

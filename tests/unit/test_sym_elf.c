@@ -208,6 +208,33 @@ static void test_fork_keeps_maps(void **state)
 	sym_free(ctx);
 }
 
+/* A binary deleted while it runs is still read, through map_files. */
+static void test_deleted_binary(void **state)
+{
+	(void)state;
+	char src[4096], dir[] = "/tmp/hearth-del-XXXXXX", dst[4200], cmd[8500];
+	fixture_path("sym_funcs", src, sizeof(src));
+	assert_non_null(mkdtemp(dir));
+	snprintf(dst, sizeof(dst), "%s/sym_funcs_del", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", src, dst);
+	assert_int_equal(system(cmd), 0);
+	struct child c;
+	child_start(&c, dst);
+	char names[16][64];
+	uint64_t addrs[16];
+	assert_int_equal(child_read_addrs(&c, names, addrs, 16), 6);
+	assert_int_equal(unlink(dst), 0);
+	assert_int_equal(rmdir(dir), 0);
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f[4];
+	int got = sym_user(ctx, c.pid, addrs[1] + 1, f, 4);
+	assert_true(got >= 1);
+	assert_string_equal(f[got - 1].name, names[1]);
+	assert_string_equal(f[got - 1].module, "sym_funcs_del");
+	sym_free(ctx);
+	child_stop(&c);
+}
+
 static void test_unmapped_is_module_offset(void **state)
 {
 	(void)state;
@@ -407,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_functions),
 		cmocka_unit_test(test_fork_keeps_maps),
 		cmocka_unit_test(test_unmapped_is_module_offset),
+		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_hidden),
 		cmocka_unit_test(test_real_kallsyms),
