@@ -324,6 +324,20 @@ int prof_diff_node_signif(const struct prof_diff *d, uint32_t node, int self,
 				       v.after_total, d->total_after, out);
 }
 
+int prof_diff_node_real(const struct prof_diff *d, uint32_t node, int self,
+			double threshold_pp)
+{
+	struct prof_delta dl = prof_diff_node_delta(d, node, self);
+	struct prof_signif sg;
+
+	if (d->nvals <= node || dl.kind == PROF_DELTA_NEUTRAL)
+		return 0;
+	if (prof_meta_const(d->tree)->unit == PROF_UNIT_SAMPLES)
+		return prof_diff_node_signif(d, node, self, &sg) == 0 &&
+		       sg.significant;
+	return threshold_pp <= fabs(dl.p_after - dl.p_before);
+}
+
 /* ---- ranking -------------------------------------------------------------------- */
 
 struct rank_ctx {

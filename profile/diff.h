@@ -105,6 +105,15 @@ struct prof_delta prof_diff_node_delta(const struct prof_diff *d,
 int prof_diff_node_signif(const struct prof_diff *d, uint32_t node, int self,
 			  struct prof_signif *out);
 
+/* The diff view's noise filter: 1 when node @node's change of total
+ * (@self = 0) or self share is more than noise, else 0. In a profile of
+ * samples, that is the two-proportion test at 95%; in other units, a
+ * change of share of at least @threshold_pp percentage points (the view's
+ * default is 0.1). A node absent on both sides, or a zero total, is never
+ * a change. */
+int prof_diff_node_real(const struct prof_diff *d, uint32_t node, int self,
+			double threshold_pp);
+
 /* ---- functions ranked by change ------------------------------------------ */
 
 /* One function, merged by name from everywhere it appears (recursion

@@ -293,6 +293,39 @@ static void test_node_signif(void **state)
 	assert_int_equal(s.significant, 1);
 	assert_near(s.z, 2.3066, 1e-3);
 	assert_int_equal(prof_diff_node_signif(d, 12345, 0, &s), -EINVAL);
+	assert_int_equal(prof_diff_node_real(d, node_at(prof_diff_tree(d), "m", "hot"),
+					     1, 0.1), 1);
+	/* m holds everything on both sides: no change at all. */
+	assert_int_equal(prof_diff_node_real(d, node_at(prof_diff_tree(d), "m", NULL),
+					     0, 0.1), 0);
+	assert_int_equal(prof_diff_node_real(d, 12345, 0, 0.1), 0);
+	prof_diff_free(d);
+	prof_free(a);
+	prof_free(b);
+}
+
+/* 100 vs 110 of 1,000 samples is noise; in nanoseconds the threshold on
+ * the change of share decides. */
+static void test_noise_filter(void **state)
+{
+	struct prof_profile *b = folded("m;hot 100\nm;rest 900\n");
+	struct prof_profile *a = folded("m;hot 110\nm;rest 890\n");
+	struct prof_diff *d;
+	uint32_t hot;
+
+	(void)state;
+	assert_int_equal(prof_diff_build(b, a, &d), 0);
+	hot = node_at(prof_diff_tree(d), "m", "hot");
+	assert_int_equal(prof_diff_node_real(d, hot, 1, 0.1), 0);
+	prof_diff_free(d);
+	/* Same numbers as nanoseconds: 10.00% -> 11.00% is 1 point. */
+	prof_meta(b)->unit = PROF_UNIT_NANOSECONDS;
+	prof_meta(a)->unit = PROF_UNIT_NANOSECONDS;
+	assert_int_equal(prof_diff_build(b, a, &d), 0);
+	hot = node_at(prof_diff_tree(d), "m", "hot");
+	assert_int_equal(prof_diff_node_real(d, hot, 1, 0.1), 1);
+	assert_int_equal(prof_diff_node_real(d, hot, 1, 1.0), 1);
+	assert_int_equal(prof_diff_node_real(d, hot, 1, 1.01), 0);
 	prof_diff_free(d);
 	prof_free(a);
 	prof_free(b);
@@ -380,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_tree_matches_paths),
 		cmocka_unit_test(test_node_signif),
+		cmocka_unit_test(test_noise_filter),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_rank_skips_rows),
 	};
