@@ -303,14 +303,22 @@ void sampler_stats(const struct sampler *cs, struct sampler_stats *st)
 	read_prog_stats(s, st);
 }
 
-void sampler_close(struct sampler *s)
+void sampler_stop(struct sampler *s)
 {
-	if (!s)
-		return;
 	for (int i = 0; i < s->ncpus; i++) {
 		bpf_link__destroy(s->cpu_links[i]);
 		close(s->cpu_fds[i]);
 	}
+	s->ncpus = 0;
+	if (s->skel)
+		sampler_bpf__detach(s->skel);
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
 	ring_buffer__free(s->rb);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);

@@ -82,6 +82,10 @@ int sampler_poll(struct sampler *s, int timeout_ms);
 int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 		  struct prof_profile *offcpu);
 
+/* Stops sampling (detaches every program) so that a last sampler_drain()
+ * collects exactly what the counters counted. Idempotent. */
+void sampler_stop(struct sampler *s);
+
 /* Current counters. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *st);
 

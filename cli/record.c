@@ -320,6 +320,9 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 	*elapsed = now_ns(CLOCK_MONOTONIC) - start;
 	if (tty)
 		fputs("\r\033[K", stderr);
+	/* Nothing may arrive after the last drain: the summary counts what
+	 * the profile holds. */
+	sampler_stop(s);
 	if (rc == 0)
 		rc = sampler_drain(s, on, off);
 	return rc;
