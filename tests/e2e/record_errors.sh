@@ -16,8 +16,15 @@ check "unprivileged" "needs root" setpriv --reuid=65534 --regid=65534 --clear-gr
 # Root with every capability dropped but CAP_SYS_PTRACE: still refused.
 check "no capabilities" "needs root" setpriv --inh-caps=-all --bounding-set=-all "$HEARTH" record -d 1
 check "no BTF" "no BTF" env HEARTH_BTF_PATH=/nonexistent/vmlinux "$HEARTH" record -d 1
+# The kernel refuses perf events (a seccomp filter makes perf_event_open fail).
+check "no perf events" "perf events are unavailable" "$FIXTURES/deny_perf" "$HEARTH" record -d 1
+# Off-CPU alone needs no perf event: it still runs there.
+"$FIXTURES/deny_perf" "$HEARTH" record --off-cpu -d 1 -o "$T/off.folded" 2>/dev/null || fail "--off-cpu needs no perf event but failed under the filter"
+ok "--off-cpu runs where perf events are refused"
 check "bad duration" "not a duration" "$HEARTH" record -d soon
 check "bad frequency" "not a frequency" "$HEARTH" record -F 0
+check "bad unwind" "takes fp, dwarf or auto" "$HEARTH" record --unwind frames
+check "bad stack bytes" "multiple of 1024" "$HEARTH" record --stack-bytes 1000
 check "no such pid" "no process with pid" "$HEARTH" record -p 4194000
 check "--both to stdout" "two files" "$HEARTH" record --both
 check "unknown option" "unknown option" "$HEARTH" record --frobnicate
