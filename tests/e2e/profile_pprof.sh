@@ -64,6 +64,19 @@ grep -q '^PeriodType: cpu nanoseconds$' raw.txt || fail "-raw shows no cpu perio
 grep -q '^Period: 10101010$' raw.txt || fail "-raw shows the wrong period"
 grep -q 'process:\[other\]' raw.txt || fail "-raw shows no process label"
 
+# Off-CPU time: one sample type off_cpu/nanoseconds, values as written.
+cat > off.folded <<'EOF'
+db;main;wait_io;futex_wait_[k] 3000000000
+db;main;sleep;hrtimer_nanosleep_[k] 1500000000
+EOF
+"$CONV" convert off.folded off.pb.gz offcpu || fail "hearth could not write off-CPU pprof"
+go tool pprof -top -unit=ms off.pb.gz > off.txt 2>/dev/null || fail "go tool pprof cannot read off-CPU pprof"
+grep -q '^Type: off_cpu$' off.txt || { cat off.txt; fail "off-CPU pprof does not say Type: off_cpu"; }
+grep -Eq '^ *3000ms +66\.67% .* futex_wait$' off.txt || { cat off.txt; fail "futex_wait is not 3000 ms (66.67%)"; }
+grep -Eq '^ *1500ms +33\.33% .* hrtimer_nanosleep$' off.txt || { cat off.txt; fail "hrtimer_nanosleep is not 1500 ms"; }
+"$CONV" convert off.pb.gz off.back.folded || fail "hearth could not read its off-CPU pprof"
+LC_ALL=C sort off.folded | diff -u - off.back.folded || fail "off-CPU folded -> pprof -> folded changed the stacks"
+
 # ---- 2. Go's runtime/pprof -> hearth ----------------------------------------
 mkdir -p busy
 cat > busy/go.mod <<'EOF'

@@ -4,8 +4,10 @@
  * types, malformed data is refused with one sentence.
  *
  * Run with arguments it is also the converter the end-to-end test uses:
- *   test_pprof convert IN OUT [HZ]
- * where a name ending in .folded is folded text and anything else pprof.
+ *   test_pprof convert IN OUT [HZ | offcpu]
+ * where a name ending in .folded is folded text and anything else pprof;
+ * HZ sets the sampling rate, "offcpu" reads folded counts as off-CPU
+ * nanoseconds.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -366,7 +368,7 @@ static int has_suffix(const char *s, const char *suffix)
 	return b <= a && strcmp(s + a - b, suffix) == 0;
 }
 
-static int convert(const char *in, const char *out, const char *hz)
+static int convert(const char *in, const char *out, const char *opt)
 {
 	struct prof_profile *p = NULL;
 	char err[256], *buf = NULL;
@@ -391,7 +393,11 @@ static int convert(const char *in, const char *out, const char *hz)
 	} while (n);
 	fclose(f);
 	if (has_suffix(in, ".folded")) {
-		p = prof_new(PROF_UNIT_SAMPLES);
+		int off = opt && strcmp(opt, "offcpu") == 0;
+
+		p = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
+		if (p && off)
+			prof_meta(p)->off_cpu = 1;
 		ret = p ? prof_folded_parse(p, buf, len, 1, err, sizeof(err)) : -ENOMEM;
 	} else {
 		ret = prof_pprof_read(buf, len, &p, err, sizeof(err));
@@ -402,8 +408,8 @@ static int convert(const char *in, const char *out, const char *hz)
 		prof_free(p);
 		return 1;
 	}
-	if (hz)
-		prof_meta(p)->hz = (uint32_t)strtoul(hz, NULL, 10);
+	if (opt && strcmp(opt, "offcpu") != 0)
+		prof_meta(p)->hz = (uint32_t)strtoul(opt, NULL, 10);
 	f = fopen(out, "wb");
 	if (!f)
 		return prof_free(p), 1;
