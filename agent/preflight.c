@@ -43,7 +43,7 @@ static int check_privileges(char *err, size_t errlen)
 	if (has_admin || (has_bpf && has_perfmon))
 		return 0;
 	snprintf(err, errlen,
-		 "hearth needs root (or CAP_BPF and CAP_PERFMON) to load its BPF sampler; this process has %s%s%s; run it with sudo",
+		 "loading the BPF sampler needs root (or CAP_BPF and CAP_PERFMON); this process has %s%s%s; run it with sudo",
 		 has_bpf ? "CAP_BPF" : "no CAP_BPF",
 		 has_perfmon ? " and CAP_PERFMON" : " and no CAP_PERFMON",
 		 geteuid() == 0 ? " although it runs as uid 0" : "");
@@ -81,7 +81,7 @@ int preflight_check(bool perf, char *err, size_t errlen)
 		return -1;
 	if (access(btf, R_OK) != 0) {
 		snprintf(err, errlen,
-			 "this kernel has no BTF (%s is missing): hearth needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			 "this kernel has no BTF (%s is missing): the sampler needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
 			 btf);
 		return -1;
 	}
