@@ -381,6 +381,32 @@ static int sample_varints(struct reader *r, const struct pb_field *f,
 	}
 }
 
+/* Reads one Label; keeps the string of a "process" or "thread" label. */
+static int sample_label(struct reader *r, const struct pb_field *f,
+			int64_t *proc, int64_t *thread)
+{
+	struct pb_reader lr = { f->data, f->data + f->len };
+	struct pb_field g;
+	int64_t key = -1, str = -1;
+	int ret;
+
+	while ((ret = pb_next(&lr, &g)) > 0) {
+		if (g.wire != PB_VARINT)
+			continue;
+		if (g.num == LABEL_KEY)
+			key = (int64_t)g.u64;
+		else if (g.num == LABEL_STR)
+			str = (int64_t)g.u64;
+	}
+	if (ret < 0)
+		return pr_bad(r, "a sample label is truncated");
+	if (pr_str_is(r, key, PPROF_LABEL_PROCESS))
+		*proc = str;
+	else if (pr_str_is(r, key, PPROF_LABEL_THREAD))
+		*thread = str;
+	return 0;
+}
+
 static int decode_sample(struct reader *r, struct span s)
 {
 	struct pb_reader pr = { s.p, s.p + s.n };
@@ -396,24 +422,7 @@ static int decode_sample(struct reader *r, struct span s)
 		} else if (f.num == SAMPLE_VALUE) {
 			ret = sample_varints(r, &f, 1, &nvalues, &value);
 		} else if (f.num == SAMPLE_LABEL && f.wire == PB_LEN) {
-			struct pb_reader lr = { f.data, f.data + f.len };
-			struct pb_field g;
-			int64_t key = -1, str = -1;
-
-			while ((ret = pb_next(&lr, &g)) > 0) {
-				if (g.wire != PB_VARINT)
-					continue;
-				if (g.num == LABEL_KEY)
-					key = (int64_t)g.u64;
-				else if (g.num == LABEL_STR)
-					str = (int64_t)g.u64;
-			}
-			if (ret < 0)
-				return pr_bad(r, "a sample label is truncated");
-			if (pr_str_is(r, key, PPROF_LABEL_PROCESS))
-				proc = str;
-			else if (pr_str_is(r, key, PPROF_LABEL_THREAD))
-				thread = str;
+			ret = sample_label(r, &f, &proc, &thread);
 		}
 		if (ret < 0)
 			return ret;

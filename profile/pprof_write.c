@@ -271,27 +271,10 @@ static void put_value_type(struct writer *w, uint32_t field, uint32_t type,
 	pb_put_bytes(&w->msg, field, w->line.data, w->line.len);
 }
 
-/* Appends the header fields, mappings, functions, strings and metadata
- * around the samples and locations into @out. */
-static void assemble(struct writer *w, struct pb_buf *out)
+/* Appends the mappings, the locations and the functions of the frames
+ * in use, in profile.proto order. */
+static void put_mappings_functions(struct writer *w, struct pb_buf *out)
 {
-	const struct prof_meta *m = prof_meta_const(w->p);
-	uint32_t nstr = prof_str_count(w->p);
-
-	pb_reset(&w->msg);
-	if (m->unit == PROF_UNIT_SAMPLES) {
-		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
-		if (w->two_values)
-			put_value_type(w, PROFILE_SAMPLE_TYPE, XS_CPU,
-				       XS_NANOSECONDS);
-	} else if (m->unit == PROF_UNIT_NANOSECONDS) {
-		put_value_type(w, PROFILE_SAMPLE_TYPE,
-			       m->off_cpu ? XS_OFF_CPU : XS_CPU, XS_NANOSECONDS);
-	} else {
-		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SPACE, XS_BYTES);
-	}
-	pb_put_raw(out, w->msg.data, w->msg.len);
-	pb_put_raw(out, w->samples.data, w->samples.len);
 	for (uint32_t i = 0; i < w->nmappings; i++) {
 		pb_reset(&w->msg);
 		pb_put_uint(&w->msg, MAPPING_ID, i + 1);
@@ -318,6 +301,30 @@ static void assemble(struct writer *w, struct pb_buf *out)
 		pb_put_uint(&w->msg, FUNCTION_HEARTH_LANG, fr->lang);
 		pb_put_bytes(out, PROFILE_FUNCTION, w->msg.data, w->msg.len);
 	}
+}
+
+/* Appends the header fields, mappings, functions, strings and metadata
+ * around the samples and locations into @out. */
+static void assemble(struct writer *w, struct pb_buf *out)
+{
+	const struct prof_meta *m = prof_meta_const(w->p);
+	uint32_t nstr = prof_str_count(w->p);
+
+	pb_reset(&w->msg);
+	if (m->unit == PROF_UNIT_SAMPLES) {
+		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
+		if (w->two_values)
+			put_value_type(w, PROFILE_SAMPLE_TYPE, XS_CPU,
+				       XS_NANOSECONDS);
+	} else if (m->unit == PROF_UNIT_NANOSECONDS) {
+		put_value_type(w, PROFILE_SAMPLE_TYPE,
+			       m->off_cpu ? XS_OFF_CPU : XS_CPU, XS_NANOSECONDS);
+	} else {
+		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SPACE, XS_BYTES);
+	}
+	pb_put_raw(out, w->msg.data, w->msg.len);
+	pb_put_raw(out, w->samples.data, w->samples.len);
+	put_mappings_functions(w, out);
 	for (uint32_t s = 0; s < nstr; s++) {
 		const char *str = prof_str(w->p, s);
 
