@@ -11,6 +11,6 @@ $(RENDER_BENCH): bench/render_bench.c $(BUILD)/librender.a $(BUILD)/libprofile.a
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(BUILD)/librender.a $(BUILD)/libprofile.a $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
 
 .PHONY: bench-render
-bench-render: $(RENDER_BENCH)
+bench-render: $(RENDER_BENCH) $(HEARTH)
 	$(Q)BUILD=$(BUILD) sh bench/render_bench.sh
 PKGS_TEST += nodejs
