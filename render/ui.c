@@ -313,8 +313,9 @@ int rd_ui_wheel(struct rd_ui *ui, int x, int y, int dy)
 			ui->table_scroll = 0;
 		return 1;
 	}
-	/* Wheel up moves towards the leaves (up in a flame graph). */
-	ui->scroll += ui->icicle ? -dy * 3 * row : -dy * 3 * row;
+	/* Flame: the deep rows are above, the wheel up brings them down into
+	 * view; icicle: they are below, the wheel down brings them up. */
+	ui->scroll += ui->icicle ? -dy * 3 * row : dy * 3 * row;
 	if (ui->scroll < 0)
 		ui->scroll = 0;
 	return 1;

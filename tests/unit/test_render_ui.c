@@ -405,6 +405,42 @@ static void test_filters(void **state)
 	prof_free(p);
 }
 
+/* Tiny and odd window sizes lay out without crashing; the wheel scrolls
+ * the rows and the table and stops at the ends. */
+static void test_sizes_wheel(void **state)
+{
+	struct fx *f = *state;
+	struct rd_ui *ui = &f->ui;
+	static const int sizes[][2] = { { 1, 1 }, { 40, 30 }, { 200, 120 },
+					{ 320, 2000 }, { 5000, 300 } };
+
+	for (int tbl = 0; tbl < 2; tbl++) {
+		ui->show_table = tbl;
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			assert_int_equal(rd_ui_layout(ui, sizes[i][0], sizes[i][1], 1), 0);
+	}
+	ui->show_table = 0;
+	rd_ui_layout(ui, 1200, 800, 1);
+	{
+		int y0 = box(ui, "all")->y;
+
+		/* Wheel up in a flame graph: the rows move down to show the
+		 * deep ones, never past the deepest row. */
+		assert_int_equal(rd_ui_wheel(ui, 600, 600, 2), 1);
+		rd_ui_layout(ui, 1200, 800, 1);
+		assert_int_equal(ui->scroll, ui->boxes.max_depth * 20);
+		assert_null(box(ui, "all"));
+		rd_ui_wheel(ui, 600, 600, -5);
+		rd_ui_layout(ui, 1200, 800, 1);
+		assert_int_equal(ui->scroll, 0);
+		assert_int_equal(box(ui, "all")->y, y0);
+	}
+	/* HiDPI: everything scales, boxes still fill the graph. */
+	assert_int_equal(rd_ui_layout(ui, 2400, 1600, 2), 0);
+	assert_int_equal(box(ui, "all")->w, ui->graph.w);
+	assert_int_equal(ui->graph.x, 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tooltip_dump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chain_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sizes_wheel, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
