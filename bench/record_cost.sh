@@ -26,18 +26,25 @@ sysctl -q kernel.bpf_stats_enabled=1
 
 # bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over loaded programs whose
 # name matches.
+# prog_ids: ids of the BPF programs loaded now, one per line.
+prog_ids() { bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p'; }
+
+# bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over the programs whose name
+# matches and that were loaded after the ids in $T/ids.before (so other
+# tools' programs on the machine are not counted).
 bpf_ns() {
-	bpftool prog show 2>/dev/null | awk -v re="$1" '
-		/^[0-9]+:/ { name = ""; for (i = 1; i <= NF; i++) if ($i == "name") name = $(i + 1);
-			     rt = 0; rc = 0
-			     for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
-			     if (name ~ re && rc > 0) { t += rt; c += rc } }
+	bpftool prog show 2>/dev/null | awk -v re="$1" -v before="$T/ids.before" '
+		BEGIN { while ((getline l < before) > 0) old[l] = 1 }
+		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); name = ""; rt = 0; rc = 0
+			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
+			     if (!(id in old) && name ~ re && rc > 0) { t += rt; c += rc } }
 		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
 }
 
 # start_profiler NAME: starts it under GNU time, sets PROF_PID (the
 # profiler itself) and TIME_PID.
 start_profiler() {
+	prog_ids >"$T/ids.before"
 	case $1 in
 	hearth) /usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record -o "$T/hearth.folded" 2>"$T/hearth.err" & ;;
 	perf) /usr/bin/time -f '%U %S' -o "$T/cpu" perf record -q -F 99 -a -g -o "$T/perf.data" >/dev/null 2>&1 & ;;
@@ -71,7 +78,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		run_workload >>"$T/wall.$p"
 		case $p in
 		hearth) bpf_ns '^on_cpu$' >>"$T/bpf.$p" ;;
-		bpftrace) bpf_ns '^profile' >>"$T/bpf.$p" ;;
+		bpftrace) bpf_ns '^99$' >>"$T/bpf.$p" ;; # bpftrace names it after the rate
 		esac
 		echo >>"$T/bpf.$p"
 		stop_profiler

@@ -45,11 +45,18 @@ complete() {
 	END { if (all) printf "%.1f%% of %.0f", 100 * whole / all, all; else print "n/a" }' "$1"
 }
 
+# prog_ids: ids of the BPF programs loaded now, one per line.
+prog_ids() { bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p'; }
+
+# bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over the programs whose name
+# matches and that were loaded after the ids in $T/ids.before (so other
+# tools' programs on the machine are not counted).
 bpf_ns() {
-	bpftool prog show 2>/dev/null | awk -v re="$1" '
-		/^[0-9]+:/ { name = ""; rt = 0; rc = 0
+	bpftool prog show 2>/dev/null | awk -v re="$1" -v before="$T/ids.before" '
+		BEGIN { while ((getline l < before) > 0) old[l] = 1 }
+		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); name = ""; rt = 0; rc = 0
 			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
-			     if (name ~ re && rc > 0) { t += rt; c += rc } }
+			     if (!(id in old) && name ~ re && rc > 0) { t += rt; c += rc } }
 		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
 }
 
@@ -61,6 +68,7 @@ run_hearth() {
 	"$N" $work "$((SECS + 2))" >/dev/null &
 	wpid=$!
 	sleep 0.2
+	prog_ids >"$T/ids.before"
 	/usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record -d "$SECS" -p "$wpid" "$@" -o "$T/h.folded" 2>"$T/h.err" &
 	tpid=$!
 	sleep "$((SECS - 1))"
@@ -98,6 +106,21 @@ printf '\noff-CPU, %s s, unwind_nofp pingpong (context-switch heavy)\n' "$SECS"
 printf '%-40s %-22s %8s %10s %10s\n' profiler "whole stacks" cpu_s bpf_ns us/unwind
 run_hearth "hearth --off-cpu --unwind auto" pingpong --off-cpu --unwind auto
 run_hearth "hearth --off-cpu --unwind fp" pingpong --off-cpu --unwind fp
+# libbpf-tools offcputime (frame pointers, in-kernel aggregation): cost only,
+# its output is not folded stacks.
+if command -v offcputime >/dev/null; then
+	"$N" pingpong "$((SECS + 2))" >/dev/null &
+	wpid=$!
+	sleep 0.2
+	prog_ids >"$T/ids.before"
+	/usr/bin/time -f '%U %S' -o "$T/cpu" offcputime -p "$wpid" "$SECS" >/dev/null 2>&1 &
+	tpid=$!
+	sleep "$((SECS - 1))"
+	b=$(bpf_ns '^sched_switch$')
+	wait $tpid
+	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	printf '%-40s %-22s %8s %10s %10s\n' "libbpf-tools offcputime -p" "(FP only, not folded)" "$(cpu_of "$T/cpu")" "$b" "-"
+fi
 if [ -d /sys/kernel/tracing/events/sched ]; then
 	run_perf "perf -e sched:sched_switch --call-graph dwarf" pingpong -e sched:sched_switch --call-graph dwarf
 	run_perf "perf -e sched:sched_switch -g" pingpong -e sched:sched_switch -g

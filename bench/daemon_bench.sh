@@ -1,0 +1,116 @@
+#!/bin/sh
+# hearthd's own cost while always on, and its store's size.
+#  1. idle host, default 10 s windows, DURATION seconds (default 600):
+#     hearthd's CPU (user+sys from /proc, % of one core), the BPF programs'
+#     run time (kernel.bpf_stats_enabled), RSS sampled every 10 s;
+#  2. the same with both cores busy (two spinning workloads);
+#  3. a soak of SOAK windows (default 1000) of 100 ms: RSS must stay flat;
+#  4. bytes per stored window against the same profiles as gzip'd folded
+#     text (from the busy run's store);
+#  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
+# Prints a Markdown section for bench/RESULTS-daemon.md. Run as root:
+#   make BUILD=build all fixtures build/bench/daemon_store_tool
+#   BUILD=build sh bench/daemon_bench.sh
+set -eu
+BUILD=${BUILD:-build}
+DURATION=${DURATION:-600}
+SOAK=${SOAK:-1000}
+HEARTH=${HEARTH:-$PWD/$BUILD/hearth}
+HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}
+FIX=${FIXTURES:-$PWD/$BUILD/fixtures}
+TOOL=$PWD/$BUILD/bench/daemon_store_tool
+T=$(mktemp -d /tmp/hearthd-bench.XXXXXX)
+HD= W1= W2=
+stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+cleanup() {
+	for p in $HD $W1 $W2; do kill "$p" 2>/dev/null || true; done
+	echo "$stats_old" > /proc/sys/kernel/bpf_stats_enabled
+	rm -rf "$T"
+}
+trap cleanup EXIT
+[ -x "$TOOL" ] || { echo "daemon_bench: build $TOOL first" >&2; exit 1; }
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+HZ=$(getconf CLK_TCK)
+PAGE=$(getconf PAGESIZE)
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rss_kib() { awk -v p="$PAGE" '{ print int($2 * p / 1024) }' "/proc/$1/statm"; }
+bpf_ns() { "$HEARTH" status --socket "$T/ctl.sock" | sed -n 's/.*BPF \([0-9.]*\) s in.*/\1/p' | awk '{ printf "%d\n", $1 * 1e9 }'; }
+start() { # STATE-DIR extra flags...
+	dir=$1; shift
+	"$HEARTHD" --state-dir "$dir" --socket "$T/ctl.sock" "$@" 2>>"$T/hearthd.log" &
+	HD=$!
+	until "$HEARTH" status --socket "$T/ctl.sock" >/dev/null 2>&1; do sleep 0.2; done
+}
+stop() { kill -TERM "$HD"; wait "$HD" || true; HD=; }
+host_busy() { top -bn2 -d1 | awk '/^%Cpu/ { idle = $8 } END { printf "%.0f", 100 - idle }'; }
+
+# measure LABEL STATE-DIR: runs DURATION s, prints one table row.
+measure() {
+	label=$1
+	start "$2"
+	busy=$(host_busy)
+	t0=$(date +%s.%N); c0=$(cpu_ticks "$HD"); b0=$(bpf_ns)
+	rmin=999999999 rmax=0 k=0
+	while [ $k -lt "$DURATION" ]; do
+		sleep 10; k=$((k + 10))
+		r=$(rss_kib "$HD")
+		[ "$r" -lt "$rmin" ] && rmin=$r
+		[ "$r" -gt "$rmax" ] && rmax=$r
+	done
+	t1=$(date +%s.%N); c1=$(cpu_ticks "$HD"); b1=$(bpf_ns)
+	busy2=$(host_busy)
+	stop
+	awk -v l="$label" -v t="$(echo "$t1 - $t0" | bc)" -v c=$((c1 - c0)) -v hz="$HZ" \
+	    -v b=$((b1 - b0)) -v rmin="$rmin" -v rmax="$rmax" -v h1="$busy" -v h2="$busy2" 'BEGIN {
+		printf "| %s | %.0f s | %s%% / %s%% | %.3f%% | %.3f%% | %.3f%% | %.1f-%.1f MiB |\n",
+		    l, t, h1, h2, 100 * c / hz / t, 100 * b / 1e9 / t, 100 * (c / hz + b / 1e9) / t,
+		    rmin / 1024, rmax / 1024 }'
+}
+
+echo "### hearthd's own cost ($(nproc) CPUs, $(uname -r), $DURATION s per row)"
+echo
+echo "| host | run | host CPU busy (start / end) | hearthd user+sys | BPF programs | total, % of one core | RSS (min-max) |"
+echo "|---|---|---|---|---|---|---|"
+measure "idle" "$T/idle"
+"$FIX/daemon_shift" & W1=$!
+"$FIX/daemon_shift" & W2=$!
+measure "both cores busy" "$T/busy"
+kill "$W1" "$W2"; W1= W2=
+
+# Soak: RSS across SOAK windows of 100 ms, with one workload running.
+"$FIX/daemon_shift" & W1=$!
+start "$T/soak" --window 100ms --retention-size 64M
+first=0 at100=0 at500=0 last=0 maxr=0
+n=0
+while [ "$n" -lt "$SOAK" ]; do
+	sleep 2
+	n=$("$HEARTH" status --socket "$T/ctl.sock" | awk '/^windows stored:/ { print $3 }')
+	r=$(rss_kib "$HD")
+	[ "$first" -eq 0 ] && first=$r
+	[ "$at100" -eq 0 ] && [ "$n" -ge 100 ] && at100=$r
+	[ "$at500" -eq 0 ] && [ "$n" -ge 500 ] && at500=$r
+	[ "$r" -gt "$maxr" ] && maxr=$r
+	last=$r
+done
+stop
+kill "$W1"; W1=
+echo
+echo "Soak, 100 ms windows: RSS $first KiB at start, $at100 KiB after 100 windows, $at500 KiB after 500, $last KiB after $n (max $maxr KiB)."
+
+set -- $("$TOOL" sizes "$T/busy")
+echo
+echo "Store size, busy host, 10 s windows ($2 windows): $4 bytes stored per window (compact encoding, zlib) vs $6 bytes of folded text, $8 bytes gzip'd: $(awk -v a="$4" -v b="$8" 'BEGIN { printf "%.2f", a / b }') x the gzip'd folded size."
+
+"$TOOL" fill "$T/busy" "$T/hour" 360
+start "$T/hour" --retention-size 0
+best=999
+for i in 1 2 3; do
+	s=$(date +%s.%N)
+	"$HEARTH" snapshot --socket "$T/ctl.sock" --last 1h -o "$T/hour.folded" 2>/dev/null
+	e=$(date +%s.%N)
+	best=$(echo "$e - $s" | bc | awk -v b="$best" '{ print ($1 < b) ? $1 : b }')
+done
+stop
+echo
+echo "\`hearth snapshot --last 1h\` over 360 busy 10 s windows ($(du -sh "$T/hour" | cut -f1) store, $(wc -l < "$T/hour.folded") folded lines): best of 3 $(printf '%.2f' "$best") s."
