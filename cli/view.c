@@ -32,7 +32,10 @@ static void usage(FILE *out)
 		"      --size WxH       window size in screen pixels (default 1280x800)\n"
 		"      --debug-layout F test aid: rewrite F with the box and zone\n"
 		"                       rectangles after every redraw\n"
-		"  -h, --help           this text\n");
+		"  -h, --help           this text\n"
+		"\n"
+		"HEARTH_SCALE=2 enlarges the window's text and rows on HiDPI screens that do\n"
+		"not say so (X11).\n");
 }
 
 static int parse_size(const char *s, int *w, int *h)

@@ -40,7 +40,9 @@ struct rd_window_opts {
 	int width, height;        /* initial size, 0 = default */
 };
 
-/* Opens the viewer on @m and runs until the window is closed. Returns 0,
+/* Opens the viewer on @m and runs until the window is closed. The metrics
+ * follow the display's HiDPI scale; the environment variable HEARTH_SCALE
+ * (1 to 4) overrides it where the window system reports none (X11). Returns 0,
  * -ENODEV with one sentence in @err when there is no display, or -EIO with
  * one sentence when SDL fails. */
 int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,

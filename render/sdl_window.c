@@ -18,6 +18,8 @@ struct win {
 	struct rd_fonts *fonts;
 	struct rd_ui ui;
 	double scale; /* drawable pixels per window coordinate */
+	double ui_scale; /* metrics: scale, or HEARTH_SCALE where the window
+			  * system does not report HiDPI (X11) */
 	const struct rd_window_opts *o;
 };
 
@@ -44,7 +46,7 @@ static int redraw(struct win *v)
 	SDL_GetWindowSize(v->w, &ww, &wh);
 	if (SDL_GetRendererOutputSize(v->r, &dw, &dh) < 0)
 		dw = ww, dh = wh;
-	if (rd_ui_layout(&v->ui, dw, dh, v->scale) < 0)
+	if (rd_ui_layout(&v->ui, dw, dh, v->ui_scale) < 0)
 		return -ENOMEM;
 	rd_sdl_draw(v->r, v->fonts, &v->ui.list);
 	SDL_RenderPresent(v->r);
@@ -116,6 +118,9 @@ static int handle(struct win *v, const SDL_Event *e)
 
 static void update_scale(struct win *v)
 {
+	const char *env = getenv("HEARTH_SCALE");
+	char *end = NULL;
+	double forced = env ? strtod(env, &end) : 0;
 	int ww, wh, dw, dh;
 
 	SDL_GetWindowSize(v->w, &ww, &wh);
@@ -124,6 +129,9 @@ static void update_scale(struct win *v)
 	v->scale = ww > 0 ? (double)dw / ww : 1;
 	if (v->scale < 1)
 		v->scale = 1;
+	v->ui_scale = v->scale;
+	if (env && end != env && !*end && forced >= 1 && forced <= 4)
+		v->ui_scale = forced;
 }
 
 static int loop(struct win *v)
@@ -158,7 +166,7 @@ static int has_display(void)
 int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 		  char *err, size_t errlen)
 {
-	struct win v = { .o = o, .scale = 1 };
+	struct win v = { .o = o, .scale = 1, .ui_scale = 1 };
 	struct rd_text t;
 	int rc = -EIO;
 
@@ -183,7 +191,7 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 		goto out;
 	}
 	update_scale(&v);
-	if (!(v.fonts = rd_fonts_new(v.r, v.scale, err, errlen)))
+	if (!(v.fonts = rd_fonts_new(v.r, v.ui_scale, err, errlen)))
 		goto out;
 	t = rd_fonts_text(v.fonts);
 	if (rd_ui_init(&v.ui, m, &t) < 0) {

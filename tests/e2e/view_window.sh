@@ -93,7 +93,11 @@ near "$(px $((mx + mw - 4)) $((my + bh - 4)))" "$mcol" || fail "memcpy is not dr
 # memcpy_[k] is a kernel frame: the system class, grey (channels within 12).
 r=$(printf '%d' "0x$(echo "$mcol" | cut -c1-2)"); b=$(printf '%d' "0x$(echo "$mcol" | cut -c5-6)")
 [ $((b - r)) -lt 20 ] && [ $((r - b)) -lt 20 ] || fail "system frame colour $mcol is not grey"
-echo "ok: answer and class colours"
+# A label is present: dark text pixels at the left of build_report.
+dark=$(/usr/bin/convert "$tmp/shot.png" -crop 70x$((bh - 4))+$((bx + 3))+$((by + 1)) -colorspace Gray \
+	-threshold 35% -negate -format '%[fx:int(1000*mean)]' info:)
+[ "$dark" -ge 40 ] || fail "no label text in build_report (dark share $dark/1000)"
+echo "ok: answer, class colours, label"
 
 # 2. Hover: a tooltip (pale yellow) appears beside the mouse.
 xdotool mousemove --window "$wid" $((bx + 40)) $((by + 5))
