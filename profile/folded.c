@@ -166,6 +166,8 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 		return fail(c, "has a count too large for 64 bits");
 	if (err)
 		return fail(c, "has a count that is not a decimal integer");
+	if (memchr(s, '\0', len))
+		return fail(c, "has a NUL byte");
 	n = parse_stack(c, s, (size_t)(sp - s));
 	if (n < 0)
 		return (int)n;
@@ -288,6 +290,19 @@ static uint32_t spelled_frame(struct spell_ctx *c, const struct prof_profile *p,
 	if (f->kind == PROF_KIND_KERNEL ||
 	    (f->kind == PROF_KIND_INLINE && (c->flags & PROF_FOLDED_ANNOTATE)))
 		s.kind = f->kind;
+	/* A name that already ends in "_[k]" reads back as that kernel
+	 * frame: make it one, so the two merge here as they will there. */
+	if (s.kind != PROF_KIND_KERNEL) {
+		const char *t = prof_str(c->dst, s.name);
+		size_t len = strlen(t);
+
+		if (ends_with(t, len, KERNEL_SUFFIX)) {
+			s.kind = PROF_KIND_KERNEL;
+			s.name = prof_intern(c->dst, t, len - SUFFIX_LEN);
+			if (s.name == UINT32_MAX)
+				return UINT32_MAX;
+		}
+	}
 	c->map[id] = prof_frame_intern(c->dst, &s);
 	return c->map[id];
 }
@@ -315,23 +330,62 @@ static int spell_stack(const struct prof_profile *p, const uint32_t *frames,
 	return 0;
 }
 
+/* 1 when @p (sorted) can be written as it is: every name is spelled
+ * verbatim and no two siblings read the same in folded text. Siblings
+ * that read the same sort next to each other, unless annotated inline
+ * frames mix in, which then take the merging path. */
+static int spelled_unique(const struct prof_profile *p, unsigned flags)
+{
+	for (uint32_t i = 1; i < prof_frame_count(p); i++) {
+		const struct prof_frame *f = prof_frame_get(p, i);
+		const char *name = prof_str(p, f->name);
+
+		if (!*name || name[strcspn(name, ";\n\r")] ||
+		    strlen(name) != prof_str_len(p, f->name) ||
+		    (f->kind != PROF_KIND_KERNEL &&
+		     ends_with(name, strlen(name), KERNEL_SUFFIX)) ||
+		    (f->kind == PROF_KIND_INLINE && (flags & PROF_FOLDED_ANNOTATE)))
+			return 0;
+	}
+	for (uint32_t i = 0; i < prof_node_count(p); i++) {
+		const struct prof_frame *prev = NULL;
+
+		for (uint32_t c = prof_node_get(p, i)->child; c;
+		     c = prof_node_get(p, c)->sibling) {
+			const struct prof_frame *f =
+				prof_frame_get(p, prof_node_get(p, c)->frame);
+
+			if (prev && prev->name == f->name &&
+			    (prev->kind == PROF_KIND_KERNEL) ==
+				    (f->kind == PROF_KIND_KERNEL))
+				return 0;
+			prev = f;
+		}
+	}
+	return 1;
+}
+
 int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
 {
 	struct write_ctx w = { .out = out, .flags = flags };
 	struct spell_ctx c = { .flags = flags };
-	int ret = -ENOMEM;
+	struct prof_profile *src = p;
+	int ret = prof_sort(p);
 
-	c.dst = prof_new(prof_meta_const(p)->unit);
-	c.map = calloc(prof_frame_count(p), sizeof(*c.map));
-	if (!c.dst || !c.map)
-		goto out;
-	ret = prof_walk_stacks(p, spell_stack, &c);
 	if (ret < 0)
-		goto out;
-	ret = prof_sort(c.dst);
-	if (ret < 0)
-		goto out;
-	ret = prof_walk_stacks(c.dst, write_stack, &w);
+		return ret;
+	if (!spelled_unique(p, flags)) {
+		ret = -ENOMEM;
+		c.dst = prof_new(prof_meta_const(p)->unit);
+		c.map = calloc(prof_frame_count(p), sizeof(*c.map));
+		if (!c.dst || !c.map)
+			goto out;
+		ret = prof_walk_stacks(p, spell_stack, &c);
+		if (ret < 0 || (ret = prof_sort(c.dst)) < 0)
+			goto out;
+		src = c.dst;
+	}
+	ret = prof_walk_stacks(src, write_stack, &w);
 	if (ret < 0) {
 		ret = ret == -ENOMEM ? ret : -EIO;
 		goto out;

@@ -23,11 +23,12 @@ enum prof_folded_flags {
 /* Parses folded text @buf[0..len) and adds every stack to @p (whose unit
  * the caller chose). The first frame of each line becomes a process row
  * (PROF_KIND_PROCESS) unless @first_is_process is 0. Blank lines are
- * ignored; a trailing line without '\n' is accepted.
+ * ignored; a trailing line without '\n' is accepted. The count follows
+ * the line's last space (or tab), so frame names may hold spaces.
  * Returns 0, or -EINVAL with one sentence naming the line number written to
  * @err (size @errlen) for a malformed line (no count, count not a decimal
- * integer, count overflow, empty frame), or -ENOMEM. On error, @p may hold
- * the lines before the bad one. */
+ * integer, count overflow, empty frame, a NUL byte), or -ENOMEM. On error,
+ * @p may hold the lines before the bad one. */
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, char *err, size_t errlen);
 

@@ -293,6 +293,11 @@ const char *prof_str(const struct prof_profile *p, uint32_t id)
 	return id < p->nstr ? p->strs[id] : "";
 }
 
+size_t prof_str_len(const struct prof_profile *p, uint32_t id)
+{
+	return id < p->nstr ? p->str_len[id] : 0;
+}
+
 uint32_t prof_str_count(const struct prof_profile *p)
 {
 	return p->nstr;

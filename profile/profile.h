@@ -111,6 +111,10 @@ uint32_t prof_intern_cstr(struct prof_profile *p, const char *s);
  * unknown id. Valid until @p is freed. */
 const char *prof_str(const struct prof_profile *p, uint32_t id);
 
+/* Length in bytes of string @id (which may hold NUL bytes when it was
+ * interned with them); 0 for 0 or an unknown id. */
+size_t prof_str_len(const struct prof_profile *p, uint32_t id);
+
 /* Number of strings interned, including the empty string. */
 uint32_t prof_str_count(const struct prof_profile *p);
 

@@ -3,12 +3,13 @@
  * Fuzzes the folded parser. Whatever the bytes, parsing returns 0 or a
  * negative errno with a message; and when it succeeds, the written text
  * parses again into a profile with the same total (the writer's output is
- * always valid folded text).
+ * always valid folded text) and writes again as the same bytes.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profile/folded.h"
 #include "profile/profile.h"
@@ -47,6 +48,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The root's own self (empty stacks) is not written. */
 	if (prof_total(q) != prof_total(p) - prof_node_get(p, 0)->self)
 		abort();
+	/* Written text reproduces itself byte for byte. */
+	{
+		char *out2 = NULL;
+		size_t len2 = 0;
+
+		f = open_memstream(&out2, &len2);
+		if (!f || prof_folded_write(q, f, PROF_FOLDED_ANNOTATE) < 0)
+			abort();
+		fclose(f);
+		if (len2 != outlen || memcmp(out, out2, outlen) != 0)
+			abort();
+		free(out2);
+	}
 	free(out);
 	prof_free(q);
 	prof_free(p);

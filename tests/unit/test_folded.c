@@ -208,11 +208,17 @@ static void test_merges_same_spelling(void **state)
 	f.module = prof_intern_cstr(p, "/bin/x");
 	f.cls = PROF_CLASS_YOURS;
 	a3 = prof_frame_intern(p, &f);
+	/* A function whose name already reads as a kernel frame. */
+	struct prof_frame k = { .name = prof_intern_cstr(p, "sys_x"),
+				.kind = PROF_KIND_KERNEL };
+	struct prof_frame u = { .name = prof_intern_cstr(p, "sys_x_[k]") };
+	prof_add_stack(p, (uint32_t[]){ m, prof_frame_intern(p, &k) }, 2, 4);
+	prof_add_stack(p, (uint32_t[]){ m, prof_frame_intern(p, &u) }, 2, 6);
 	prof_add_stack(p, (uint32_t[]){ m, a1 }, 2, 39);
 	prof_add_stack(p, (uint32_t[]){ m, a2 }, 2, 22);
 	prof_add_stack(p, (uint32_t[]){ m, a3, a1 }, 3, 1);
 	out = write_str(p, 0);
-	assert_string_equal(out, "main;loop 61\nmain;loop;loop 1\n");
+	assert_string_equal(out, "main;loop 61\nmain;loop;loop 1\nmain;sys_x_[k] 10\n");
 	q = parse_ok(out, 0);
 	out2 = write_str(q, 0);
 	assert_string_equal(out2, out);
@@ -249,6 +255,15 @@ static void test_errors(void **state)
 	expect_error("a;b; 1\n", "line 1 has an empty frame");
 	expect_error(" 5\n", "line 1 has an empty frame");
 	expect_error("x 1\ny 2\nz 3\n;; 4", "line 4 has an empty frame");
+	{
+		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+		char err[128];
+
+		assert_int_equal(prof_folded_parse(p, "a\0b 1\n", 6, 1, err,
+						   sizeof(err)), -EINVAL);
+		assert_string_equal(err, "line 1 has a NUL byte");
+		prof_free(p);
+	}
 }
 
 /* The lines before a bad one stay in the profile; a tiny error buffer
