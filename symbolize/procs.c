@@ -145,7 +145,8 @@ int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p)
 	/* take the new view even when it is partial (ENOMEM): keep refs
 	 * balanced by releasing the old one first */
 	sym_proc_free_maps(ctx, p);
-	qsort(maps, n, sizeof(*maps), cmp_map);
+	if (n > 1)
+		qsort(maps, n, sizeof(*maps), cmp_map);
 	p->maps = maps;
 	p->nmaps = n;
 	if (n == 0 && err == 0) {

@@ -122,6 +122,10 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 	if (parent <= 0 || child <= 0 || parent == child)
 		return -EINVAL;
 	struct sym_proc *pp = sym_proc_find(ctx, parent);
+	/* A parent not seen yet is read now: it usually outlives a short
+	 * child, whose own maps may already be gone. */
+	if (!pp && sym_proc_load(ctx, parent) == 0)
+		pp = sym_proc_find(ctx, parent);
 	if (!pp || pp->nmaps == 0)
 		return sym_proc_load(ctx, child);
 	struct sym_proc *c = sym_proc_find(ctx, child);
