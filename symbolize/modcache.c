@@ -105,6 +105,8 @@ static void module_free(struct sym_ctx *ctx, struct sym_module *m)
 
 static void module_remove(struct sym_ctx *ctx, struct sym_module *m)
 {
+	if (ctx->file_last == m)
+		ctx->file_last = NULL;
 	for (size_t i = 0; i < ctx->nmods; i++) {
 		if (ctx->mods[i] == m) {
 			ctx->mods[i] = ctx->mods[--ctx->nmods];

@@ -269,6 +269,10 @@ struct sym_ctx {
 	uint64_t proc_reloads;
 
 	struct sym_proc *last_proc; /* one-entry cache for sym_user */
+	struct sym_module *file_last; /* one-entry cache for sym_file */
+	uint8_t file_last_cls;
+	pid_t self;          /* our pid: sym_file opens files as we see them */
+	char file_last_path[4096];
 	struct sym_symtab *vdso;    /* symbols of the kernel's vDSO */
 	bool vdso_failed;
 	char scratch[4096];  /* paths */

@@ -40,6 +40,7 @@ struct sym_ctx *sym_new(const struct sym_options *opts)
 	snprintf(ctx->debug_root, sizeof(ctx->debug_root), "%s",
 		 opts && opts->debug_root ? opts->debug_root : "/usr/lib/debug");
 	ctx->opts.debug_root = ctx->debug_root;
+	ctx->self = getpid();
 	ctx->max_bytes = ctx->opts.max_module_bytes ?
 		ctx->opts.max_module_bytes : DEFAULT_MAX_BYTES;
 	return ctx;
@@ -268,25 +269,39 @@ int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
 		return -EINVAL;
 	ctx->tick++;
 	ctx->st.lookups++;
-	struct sym_module *mod = sym_modcache_find_path(ctx, path);
-	if (!mod) {
-		struct stat st;
-		if (stat(path, &st) != 0)
-			return -errno;
-		struct sym_maps_line ml = {
-			.dev_major = major(st.st_dev), .dev_minor = minor(st.st_dev),
-			.ino = st.st_ino, .path = path, .path_len = strlen(path),
-		};
-		/* the reference is the context's own until sym_free() */
-		mod = sym_modcache_get(ctx, getpid(), &ml);
-		if (!mod)
-			return -ENOENT;
+	struct sym_module *mod = NULL;
+	uint8_t cls;
+	if (ctx->file_last && strcmp(ctx->file_last_path, path) == 0) {
+		mod = ctx->file_last;
+		cls = ctx->file_last_cls;
+	} else {
+		mod = sym_modcache_find_path(ctx, path);
+		if (!mod) {
+			struct stat st;
+			if (stat(path, &st) != 0)
+				return -errno;
+			struct sym_maps_line ml = {
+				.dev_major = major(st.st_dev),
+				.dev_minor = minor(st.st_dev),
+				.ino = st.st_ino, .path = path,
+				.path_len = strlen(path),
+			};
+			/* the reference is the context's own until sym_free() */
+			mod = sym_modcache_get(ctx, ctx->self, &ml);
+			if (!mod)
+				return -ENOENT;
+		}
+		cls = sym_class_for_path(ctx, path, false);
+		size_t pl = strlen(path);
+		ctx->file_last = NULL;
+		if (pl < sizeof(ctx->file_last_path)) {
+			memcpy(ctx->file_last_path, path, pl + 1);
+			ctx->file_last = mod;
+			ctx->file_last_cls = cls;
+		}
 	}
-	struct sym_map map = {
-		.mod = mod, .kind = SYM_MAP_FILE,
-		.cls = sym_class_for_path(ctx, path, false),
-	};
-	return user_file(ctx, getpid(), &map, vaddr, out, max);
+	struct sym_map map = { .mod = mod, .kind = SYM_MAP_FILE, .cls = cls };
+	return user_file(ctx, ctx->self, &map, vaddr, out, max);
 }
 
 static int kernel_load(struct sym_ctx *ctx)
