@@ -24,7 +24,6 @@ mkdir -p "$WORK/home" "$WORK/gopath" "$WORK/gocache" "$WORK/tmp"
 # Go writes nothing outside the build folder and never goes online.
 export HOME="$WORK/home" GOPATH="$WORK/gopath" GOCACHE="$WORK/gocache" \
 	GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local PPROF_TMPDIR="$WORK/tmp"
-unset ASAN_OPTIONS || true
 cd "$WORK"
 
 # ---- 1. ours -> go tool pprof ---------------------------------------------
