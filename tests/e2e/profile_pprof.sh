@@ -2,11 +2,14 @@
 # pprof interoperability with Go's own tools, both ways:
 #  1. a profile hearth writes is read by `go tool pprof`: -top shows the
 #     real function names with exactly the values we put in (samples and
-#     cpu time), -raw shows the process label;
+#     cpu time), -raw shows the process label; an off-CPU profile reads
+#     as Type off_cpu in milliseconds, and comes back to the same stacks;
 #  2. a CPU profile written by Go's runtime/pprof (a tiny program built
 #     here, standard library only, no network) is read by hearth: the same
-#     total and the same flat value for the busy function as pprof reports.
-# The converter is the pprof unit test binary run as "convert IN OUT [HZ]".
+#     total and the same flat value for the busy function as pprof reports,
+#     and rewritten by hearth it reads the same in pprof.
+# The converter is the pprof unit test binary run as
+# "convert IN OUT [HZ | offcpu]".
 set -eu
 
 BUILD=${BUILD:-build-test}
