@@ -32,12 +32,16 @@ int rd_canvas_draw(struct rd_canvas *c, const struct rd_list *l);
 /* Writes the canvas as PNG to @path. Returns 0 or -EIO. */
 int rd_canvas_save_png(struct rd_canvas *c, const char *path);
 
+struct rd_views;
+
 struct rd_window_opts {
 	const char *title;        /* the window's title */
 	const char *debug_layout; /* test aid: file rewritten after each
 				   * layout with rd_ui_dump(), or NULL */
 	const char *query;        /* initial search, or NULL */
 	int width, height;        /* initial size, 0 = default */
+	struct rd_views *views;   /* other views to attach (render/views),
+				   * or NULL */
 };
 
 /* Opens the viewer on @m and runs until the window is closed. The metrics

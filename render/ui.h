@@ -50,6 +50,8 @@ enum rd_key {
 	RD_KEY_ESCAPE, RD_KEY_BACKSPACE, RD_KEY_SLASH,
 };
 
+struct rd_views; /* render/views: diff, sandwich, call tree, live */
+
 struct rd_zone {
 	int kind; /* enum rd_zone_kind */
 	uint32_t arg;
@@ -63,6 +65,7 @@ struct rd_ui {
 	unsigned avail;        /* rd_filter_available() of the base */
 	struct rd_filtered filt;
 	struct rd_model *fm;   /* model of filt.p, owned */
+	struct rd_views *views; /* other views attached to the window, or NULL */
 	struct rd_text text;
 	/* View state. */
 	uint32_t focus;     /* zoomed node, 0 = everything */

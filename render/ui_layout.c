@@ -153,6 +153,11 @@ static int lay_toolbar(struct rd_ui *ui, int y)
 			   ui->filter & RD_FILTER_THREADS) + gap;
 	x = button(ui, x, y, h, RD_BTN_TABLE, "Top table", ui->show_table) + gap;
 	x = button(ui, x, y, h, RD_BTN_RESET, "Reset", 0) + S(ui, 16);
+	if (x + sw > ui->w - S(ui, 8)) {
+		/* Narrow window: the search box goes on a row of its own. */
+		x = S(ui, 8);
+		y += h + S(ui, 6);
+	}
 	rd_list_rect(&ui->list, x, y, sw, h, 0xFFFFFF);
 	rd_list_outline(&ui->list, x, y, sw, h, ui->typing ? RD_COL_ACCENT : RD_COL_LINE);
 	if (ui->typing)
