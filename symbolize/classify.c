@@ -8,6 +8,7 @@
  * (a library from a package); else your code (built and installed by the
  * user outside the package manager's folders). A symbol prefix rule
  * overrides the module's class per frame (Go and Rust runtimes, C++ std).
+ * Rules from the configuration (sym_options.class_rules) come first.
  */
 #include <string.h>
 
@@ -90,6 +91,21 @@ static bool any_prefix(const char *path, const char *const *list)
 	return false;
 }
 
+/* The first configured rule of kind path or basename matching. */
+static uint8_t configured_for_path(const struct sym_options *o,
+				   const char *path, const char *base)
+{
+	for (size_t i = 0; i < o->nclass_rules && o->class_rules; i++) {
+		const struct sym_class_rule *r = &o->class_rules[i];
+		if (!r->pattern || r->cls >= PROF_CLASS_COUNT)
+			continue;
+		if ((r->match == SYM_MATCH_PATH && has_prefix(path, r->pattern)) ||
+		    (r->match == SYM_MATCH_BASENAME && has_prefix(base, r->pattern)))
+			return r->cls;
+	}
+	return PROF_CLASS_UNKNOWN;
+}
+
 uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 			   bool is_main)
 {
@@ -97,6 +113,9 @@ uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 		return PROF_CLASS_YOURS;
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	uint8_t c = configured_for_path(&ctx->opts, path, base);
+	if (c != PROF_CLASS_UNKNOWN)
+		return c;
 	for (size_t i = 0; i < sizeof(class_rules) / sizeof(class_rules[0]);
 	     i++) {
 		const struct class_rule *r = &class_rules[i];
@@ -110,8 +129,15 @@ uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 	return PROF_CLASS_YOURS;
 }
 
-uint8_t sym_class_for_symbol(const char *name)
+uint8_t sym_class_for_symbol(const struct sym_ctx *ctx, const char *name)
 {
+	const struct sym_options *o = &ctx->opts;
+	for (size_t i = 0; i < o->nclass_rules && o->class_rules; i++) {
+		const struct sym_class_rule *r = &o->class_rules[i];
+		if (r->pattern && r->match == SYM_MATCH_SYMBOL &&
+		    r->cls < PROF_CLASS_COUNT && has_prefix(name, r->pattern))
+			return r->cls;
+	}
 	for (size_t i = 0; i < sizeof(class_rules) / sizeof(class_rules[0]);
 	     i++) {
 		const struct class_rule *r = &class_rules[i];

@@ -337,7 +337,8 @@ static int pool_reserve(struct sym_module *m, size_t n)
 
 /* Fills frames for @vaddr into the pool; returns the count (>= 1) or 0
  * when out of memory. */
-static size_t resolve_into_pool(struct sym_module *m, uint64_t vaddr)
+static size_t resolve_into_pool(const struct sym_ctx *ctx,
+				struct sym_module *m, uint64_t vaddr)
 {
 	struct sym_dwarf_frame df[SYM_INLINE_MAX];
 	size_t nd = m->dwarf ? sym_dwarf_resolve(m->dwarf, vaddr, df,
@@ -376,7 +377,7 @@ static size_t resolve_into_pool(struct sym_module *m, uint64_t vaddr)
 			.file = df[i].file,
 			.line = df[i].line,
 			.inlined = i + 1 < nd,
-			.cls = sym_class_for_symbol(name),
+			.cls = sym_class_for_symbol(ctx, name),
 			.lang = lang,
 			.flags = df[i].name || s ? 0 : SYM_FRAME_UNRESOLVED,
 		};
@@ -400,7 +401,7 @@ const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
 		return &m->pool[e->first];
 	}
 	size_t first = m->pool_n;
-	size_t got = resolve_into_pool(m, vaddr);
+	size_t got = resolve_into_pool(ctx, m, vaddr);
 	if (got == 0)
 		return NULL;
 	m->pool_n += got;

@@ -336,7 +336,7 @@ int sym_vdso_lookup(struct sym_ctx *ctx, uint64_t off, struct sym_frame *out);
 uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 			   bool is_main);
 /* A class forced by a symbol name (runtime symbols), or UNKNOWN. */
-uint8_t sym_class_for_symbol(const char *name);
+uint8_t sym_class_for_symbol(const struct sym_ctx *ctx, const char *name);
 /* A language guess from a symbol's mangling, or PROF_LANG_UNKNOWN. */
 uint8_t sym_lang_for_symbol(const char *name);
 

@@ -44,6 +44,21 @@ struct sym_frame {
 #define SYM_FRAME_STRIPPED 0x04   /* the module has no symbol table */
 #define SYM_FRAME_JIT 0x08        /* named from /tmp/perf-PID.map */
 
+/* An ownership rule (configuration adds its own before the defaults):
+ * frames whose module basename, module path or symbol starts with
+ * @pattern get class @cls. */
+enum sym_rule_match {
+	SYM_MATCH_BASENAME = 0, /* the module file's basename */
+	SYM_MATCH_PATH = 1,     /* the module's path as the process sees it */
+	SYM_MATCH_SYMBOL = 2,   /* the function name (mangled as in ELF) */
+};
+
+struct sym_class_rule {
+	const char *pattern;
+	uint8_t match; /* enum sym_rule_match */
+	uint8_t cls;   /* enum prof_class */
+};
+
 struct sym_options {
 	/* Path prefixes whose binaries count as "your code" beyond the main
 	 * executable (NULL-terminated array, may be NULL). */
@@ -61,6 +76,10 @@ struct sym_options {
 	/* Root of separate debug files (".build-id/xx/rest.debug" and
 	 * "<dir>/<debuglink>" below it); NULL = /usr/lib/debug. Copied. */
 	const char *debug_root;
+	/* Rules tried before the built-in table (first match wins); not
+	 * copied: they must outlive the context. */
+	const struct sym_class_rule *class_rules;
+	size_t nclass_rules;
 };
 
 struct sym_stats {

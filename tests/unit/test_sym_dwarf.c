@@ -338,6 +338,28 @@ static void test_classes(void **state)
 	frame_of(ctx, c.pid, a_lib, &f);
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	sym_free(ctx);
+
+	/* configured rules come before the built-in table: by basename, and
+	 * by symbol (which wins over the module's class) */
+	const struct sym_class_rule by_base[] = {
+		{ "libsymlib", SYM_MATCH_BASENAME, PROF_CLASS_RUNTIME },
+	};
+	struct sym_options o3 = { .class_rules = by_base, .nclass_rules = 1 };
+	ctx = sym_new(&o3);
+	frame_of(ctx, c.pid, a_lib, &f);
+	assert_int_equal(f.cls, PROF_CLASS_RUNTIME);
+	sym_free(ctx);
+	const struct sym_class_rule by_sym[] = {
+		{ "symlib_", SYM_MATCH_SYMBOL, PROF_CLASS_LIBRARY },
+		{ "/", SYM_MATCH_PATH, PROF_CLASS_SYSTEM },
+	};
+	struct sym_options o4 = { .class_rules = by_sym, .nclass_rules = 2 };
+	ctx = sym_new(&o4);
+	frame_of(ctx, c.pid, a_lib, &f);
+	assert_int_equal(f.cls, PROF_CLASS_LIBRARY);
+	frame_of(ctx, c.pid, a_main, &f);
+	assert_int_equal(f.cls, PROF_CLASS_YOURS); /* the executable stays */
+	sym_free(ctx);
 	child_stop(&c);
 
 	/* libstdc++ is runtime, libc is system, the kernel is system */
