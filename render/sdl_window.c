@@ -11,6 +11,7 @@
 #include "render/sdl.h"
 #include "render/sdl_draw.h"
 #include "render/ui.h"
+#include "render/ui_hooks.h"
 
 struct win {
 	SDL_Window *w;
@@ -21,7 +22,18 @@ struct win {
 	double ui_scale; /* metrics: scale, or HEARTH_SCALE where the window
 			  * system does not report HiDPI (X11) */
 	const struct rd_window_opts *o;
+	Uint32 wake_type; /* SDL event a view's thread posts for new data */
 };
+
+/* Called from a view's thread (live data): wakes SDL_WaitEvent. */
+static void wake(void *arg)
+{
+	struct win *v = arg;
+	SDL_Event e = { 0 };
+
+	e.type = v->wake_type;
+	SDL_PushEvent(&e);
+}
 
 static void dump(struct win *v)
 {
@@ -74,6 +86,8 @@ static int handle(struct win *v, const SDL_Event *e)
 {
 	int s = 0;
 
+	if (v->wake_type != (Uint32)-1 && e->type == v->wake_type)
+		return RD_HOOK(&v->ui, rd_views_update) ? rd_views_update(&v->ui) : 0;
 	switch (e->type) {
 	case SDL_QUIT:
 		return -1;
@@ -200,9 +214,18 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 	}
 	if (o->query)
 		rd_ui_set_query(&v.ui, o->query);
+	v.wake_type = SDL_RegisterEvents(1);
+	if (o->views && rd_views_attach &&
+	    (rc = rd_views_attach(o->views, &v.ui, wake, &v)) < 0) {
+		snprintf(err, errlen, "cannot start the view: %s", strerror(-rc));
+		rd_ui_release(&v.ui);
+		goto out;
+	}
 	rc = loop(&v);
 	if (rc < 0)
 		snprintf(err, errlen, "out of memory while drawing");
+	if (o->views && rd_views_detach)
+		rd_views_detach(o->views);
 	rd_ui_release(&v.ui);
 out:
 	rd_fonts_free(v.fonts);

@@ -7,6 +7,7 @@
 
 #include "render/palette.h"
 #include "render/ui.h"
+#include "render/ui_hooks.h"
 
 int rd_ui_init(struct rd_ui *ui, struct rd_model *m, const struct rd_text *t)
 {
@@ -142,7 +143,9 @@ uint32_t rd_ui_box_color(const struct rd_ui *ui, const struct rd_box *b)
 	unsigned cls = node_class(ui, b->last);
 	uint32_t c;
 
-	if (b->node == 0)
+	if (RD_HOOK(ui, rd_views_box_color) && rd_views_box_color(ui, b, &c))
+		; /* a view colours it (diff) */
+	else if (b->node == 0)
 		c = 0xE4E1DA;
 	else if (b->flags & RD_BOX_SMALL)
 		c = 0xCDD0D4;
@@ -236,8 +239,10 @@ int rd_ui_click(struct rd_ui *ui, int x, int y)
 {
 	const struct rd_zone *z = zone_at(ui, x, y);
 	const struct rd_box *b;
-	int was_typing = ui->typing;
+	int was_typing = ui->typing, r;
 
+	if (RD_HOOK(ui, rd_views_click) && (r = rd_views_click(ui, x, y)) >= 0)
+		return r;
 	ui->typing = 0;
 	if (z) {
 		switch (z->kind) {
@@ -274,6 +279,8 @@ int rd_ui_motion(struct rd_ui *ui, int x, int y)
 	ui->mouse_x = x;
 	ui->mouse_y = y;
 	ui->mouse_in = 1;
+	if (RD_HOOK(ui, rd_views_motion) && rd_views_motion(ui))
+		return 1;
 	if (ui->dragging) {
 		int pad = (int)(8 * ui->scale);
 
@@ -394,9 +401,12 @@ static int key_typing(struct rd_ui *ui, enum rd_key key)
 int rd_ui_key(struct rd_ui *ui, enum rd_key key)
 {
 	const struct rd_box *b;
+	int r;
 
 	if (ui->typing)
 		return key_typing(ui, key);
+	if (RD_HOOK(ui, rd_views_key) && (r = rd_views_key(ui, (int)key)) >= 0)
+		return r;
 	b = selected_box(ui);
 	switch (key) {
 	case RD_KEY_SLASH:
@@ -441,7 +451,11 @@ int rd_ui_key(struct rd_ui *ui, enum rd_key key)
 int rd_ui_text(struct rd_ui *ui, const char *utf8)
 {
 	size_t l = strlen(ui->query), n = strlen(utf8);
+	int r;
 
+	if (!ui->typing && RD_HOOK(ui, rd_views_text) &&
+	    (r = rd_views_text(ui, utf8)) > 0)
+		return r;
 	if (!ui->typing) {
 		if (!strcmp(utf8, "/")) {
 			ui->typing = 1;
@@ -492,5 +506,7 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 		fprintf(out, "zone %d %d %d %d %d %u %s\n", z->kind, z->r.x,
 			z->r.y, z->r.w, z->r.h, z->arg, name);
 	}
+	if (RD_HOOK(ui, rd_views_dump))
+		rd_views_dump(ui, out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -6,6 +6,7 @@
 
 #include "render/format.h"
 #include "render/palette.h"
+#include "render/ui_hooks.h"
 #include "render/ui_internal.h"
 
 #define S(ui, v) RD_S(ui, v)
@@ -104,7 +105,9 @@ int rd_ui_graph(struct rd_ui *ui)
 	return 0;
 }
 
-/* Tooltip lines for box @b into @lines (each up to 256 bytes). */
+#define TIP_MAX 14
+
+/* Tooltip lines for box @b into @lines (TIP_MAX of 256 bytes). */
 static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 		     char lines[][256])
 {
@@ -151,13 +154,15 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 		snprintf(lines[k++], 256, "Hatched: %s (%s) in code it called that is not yours",
 			 rd_fmt_value(v, sizeof(v), ui->filt.hidden[b->last], u),
 			 rd_fmt_pct(p, sizeof(p), pct_of(ui, ui->filt.hidden[b->last])));
+	if (RD_HOOK(ui, rd_views_tip_lines))
+		k += rd_views_tip_lines(ui, b, lines + k, TIP_MAX - k);
 	return k;
 }
 
 void rd_ui_tooltip(struct rd_ui *ui)
 {
 	const struct rd_box *b;
-	char lines[9][256];
+	char lines[TIP_MAX][256];
 	int k, w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
 
 	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };
