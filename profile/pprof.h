@@ -14,9 +14,11 @@
  * Function fields 5001..5003 and the drop count into Profile field 5001;
  * other readers skip those fields.
  *
- * Reading: the first sample type (or default_sample_type) gives the
- * values; its unit "nanoseconds" or "bytes" picks the profile's unit, any
- * other unit reads as samples. Frames keep hearth's attributes when
+ * Reading: one sample type gives the values — the one asked for, else
+ * default_sample_type, else samples/count in a profile with a period in
+ * nanoseconds (CPU profiles: counts, with the rate from the period), else
+ * the last one (as `go tool pprof` picks). Its unit "nanoseconds" or
+ * "bytes" picks the profile's unit, any other unit reads as samples. Frames keep hearth's attributes when
  * present; in other files, all but the last Line of a Location read as
  * inline frames and a "[kernel..." mapping as kernel frames. A Location
  * without Lines reads as "module+0xoffset". Samples with negative values
@@ -51,6 +53,13 @@ int prof_pprof_sniff(const void *buf, size_t len);
  * in @err (size @errlen) for malformed or oversized data, or -ENOMEM. */
 int prof_pprof_decode(const void *buf, size_t len, size_t max_size,
 		      struct prof_profile **out, char *err, size_t errlen);
+
+/* prof_pprof_decode() reading the sample type named @sample_type (as
+ * "inuse_space" in a Go heap profile); NULL picks as described above.
+ * -EINVAL with a sentence when no sample type has that name. */
+int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
+			   const char *sample_type, struct prof_profile **out,
+			   char *err, size_t errlen);
 
 /* prof_pprof_decode() with PROF_PPROF_MAX_SIZE. */
 int prof_pprof_read(const void *buf, size_t len, struct prof_profile **out,

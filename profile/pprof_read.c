@@ -252,26 +252,56 @@ static int value_type(struct reader *r, struct span s, int64_t *type,
 	return 0;
 }
 
+/* Picks the sample type to read into r->value_index: the one named
+ * r->want_type if given, else default_sample_type, else samples/count when
+ * the profile has a period in nanoseconds (a CPU profile: counts and rate
+ * known), else the last one, as pprof does. */
+static int pick_type(struct reader *r)
+{
+	int64_t type, unit, pt, pu;
+	int ret, cpu = 0;
+
+	if (r->period_type.p && r->period) {
+		if ((ret = value_type(r, r->period_type, &pt, &pu)) < 0)
+			return ret;
+		cpu = pr_str_is(r, pu, "nanoseconds");
+	}
+	r->value_index = r->ntypes - 1;
+	for (size_t i = r->ntypes; i-- > 0;) {
+		if ((ret = value_type(r, r->types[i], &type, &unit)) < 0)
+			return ret;
+		if (r->want_type) {
+			if (pr_str_is(r, type, r->want_type)) {
+				r->value_index = i;
+				return 0;
+			}
+		} else if ((r->default_type && (uint64_t)type == r->default_type) ||
+			   (cpu && !r->default_type && pr_str_is(r, type, "samples") &&
+			    pr_str_is(r, unit, "count"))) {
+			r->value_index = i;
+			return 0;
+		}
+	}
+	if (r->want_type) {
+		if (r->err && r->errlen)
+			snprintf(r->err, r->errlen,
+				 "the profile has no sample type named \"%.64s\"",
+				 r->want_type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Picks the sample type to read and sets the profile's unit and rate. */
 static int choose_type(struct reader *r, struct prof_meta *m)
 {
-	int64_t type = 0, unit = 0, pt, pu;
+	int64_t type = 0, unit = 0;
 	int ret;
 
-	r->value_index = 0;
-	for (size_t i = 0; i < r->ntypes; i++) {
-		ret = value_type(r, r->types[i], &type, &unit);
-		if (ret < 0)
-			return ret;
-		if (r->default_type && (uint64_t)type == r->default_type) {
-			r->value_index = i;
-			break;
-		}
-	}
-	if (r->ntypes == 0)
+	if (r->ntypes == 0 && !r->want_type)
 		return 0;
-	ret = value_type(r, r->types[r->value_index], &type, &unit);
-	if (ret < 0)
+	if ((ret = pick_type(r)) < 0 ||
+	    (ret = value_type(r, r->types[r->value_index], &type, &unit)) < 0)
 		return ret;
 	m->unit = PROF_UNIT_SAMPLES;
 	if (pr_str_is(r, unit, "nanoseconds")) {
@@ -282,8 +312,9 @@ static int choose_type(struct reader *r, struct prof_meta *m)
 	}
 	if (m->unit == PROF_UNIT_SAMPLES && r->period_type.p && r->period &&
 	    r->period <= 1000000000ull) {
-		ret = value_type(r, r->period_type, &pt, &pu);
-		if (ret < 0)
+		int64_t pt, pu;
+
+		if ((ret = value_type(r, r->period_type, &pt, &pu)) < 0)
 			return ret;
 		if (pr_str_is(r, pu, "nanoseconds"))
 			m->hz = (uint32_t)((1000000000ull + r->period / 2) /
@@ -540,7 +571,16 @@ int prof_pprof_sniff(const void *buf, size_t len)
 int prof_pprof_decode(const void *buf, size_t len, size_t max_size,
 		      struct prof_profile **out, char *err, size_t errlen)
 {
-	struct reader r = { .err = err, .errlen = errlen };
+	return prof_pprof_decode_type(buf, len, max_size, NULL, out, err,
+				      errlen);
+}
+
+int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
+			   const char *sample_type, struct prof_profile **out,
+			   char *err, size_t errlen)
+{
+	struct reader r = { .err = err, .errlen = errlen,
+			    .want_type = sample_type };
 	const uint8_t *data = buf;
 	uint8_t *plain = NULL;
 	size_t plain_len = len;

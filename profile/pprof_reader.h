@@ -61,6 +61,7 @@ struct reader {
 	struct span period_type;
 	uint64_t period, time_ns, duration_ns, drops, default_type, attrs;
 
+	const char *want_type; /* sample type asked for, NULL = default */
 	size_t value_index;
 	uint32_t *lframes; /* resolved frames of all locations */
 	size_t lframes_len, lframes_cap;

@@ -334,6 +334,59 @@ static void test_hand_built(void **state)
 		   "malformed pprof data: the string table does not start with the empty string");
 }
 
+/* Two sample types, as a Go heap profile has: the last is read unless
+ * another is asked for by name. */
+static void test_sample_type_choice(void **state)
+{
+	struct pb m = { 0 }, vt = { 0 }, fn = { 0 }, line = { 0 }, lo = { 0 },
+		  s = { 0 };
+	struct prof_profile *q = NULL;
+	char err[256];
+	const char *strs[] = { "", "alloc_objects", "count", "inuse_space",
+			       "bytes", "f" };
+
+	(void)state;
+	field_varint(&vt, 1, 1);
+	field_varint(&vt, 2, 2);
+	field_msg(&m, 1, &vt);
+	memset(&vt, 0, sizeof(vt));
+	field_varint(&vt, 1, 3);
+	field_varint(&vt, 2, 4);
+	field_msg(&m, 1, &vt);
+	field_varint(&fn, 1, 1);
+	field_varint(&fn, 2, 5);
+	field_msg(&m, 5, &fn);
+	field_varint(&line, 1, 1);
+	field_varint(&lo, 1, 1);
+	field_msg(&lo, 4, &line);
+	field_msg(&m, 4, &lo);
+	field_varint(&s, 1, 1);
+	field_varint(&s, 2, 3);
+	field_varint(&s, 2, 4096);
+	field_msg(&m, 2, &s);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		field_bytes(&m, 6, strs[i], strlen(strs[i]));
+
+	assert_int_equal(prof_pprof_read(m.b, m.n, &q, err, sizeof(err)), 0);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_BYTES);
+	assert_int_equal(prof_total(q), 4096);
+	prof_free(q);
+	assert_int_equal(prof_pprof_decode_type(m.b, m.n, 1 << 20, "alloc_objects",
+						&q, err, sizeof(err)), 0);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_total(q), 3);
+	prof_free(q);
+	assert_int_equal(prof_pprof_decode_type(m.b, m.n, 1 << 20, "nope", &q,
+						err, sizeof(err)), -EINVAL);
+	assert_null(q);
+	assert_string_equal(err, "the profile has no sample type named \"nope\"");
+	/* default_sample_type (field 14) = string 1, alloc_objects: read. */
+	field_varint(&m, 14, 1);
+	assert_int_equal(prof_pprof_read(m.b, m.n, &q, err, sizeof(err)), 0);
+	assert_int_equal(prof_total(q), 3);
+	prof_free(q);
+}
+
 /* A gzip bomb stops at the limit. */
 static void test_size_limit(void **state)
 {
@@ -428,6 +481,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_hand_built),
+		cmocka_unit_test(test_sample_type_choice),
 		cmocka_unit_test(test_size_limit),
 	};
 
