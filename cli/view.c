@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "render/live.h"
 #include "render/load.h"
 #include "render/model.h"
 #include "render/sdl.h"
+#include "render/views.h"
 
 /* Prints a library's sentence through the one error sink, with exactly
  * one closing period. */
@@ -34,6 +37,11 @@ static void usage(FILE *out)
 		"                       rectangles after every redraw\n"
 		"  -h, --help           this text\n"
 		"\n"
+		"      hearth view --diff BEFORE AFTER   the change between two profiles\n"
+		"      hearth view --live [--last 5m] [--pid PID] [--comm NAME] [--off-cpu]\n"
+		"                         [--socket PATH]  hearthd's latest data, redrawn\n"
+		"                                          as each window is stored\n"
+		"\n"
 		"HEARTH_SCALE=2 enlarges the window's text and rows on HiDPI screens that do\n"
 		"not say so (X11).\n");
 }
@@ -54,20 +62,142 @@ static int parse_size(const char *s, int *w, int *h)
 	return 0;
 }
 
+/* ---- diff and live (render/views) ---------------------------------------- */
+
+struct live_src {
+	const char *sock;
+	struct ctl_snapshot_req req;
+};
+
+/* The live view's questions to hearthd: its status, or the snapshot. */
+static int live_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
+{
+	const struct live_src *s = ctx;
+	struct ctl_request q = { .type = CTL_STATUS };
+	struct ctl_snapshot_reply info;
+	struct ctl_status st;
+	struct cli_reply r;
+	int rc;
+
+	if (snapshot) {
+		if (!(a->p = cli_fetch_snapshot(s->sock, &s->req, 60000, &info)))
+			return -EIO;
+		a->from_ns = info.from_ns;
+		a->to_ns = info.to_ns;
+		return 0;
+	}
+	if (cli_call(s->sock, &q, 5000, &r) < 0)
+		return -EIO;
+	rc = ctl_decode_status(r.payload, r.len, &st);
+	free(r.buf);
+	a->window_ns = st.window_ns;
+	a->end_ns = st.last_window_end_ns;
+	return rc;
+}
+
+static int view_live(struct live_src *src, struct rd_window_opts *wo)
+{
+	struct rd_live_answer a = { 0 };
+	struct rd_live *l;
+	char err[512];
+	int rc;
+
+	if (rd_live_check(src->sock, err, sizeof(err)) < 0) {
+		say(err);
+		return 1;
+	}
+	if (live_fetch(src, 1, &a) < 0)
+		return 1;
+	if (!(l = rd_live_new(live_fetch, src, src->req.last_ns))) {
+		prof_free(a.p);
+		cli_error("out of memory.");
+		return 1;
+	}
+	wo->title = "live \xe2\x80\x94 hearth";
+	rc = rd_views_run_live(l, a.p, a.from_ns, a.to_ns, wo, err, sizeof(err));
+	if (rc < 0)
+		say(err);
+	return rc < 0;
+}
+
+static int view_diff(int argc, char **argv, struct rd_window_opts *wo)
+{
+	char err[512], title[512];
+	int rc;
+
+	if (optind != argc - 2) {
+		cli_error("'hearth view --diff' takes two profiles, BEFORE and AFTER.");
+		return 2;
+	}
+	snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s \xe2\x80\x94 hearth",
+		 argv[optind], argv[optind + 1]);
+	wo->title = title;
+	rc = rd_views_run_diff(argv[optind], argv[optind + 1], wo, err, sizeof(err));
+	if (rc < 0)
+		say(err);
+	return rc < 0;
+}
+
+/* Options of --live; returns 0, or -1 after saying what is wrong. */
+static int live_option(int c, struct live_src *src)
+{
+	unsigned long long ns;
+	char *end;
+	long v;
+
+	switch (c) {
+	case 'l':
+		if (cli_parse_duration(optarg, &ns) < 0 || !ns) {
+			cli_error("--last takes a duration like 5m, not '%s'.", optarg);
+			return -1;
+		}
+		src->req.last_ns = ns;
+		return 0;
+	case 'p':
+		v = strtol(optarg, &end, 10);
+		if (end == optarg || *end || v <= 0 || v > 4194304 ||
+		    src->req.npids == CTL_PIDS_MAX) {
+			cli_error("--pid takes a process id, not '%s'.", optarg);
+			return -1;
+		}
+		src->req.pids[src->req.npids++] = (uint32_t)v;
+		return 0;
+	case 'c':
+		if (!optarg[0] || strlen(optarg) > CTL_COMM_MAX) {
+			cli_error("--comm takes a process name of 1-15 characters.");
+			return -1;
+		}
+		snprintf(src->req.comm, sizeof(src->req.comm), "%s", optarg);
+		return 0;
+	case 'o': src->req.flags |= CTL_SNAP_OFFCPU; return 0;
+	case 'k': src->sock = optarg; return 0;
+	default: return -1;
+	}
+}
+
 int cmd_view(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "search", required_argument, NULL, 's' },
 		{ "size", required_argument, NULL, 'S' },
 		{ "debug-layout", required_argument, NULL, 'D' },
+		{ "diff", no_argument, NULL, 'd' },
+		{ "live", no_argument, NULL, 'L' },
+		{ "last", required_argument, NULL, 'l' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "off-cpu", no_argument, NULL, 'o' },
+		{ "socket", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct rd_window_opts wo = { 0 };
+	struct live_src src = { .sock = CLI_DEFAULT_SOCKET,
+				.req.last_ns = 300000000000ull };
 	struct prof_profile *p = NULL;
 	struct rd_model *m;
 	char err[512], title[512];
-	int c, rc;
+	int c, rc, diff = 0, live = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
@@ -81,9 +211,27 @@ int cmd_view(int argc, char **argv)
 			}
 			break;
 		case 'h': usage(stdout); return 0;
+		case 'd': diff = 1; break;
+		case 'L': live = 1; break;
+		case 'l': case 'p': case 'c': case 'o': case 'k':
+			if (live_option(c, &src) < 0)
+				return 2;
+			break;
 		default: usage(stderr); return 2;
 		}
 	}
+	if (diff && live) {
+		cli_error("give either --diff or --live, not both.");
+		return 2;
+	}
+	if (diff)
+		return view_diff(argc, argv, &wo);
+	if (live && optind != argc) {
+		cli_error("'hearth view --live' reads from hearthd and takes no file.");
+		return 2;
+	}
+	if (live)
+		return view_live(&src, &wo);
 	if (optind != argc - 1) {
 		cli_error("'hearth view' takes one profile file (or '-' for stdin); 'hearth view --help' shows the options.");
 		return 2;
@@ -99,9 +247,11 @@ int cmd_view(int argc, char **argv)
 	}
 	snprintf(title, sizeof(title), "%s \xe2\x80\x94 hearth", argv[optind]);
 	wo.title = title;
+	wo.views = rd_views_new(); /* sandwich and call tree; NULL: without */
 	rc = rd_window_run(m, &wo, err, sizeof(err));
 	if (rc < 0)
 		say(err);
+	rd_views_free(wo.views);
 	rd_model_free(m);
 	prof_free(p);
 	return rc < 0 ? 1 : 0;

@@ -9,6 +9,8 @@
 #include "render/diff_view.h"
 #include "render/format.h"
 #include "render/palette.h"
+#include "render/ui_internal.h"
+#include "render/views.h"
 
 /* neutral, worse (grew), better (shrank) per palette */
 static const uint32_t pal[RD_DIFF_PALETTES][3] = {
@@ -144,25 +146,23 @@ static const char *word(double x)
 	return x < 0 ? "\xe2\x88\x92" : "+";
 }
 
-int rd_diff_tip(const struct prof_diff *d, uint32_t node,
-		const struct rd_diff_opts *o, char (*lines)[256], int max)
+int rd_diff_tip_values(const struct prof_diff_values *v, uint64_t tb,
+		       uint64_t ta, enum prof_unit u,
+		       const struct rd_diff_opts *o, char (*lines)[256], int max)
 {
-	const struct prof_profile *t = prof_diff_tree_const(d);
-	enum prof_unit u = prof_meta_const(t)->unit;
-	struct prof_diff_values v = prof_diff_values(d, node);
-	uint64_t tb = prof_diff_total_before(d), ta = prof_diff_total_after(d);
-	struct rd_diff_shade tot = rd_diff_node_shade(d, node, o);
-	struct prof_delta self = prof_diff_node_delta(d, node, 1);
-	struct prof_delta share = prof_diff_node_delta(d, node, 0);
+	struct rd_diff_shade tot = rd_diff_shade(v->before_total, tb, v->after_total,
+						 ta, u, o);
+	struct prof_delta self = prof_delta_share(v->before_self, tb, v->after_self, ta);
+	struct prof_delta share = prof_delta_share(v->before_total, tb, v->after_total, ta);
 	struct prof_signif s;
 	char a[32], b[32], pa[16], pb[16];
 	int k = 0;
 
 	if (k < max)
 		snprintf(lines[k++], 256, "Before: %s (%s)  After: %s (%s)",
-			 rd_fmt_value(a, sizeof(a), v.before_total, u),
+			 rd_fmt_value(a, sizeof(a), v->before_total, u),
 			 rd_fmt_pct(pa, sizeof(pa), share.p_before),
-			 rd_fmt_value(b, sizeof(b), v.after_total, u),
+			 rd_fmt_value(b, sizeof(b), v->after_total, u),
 			 rd_fmt_pct(pb, sizeof(pb), share.p_after));
 	if (k < max)
 		snprintf(lines[k++], 256, "%s total: %s%.2f%%%s  self: %s%.2f%%",
@@ -171,7 +171,7 @@ int rd_diff_tip(const struct prof_diff *d, uint32_t node,
 			 tot.kind == PROF_DELTA_REMOVED ? " (only before)" : "",
 			 word(self.delta), fabs(self.delta));
 	if (k < max && u == PROF_UNIT_SAMPLES &&
-	    prof_signif_test(v.before_total, tb, v.after_total, ta, &s) == 0 && s.valid)
+	    prof_signif_test(v->before_total, tb, v->after_total, ta, &s) == 0 && s.valid)
 		snprintf(lines[k++], 256, "Change %s%.2f pp, 95%% CI [%.2f, %.2f]: %s",
 			 word(s.change), fabs(s.change), s.ci_low, s.ci_high,
 			 s.significant ? "significant" : "within noise");
@@ -179,6 +179,17 @@ int rd_diff_tip(const struct prof_diff *d, uint32_t node,
 		snprintf(lines[k++], 256, "Within %.2f points: drawn as unchanged",
 			 o->threshold_pp);
 	return k;
+}
+
+int rd_diff_tip(const struct prof_diff *d, uint32_t node,
+		const struct rd_diff_opts *o, char (*lines)[256], int max)
+{
+	struct prof_diff_values v = prof_diff_values(d, node);
+
+	return rd_diff_tip_values(&v, prof_diff_total_before(d),
+				  prof_diff_total_after(d),
+				  prof_meta_const(prof_diff_tree_const(d))->unit, o,
+				  lines, max);
 }
 
 static const char *what_of(const struct prof_profile *t)
@@ -215,4 +226,164 @@ int rd_diff_answer(const struct prof_diff *d, char *buf, size_t n)
 			 what_of(t));
 	free(fn);
 	return 0;
+}
+
+/* ---- side by side: before and after beside the merged diff --------------- */
+
+/* The models of the two sides, built on first use. */
+static int side_models(struct rd_views *v)
+{
+	for (int s = 0; s < 2; s++)
+		if (!v->side_m[s] && !(v->side_m[s] = rd_model_new(s ? v->after : v->before)))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The graph (0 before, 1 after, 2 merged) and box under (x, y). */
+static const struct rd_box *side_hit(const struct rd_ui *ui, int x, int y,
+				     int *which)
+{
+	const struct rd_box *b;
+
+	for (int s = 0; s < 2; s++)
+		if ((b = rd_flame_hit(&ui->views->side_boxes[s], x, y))) {
+			*which = s;
+			return b;
+		}
+	*which = 2;
+	return rd_flame_hit(&ui->boxes, x, y);
+}
+
+static const struct prof_profile *side_profile(const struct rd_ui *ui, int which)
+{
+	return which == 2 ? ui->m->p : ui->views->side_m[which]->p;
+}
+
+/* Outlines, in graph @which, the box with the same path as the hovered one. */
+static void side_link(struct rd_ui *ui, int which, const char **path, int n)
+{
+	const struct rd_boxes *bx = which == 2 ? &ui->boxes : &ui->views->side_boxes[which];
+	const struct prof_profile *p = side_profile(ui, which);
+	uint32_t node = n ? rd_views_find_path(p, path, n) : 0;
+	long i = node ? rd_flame_find(bx, p, node) : -1;
+
+	if (i >= 0)
+		rd_list_outline(&ui->list, bx->v[i].x, bx->v[i].y, bx->v[i].w,
+				bx->v[i].h - 1, RD_COL_ACCENT);
+}
+
+static void side_one(struct rd_ui *ui, int s, struct rd_rect area,
+		     const char **fpath, int nf)
+{
+	struct rd_views *v = ui->views;
+	const struct rd_model *m = v->side_m[s];
+	struct rd_flame_opts o = {
+		.area = area, .row_h = ui->text.line_h[RD_FONT_NORMAL] + RD_S(ui, 5),
+		.icicle = ui->icicle, .unfold = ui->unfold, .min_px = 0.5,
+	};
+	char label[600];
+
+	o.focus = nf ? rd_views_find_path(m->p, fpath, nf) : 0;
+	v->side_area[s] = area;
+	rd_list_rect(&ui->list, area.x, area.y, area.w, area.h, 0xFFFFFF);
+	if (rd_flame_layout(&m->tree, &o, &v->side_boxes[s]) == -ENOMEM) {
+		ui->oom = 1;
+		return;
+	}
+	for (size_t i = 0; i < v->side_boxes[s].n; i++) {
+		const struct rd_box *b = &v->side_boxes[s].v[i];
+		const struct prof_node *n = prof_node_get(m->p, b->last);
+		const struct prof_frame *f = prof_frame_get(m->p, n->frame);
+		uint32_t c = b->node == 0 ? 0xE4E1DA : (b->flags & RD_BOX_SMALL) ? 0xCDD0D4 :
+			     rd_frame_color(rd_frame_class(f), prof_str(m->p, f->name));
+
+		if (b->flags & RD_BOX_SMALL)
+			snprintf(label, sizeof(label), "%u small functions", b->count);
+		else
+			snprintf(label, sizeof(label), "%s", b->node ? prof_str(m->p, f->name) : "all");
+		rd_views_draw_box(ui, b, label, c);
+	}
+	rd_views_text_at(ui, area.x + RD_S(ui, 6), ui->icicle ? area.y + area.h -
+			 ui->text.line_h[RD_FONT_BOLD] - RD_S(ui, 4) : area.y + RD_S(ui, 4),
+			 area.w / 2, RD_FONT_BOLD, RD_COL_DIM, s ? "After" : "Before");
+}
+
+int rd_views_side_graph(struct rd_ui *ui)
+{
+	struct rd_views *v = ui->views;
+	struct rd_rect g = ui->graph;
+	const char *fpath[RD_PATH_MAX], *hpath[RD_PATH_MAX];
+	int gap = RD_S(ui, 8), lw = (g.w - gap) / 2, rh = (g.h - gap) / 2, nf, nh = 0, which;
+	const struct rd_box *hb;
+	int rc;
+
+	if (side_models(v) < 0)
+		return -ENOMEM;
+	ui->graph = (struct rd_rect){ g.x, g.y, lw, g.h };
+	if ((rc = rd_ui_graph(ui)) < 0)
+		return rc;
+	nf = rd_views_name_path(ui->m->p, ui->focus, fpath);
+	side_one(ui, 0, (struct rd_rect){ g.x + lw + gap, g.y, g.w - lw - gap, rh }, fpath, nf);
+	side_one(ui, 1, (struct rd_rect){ g.x + lw + gap, g.y + rh + gap, g.w - lw - gap,
+					  g.h - rh - gap }, fpath, nf);
+	/* Linked hover: the same path is outlined in the other graphs. */
+	if (ui->mouse_in && (hb = side_hit(ui, ui->mouse_x, ui->mouse_y, &which)) &&
+	    !(hb->flags & RD_BOX_SMALL))
+		nh = rd_views_name_path(side_profile(ui, which), hb->last, hpath);
+	for (int w = 0; nh && w < 3; w++)
+		if (w != which)
+			side_link(ui, w, hpath, nh);
+	ui->graph = g; /* the window places the table beside the whole area */
+	return ui->oom ? -ENOMEM : 0;
+}
+
+int rd_views_side_tooltip(struct rd_ui *ui)
+{
+	const struct rd_box *b;
+	const struct prof_profile *p;
+	char lines[4][256], val[32], pct[16];
+	uint64_t tot;
+	int which;
+
+	if (!ui->mouse_in || !(b = side_hit(ui, ui->mouse_x, ui->mouse_y, &which)) ||
+	    which == 2)
+		return 0;
+	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };
+	p = side_profile(ui, which);
+	tot = prof_total(p);
+	rd_list_outline(&ui->list, b->x, b->y, b->w, b->h - 1, RD_COL_TEXT);
+	snprintf(lines[0], 256, "%s", b->node ? prof_str(p, prof_frame_get(p,
+		 prof_node_get(p, b->last)->frame)->name) : "all");
+	snprintf(lines[1], 256, "%s: %s (%s)", which ? "After" : "Before",
+		 rd_fmt_value(val, sizeof(val), b->value, prof_meta_const(p)->unit),
+		 rd_fmt_pct(pct, sizeof(pct), tot ? 100.0 * (double)b->value / (double)tot : 0));
+	rd_views_tip_box(ui, lines, 2);
+	return 1;
+}
+
+int rd_views_side_click(struct rd_ui *ui, int x, int y)
+{
+	const char *path[RD_PATH_MAX];
+	const struct rd_box *b;
+	int which, n;
+
+	if (!(b = side_hit(ui, x, y, &which)) || which == 2)
+		return -1;
+	n = rd_views_name_path(side_profile(ui, which), b->node, path);
+	ui->focus = ui->selected = n ? rd_views_find_path(ui->m->p, path, n) : 0;
+	return 1;
+}
+
+void rd_views_side_dump(const struct rd_ui *ui, FILE *out)
+{
+	for (int s = 0; s < 2; s++) {
+		const struct rd_boxes *bx = &ui->views->side_boxes[s];
+		const struct prof_profile *p = ui->views->side_m[s] ? ui->views->side_m[s]->p : NULL;
+
+		for (size_t i = 0; p && i < bx->n; i++)
+			fprintf(out, "sidebox %s %d %d %d %d %s\n", s ? "after" : "before",
+				bx->v[i].x, bx->v[i].y, bx->v[i].w, bx->v[i].h,
+				bx->v[i].node ? prof_str(p, prof_frame_get(p,
+				prof_node_get(p, bx->v[i].node)->frame)->name) : "all");
+	}
 }

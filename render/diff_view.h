@@ -80,6 +80,11 @@ int rd_diff_legend(struct rd_list *l, const struct rd_text *t,
 int rd_diff_tip(const struct prof_diff *d, uint32_t node,
 		const struct rd_diff_opts *o, char (*lines)[256], int max);
 
+/* The same lines for values @v of a frame in totals @tb / @ta, @unit. */
+int rd_diff_tip_values(const struct prof_diff_values *v, uint64_t tb,
+		       uint64_t ta, enum prof_unit unit,
+		       const struct rd_diff_opts *o, char (*lines)[256], int max);
+
 /* Writes the answer sentence of @d into @buf: what grew (or shrank) most,
  * "hot_b grew from 30% to 46% of CPU time.". Returns 0 or -ENOMEM. */
 int rd_diff_answer(const struct prof_diff *d, char *buf, size_t n);

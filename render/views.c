@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: MIT */
+/* The views' life cycle, toolbar row, input, dump and live updates. The
+ * panes are laid out next to their pure parts: the sandwich pane in
+ * render/sandwich.c, the call tree pane in render/calltree.c, side by side
+ * in render/diff_view.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/filter.h"
+#include "render/format.h"
+#include "render/load.h"
+#include "render/palette.h"
+#include "render/sdl.h"
+#include "render/ui_internal.h"
+#include "render/views.h"
+
+#define S(ui, v) RD_S(ui, v)
+
+struct rd_views *rd_views_new(void)
+{
+	struct rd_views *v = calloc(1, sizeof(*v));
+
+	if (v) {
+		v->dopt = rd_diff_opts_default();
+		v->ct_side = -1;
+	}
+	return v;
+}
+
+void rd_views_free(struct rd_views *v)
+{
+	if (!v)
+		return;
+	rd_live_free(v->live);
+	rd_views_sandwich_clear(v);
+	rd_views_calltree_clear(v);
+	for (int s = 0; s < 2; s++) {
+		rd_model_free(v->side_m[s]);
+		rd_boxes_free(&v->side_boxes[s]);
+	}
+	rd_model_free(v->own_m);
+	prof_free(v->own_p);
+	rd_model_free(v->live_m);
+	prof_free(v->live_p);
+	prof_diff_free(v->diff);
+	prof_free(v->before);
+	prof_free(v->after);
+	free(v);
+}
+
+int rd_views_set_diff(struct rd_views *v, struct prof_profile *before,
+		      struct prof_profile *after, struct rd_model **m,
+		      char *err, size_t errlen)
+{
+	int rc;
+
+	v->before = before;
+	v->after = after;
+	rc = prof_diff_build(before, after, &v->diff);
+	if (rc == -EINVAL) {
+		snprintf(err, errlen, "the two profiles are in different units "
+			 "(samples, nanoseconds or bytes) and cannot be compared");
+		return rc;
+	}
+	if (rc < 0 || !(v->own_m = rd_model_new(prof_diff_tree(v->diff))) ||
+	    rd_diff_answer(v->diff, v->own_m->answer, sizeof(v->own_m->answer)) < 0) {
+		snprintf(err, errlen, "out of memory while comparing the profiles");
+		return -ENOMEM;
+	}
+	v->own_m->ncards = 0;
+	*m = v->own_m;
+	return 0;
+}
+
+int rd_views_set_live(struct rd_views *v, struct rd_live *live,
+		      struct prof_profile *first, uint64_t from_ns,
+		      uint64_t to_ns, struct rd_model **m)
+{
+	(void)from_ns;
+	(void)to_ns;
+	v->live = live;
+	v->live_p = first;
+	v->live_m = rd_model_new(first);
+	if (!v->live_m)
+		return -ENOMEM;
+	*m = v->live_m;
+	return 0;
+}
+
+int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
+		    rd_live_wake_fn wake, void *wake_arg)
+{
+	v->ui = ui;
+	ui->views = v;
+	if (v->diff)
+		ui->avail = 0; /* the filters would renumber the diff's nodes */
+	if (v->live)
+		return rd_live_start(v->live, wake, wake_arg);
+	return 0;
+}
+
+void rd_views_detach(struct rd_views *v)
+{
+	if (v->live)
+		rd_live_stop(v->live);
+	if (v->ui)
+		v->ui->views = NULL;
+	v->ui = NULL;
+}
+
+int rd_views_run_diff_profiles(struct prof_profile *before,
+			       struct prof_profile *after,
+			       const struct rd_window_opts *o, char *err,
+			       size_t errlen)
+{
+	struct rd_views *v = rd_views_new();
+	struct rd_window_opts wo = *o;
+	struct rd_model *m;
+	int rc;
+
+	if (!v) {
+		prof_free(before);
+		prof_free(after);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = rd_views_set_diff(v, before, after, &m, err, errlen);
+	if (rc == 0) {
+		wo.views = v;
+		rc = rd_window_run(m, &wo, err, errlen);
+	}
+	rd_views_free(v);
+	return rc;
+}
+
+int rd_views_run_diff(const char *before_path, const char *after_path,
+		      const struct rd_window_opts *o, char *err, size_t errlen)
+{
+	struct prof_profile *b = NULL, *a = NULL;
+	int rc = rd_load_profile(before_path, &b, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = rd_load_profile(after_path, &a, err, errlen);
+	if (rc < 0) {
+		prof_free(b);
+		return rc;
+	}
+	return rd_views_run_diff_profiles(b, a, o, err, errlen);
+}
+
+int rd_views_run_live(struct rd_live *live, struct prof_profile *first,
+		      uint64_t from_ns, uint64_t to_ns,
+		      const struct rd_window_opts *o, char *err, size_t errlen)
+{
+	struct rd_views *v = rd_views_new();
+	struct rd_window_opts wo = *o;
+	struct rd_model *m;
+	int rc;
+
+	if (!v) {
+		rd_live_free(live);
+		prof_free(first);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = rd_views_set_live(v, live, first, from_ns, to_ns, &m);
+	if (rc == 0) {
+		wo.views = v;
+		rc = rd_window_run(m, &wo, err, errlen);
+	} else {
+		snprintf(err, errlen, "out of memory");
+	}
+	rd_views_free(v);
+	return rc;
+}
+
+/* ---- the toolbar row -------------------------------------------------- */
+
+static int tw(const struct rd_ui *ui, const char *s)
+{
+	return ui->text.measure(ui->text.ctx, RD_FONT_NORMAL, s, strlen(s));
+}
+
+int rd_views_text_at(struct rd_ui *ui, int x, int y, int w, int font,
+		     uint32_t color, const char *s)
+{
+	char buf[1024];
+	size_t n;
+
+	if (w < 1)
+		return 0;
+	n = rd_text_fit(&ui->text, font, s, w, 0, buf, sizeof(buf));
+	rd_list_text(&ui->list, x, y, w, font, color, buf, n);
+	return n ? ui->text.measure(ui->text.ctx, font, buf, n) : 0;
+}
+
+static int vbutton(struct rd_ui *ui, int x, int y, int h, int id,
+		   const char *label, int on)
+{
+	int w = tw(ui, label) + S(ui, 16);
+
+	rd_list_rect(&ui->list, x, y, w, h, on ? RD_COL_ON : RD_COL_PANEL);
+	rd_list_outline(&ui->list, x, y, w, h, RD_COL_LINE);
+	rd_views_text_at(ui, x + S(ui, 8), y + (h - ui->text.line_h[0]) / 2, w,
+			 RD_FONT_NORMAL, RD_COL_TEXT, label);
+	rd_ui_zone(ui, RD_Z_VIEW_BUTTON, (uint32_t)id, x, y, w, h);
+	return x + w + S(ui, 6);
+}
+
+int rd_views_bar(struct rd_ui *ui, int y)
+{
+	struct rd_views *v = ui->views;
+	int h = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 10), x = S(ui, 8);
+	int ty = y + (h - ui->text.line_h[0]) / 2;
+	char line[320];
+
+	x = vbutton(ui, x, y, h, RD_VB_SANDWICH, v->pane == RD_PANE_SANDWICH ?
+		    "\xe2\x86\x90 Back" : "Sandwich (s)", v->pane == RD_PANE_SANDWICH);
+	x = vbutton(ui, x, y, h, RD_VB_CALLTREE, "Call tree", v->pane == RD_PANE_CALLTREE);
+	if (v->diff) {
+		x = vbutton(ui, x, y, h, RD_VB_SIDE, "Side by side", v->pane == RD_PANE_SIDE);
+		x = vbutton(ui, x, y, h, RD_VB_PALETTE, v->dopt.palette ?
+			    "Colours: colour-blind" : "Colours: red/blue", 0);
+		x = vbutton(ui, x, y, h, RD_VB_ABSOLUTE, v->dopt.absolute ?
+			    "Change: absolute" : "Change: relative", v->dopt.absolute);
+		x = vbutton(ui, x, y, h, RD_VB_NOISE, "Hide noise", v->dopt.noise_filter);
+		x += rd_diff_legend(&ui->list, &ui->text, (struct rd_rect){ x + S(ui, 6), y,
+				    S(ui, 330), h }, v->dopt.palette) + S(ui, 18);
+	}
+	if (v->live) {
+		x = vbutton(ui, x, y, h, RD_VB_PAUSE, rd_live_paused(v->live) ?
+			    "Resume" : "Pause", rd_live_paused(v->live));
+		rd_live_status(v->live, line, sizeof(line));
+		x += rd_views_text_at(ui, x + S(ui, 4), ty, ui->w - x - S(ui, 12),
+				      RD_FONT_NORMAL, RD_COL_DIM, line) + S(ui, 16);
+	}
+	if (v->pane == RD_PANE_CALLTREE && v->ct.searching) {
+		rd_calltree_status(&v->ct, line, sizeof(line));
+		x += rd_views_text_at(ui, x + S(ui, 4), ty, S(ui, 120), RD_FONT_BOLD,
+				      RD_COL_MATCH, line) + S(ui, 12);
+		x = vbutton(ui, x, y, h, RD_VB_CT_PREV, "\xe2\x97\x80", 0);
+		x = vbutton(ui, x, y, h, RD_VB_CT_NEXT, "\xe2\x96\xb6", 0);
+	}
+	if (v->pane == RD_PANE_CALLTREE && v->ct_side >= 0)
+		x = vbutton(ui, x, y, h, RD_VB_CT_WHOLE, "Whole profile", 0);
+	if (v->pane == RD_PANE_SANDWICH)
+		snprintf(line, sizeof(line), "Sandwich of %.200s: its callers above, what it "
+			 "calls below \xc2\xb7 Esc goes back", v->sw_name);
+	else
+		snprintf(line, sizeof(line), "%s", v->notice);
+	if (line[0])
+		rd_views_text_at(ui, x + S(ui, 4), ty, ui->w - x - S(ui, 12),
+				 RD_FONT_NORMAL, 0x9A6700, line);
+	return y + h + S(ui, 8);
+}
+
+void rd_views_tip_box(struct rd_ui *ui, char (*lines)[256], int k)
+{
+	int w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
+
+	for (int i = 0; i < k; i++) {
+		int lw = ui->text.measure(ui->text.ctx, i ? RD_FONT_NORMAL : RD_FONT_BOLD,
+					  lines[i], strlen(lines[i]));
+		if (lw > w)
+			w = lw;
+	}
+	if (w > ui->w / 2)
+		w = ui->w / 2;
+	w += S(ui, 16);
+	h = k * lh + S(ui, 10);
+	x = ui->mouse_x + S(ui, 14);
+	y = ui->mouse_y + S(ui, 18);
+	if (x + w > ui->w)
+		x = ui->mouse_x - w - S(ui, 6);
+	if (y + h > ui->h)
+		y = ui->mouse_y - h - S(ui, 6);
+	x = x < 0 ? 0 : x;
+	y = y < 0 ? 0 : y;
+	ui->tip = (struct rd_rect){ x, y, w, h };
+	rd_list_rect(&ui->list, x + 2, y + 2, w, h, 0xC8C8C8);
+	rd_list_rect(&ui->list, x, y, w, h, RD_COL_TIP_BG);
+	rd_list_outline(&ui->list, x, y, w, h, RD_COL_LINE);
+	for (int i = 0; i < k; i++)
+		rd_views_text_at(ui, x + S(ui, 8), y + S(ui, 5) + i * lh, w - S(ui, 16),
+				 i ? RD_FONT_NORMAL : RD_FONT_BOLD, RD_COL_TEXT, lines[i]);
+}
+
+void rd_views_draw_box(struct rd_ui *ui, const struct rd_box *b,
+		       const char *label, uint32_t c)
+{
+	int thin = b->flags & RD_BOX_THIN, w = thin ? b->w : b->w - 1, pad = S(ui, 3);
+
+	if (b->flags & RD_BOX_ANCESTOR)
+		c = rd_mix(c, RD_COL_BG, 0.35);
+	else if (thin)
+		c = rd_mix(c, RD_COL_BG, 0.25);
+	rd_list_rect(&ui->list, b->x, b->y, w > 0 ? w : 1, b->h - 1, c);
+	if (!(b->flags & RD_BOX_LABEL) || b->w - 2 * pad < 1)
+		return;
+	rd_views_text_at(ui, b->x + pad, b->y + (b->h - 1 - ui->text.line_h[RD_FONT_NORMAL]) / 2,
+			 b->w - 2 * pad, RD_FONT_NORMAL,
+			 (c >> 16 & 0xff) + (c >> 8 & 0xff) + (c & 0xff) < 300 ?
+			 0xFFFFFF : RD_COL_TEXT, label);
+}
+
+/* ---- panes and colours -------------------------------------------------- */
+
+int rd_views_graph(struct rd_ui *ui)
+{
+	struct rd_views *v = ui->views;
+
+	switch (v->pane) {
+	case RD_PANE_SANDWICH:
+		ui->boxes.n = 0;
+		return rd_views_sandwich_graph(ui);
+	case RD_PANE_CALLTREE:
+		ui->boxes.n = 0;
+		return rd_views_calltree_graph(ui);
+	case RD_PANE_SIDE:
+		return rd_views_side_graph(ui);
+	default:
+		return rd_ui_graph(ui);
+	}
+}
+
+int rd_views_tooltip(struct rd_ui *ui)
+{
+	struct rd_views *v = ui->views;
+
+	if (v->pane == RD_PANE_SANDWICH)
+		return rd_views_sandwich_tooltip(ui);
+	if (v->pane == RD_PANE_CALLTREE)
+		return 1;
+	if (v->pane == RD_PANE_SIDE)
+		return rd_views_side_tooltip(ui);
+	return 0;
+}
+
+int rd_views_diff_on(const struct rd_ui *ui)
+{
+	const struct rd_views *v = ui->views;
+
+	return v && v->diff && ui->m == v->own_m;
+}
+
+int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
+		       char (*lines)[256], int max)
+{
+	if (!rd_views_diff_on(ui) || (b->flags & RD_BOX_SMALL))
+		return 0;
+	return rd_diff_tip(ui->views->diff, b->node, &ui->views->dopt, lines, max);
+}
+
+int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,
+		       uint32_t *color)
+{
+	const struct rd_views *v = ui->views;
+
+	if (!rd_views_diff_on(ui))
+		return 0;
+	*color = rd_diff_color(rd_diff_node_shade(v->diff, b->node, &v->dopt).shown,
+			       v->dopt.palette);
+	return 1;
+}
+
+/* ---- input --------------------------------------------------------------- */
+
+/* The node the user means: the keyboard selection, the box under the
+ * mouse, the zoomed box; 0 when none. */
+static uint32_t chosen_node(const struct rd_ui *ui)
+{
+	const struct rd_box *b;
+
+	if (ui->selected)
+		return ui->selected;
+	if (ui->mouse_in && (b = rd_flame_hit(&ui->boxes, ui->mouse_x, ui->mouse_y)) &&
+	    !(b->flags & RD_BOX_SMALL))
+		return b->last;
+	return ui->focus;
+}
+
+static int open_sandwich_here(struct rd_ui *ui)
+{
+	uint32_t node = chosen_node(ui), idx;
+	const char *name;
+
+	if (node) {
+		name = rd_model_fn_name(ui->m, rd_model_node_fn(ui->m, node));
+	} else {
+		if (!rd_model_sorted(ui->m, RD_SORT_SELF, 0, ui->table_idx))
+			return 0;
+		idx = ui->table_idx[0];
+		name = rd_model_fn_name(ui->m, idx);
+	}
+	return rd_views_sandwich(ui, name) < 0 ? (ui->oom = 1) : 1;
+}
+
+static int press(struct rd_ui *ui, uint32_t id)
+{
+	struct rd_views *v = ui->views;
+
+	switch (id) {
+	case RD_VB_SANDWICH:
+		if (v->pane == RD_PANE_SANDWICH)
+			return rd_views_sandwich_leave(ui);
+		return open_sandwich_here(ui);
+	case RD_VB_CALLTREE:
+		v->pane = v->pane == RD_PANE_CALLTREE ? RD_PANE_GRAPH : RD_PANE_CALLTREE;
+		ui->scroll = 0;
+		return 1;
+	case RD_VB_SIDE:
+		v->pane = v->pane == RD_PANE_SIDE ? RD_PANE_GRAPH : RD_PANE_SIDE;
+		return 1;
+	case RD_VB_PALETTE: v->dopt.palette = !v->dopt.palette; return 1;
+	case RD_VB_ABSOLUTE: v->dopt.absolute = !v->dopt.absolute; return 1;
+	case RD_VB_NOISE: v->dopt.noise_filter = !v->dopt.noise_filter; return 1;
+	case RD_VB_PAUSE:
+		if (v->live)
+			rd_live_pause(v->live, !rd_live_paused(v->live));
+		return 1;
+	case RD_VB_CT_PREV:
+	case RD_VB_CT_NEXT:
+		return rd_views_calltree_step(ui, id == RD_VB_CT_NEXT ? 1 : -1);
+	case RD_VB_CT_WHOLE:
+		v->ct_side = -1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int rd_views_click(struct rd_ui *ui, int x, int y)
+{
+	struct rd_views *v = ui->views;
+	const struct rd_rect *g = &ui->graph;
+
+	for (size_t i = ui->nzones; i-- > 0;) {
+		const struct rd_zone *z = &ui->zones[i];
+
+		if (z->kind < RD_Z_VIEW_BUTTON || x < z->r.x || x >= z->r.x + z->r.w ||
+		    y < z->r.y || y >= z->r.y + z->r.h)
+			continue;
+		ui->typing = 0;
+		if (z->kind == RD_Z_VIEW_BUTTON)
+			return press(ui, z->arg);
+		return rd_views_calltree_click(ui, z->kind, z->arg);
+	}
+	if (v->pane == RD_PANE_SIDE)
+		return rd_views_side_click(ui, x, y);
+	if (x < g->x || x >= g->x + g->w || y < g->y || y >= g->y + g->h)
+		return -1;
+	if (v->pane == RD_PANE_SANDWICH)
+		return rd_views_sandwich_click(ui, x, y);
+	return -1;
+}
+
+int rd_views_motion(struct rd_ui *ui)
+{
+	/* The panes' hover tooltips follow the mouse; the divider drag stays
+	 * the window's. */
+	return ui->views->pane != RD_PANE_GRAPH && !ui->dragging;
+}
+
+int rd_views_key(struct rd_ui *ui, int key)
+{
+	struct rd_views *v = ui->views;
+
+	if (v->pane == RD_PANE_SANDWICH && key == RD_KEY_ESCAPE)
+		return rd_views_sandwich_escape(ui);
+	if (v->pane == RD_PANE_SANDWICH)
+		return 0;
+	if (v->pane == RD_PANE_CALLTREE && key == RD_KEY_ENTER)
+		return rd_views_calltree_step(ui, 1);
+	if (v->pane == RD_PANE_CALLTREE && key == RD_KEY_ESCAPE) {
+		v->pane = RD_PANE_GRAPH;
+		return 1;
+	}
+	return -1;
+}
+
+int rd_views_text(struct rd_ui *ui, const char *utf8)
+{
+	struct rd_views *v = ui->views;
+
+	if (!strcmp(utf8, "s")) {
+		if (v->pane == RD_PANE_SANDWICH)
+			return rd_views_sandwich_here(ui);
+		return open_sandwich_here(ui);
+	}
+	if (!strcmp(utf8, " ") && v->live) {
+		rd_live_pause(v->live, !rd_live_paused(v->live));
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- dump ------------------------------------------------------------------ */
+
+void rd_views_dump(const struct rd_ui *ui, FILE *out)
+{
+	static const char *const panes[] = { "graph", "sandwich", "calltree", "side" };
+	struct rd_views *v = ui->views;
+	char line[320];
+
+	fprintf(out, "view %s\n", panes[v->pane]);
+	fprintf(out, "vnotice %s\n", v->notice);
+	if (v->diff)
+		fprintf(out, "diff palette %d absolute %d noise %d\n", v->dopt.palette,
+			v->dopt.absolute, v->dopt.noise_filter);
+	if (v->pane == RD_PANE_SANDWICH)
+		rd_views_sandwich_dump(ui, out);
+	if (v->pane == RD_PANE_CALLTREE)
+		rd_views_calltree_dump(ui, out);
+	if (v->pane == RD_PANE_SIDE)
+		rd_views_side_dump(ui, out);
+	if (v->live) {
+		if (v->live_pending) {
+			v->live_latency_ms = (double)(rd_live_mono_ns() - v->live_arrived_ns) / 1e6;
+			v->live_pending = 0;
+		}
+		fprintf(out, "live updates %llu latency_ms %.2f paused %d\n",
+			(unsigned long long)v->live_updates, v->live_latency_ms,
+			rd_live_paused(v->live));
+		fprintf(out, "livestatus %s\n", rd_live_status(v->live, line, sizeof(line)));
+	}
+}
+
+/* ---- live updates --------------------------------------------------------- */
+
+int rd_views_name_path(const struct prof_profile *p, uint32_t node,
+		       const char **path)
+{
+	uint32_t ids[RD_PATH_MAX];
+	int n = 0;
+
+	for (uint32_t a = node; a; a = prof_node_get(p, a)->parent) {
+		if (n == RD_PATH_MAX)
+			return 0;
+		ids[n++] = a;
+	}
+	for (int i = 0; i < n; i++)
+		path[i] = prof_str(p, prof_frame_get(p, prof_node_get(p, ids[n - 1 - i])->frame)->name);
+	return n;
+}
+
+/* Copies the @n strings of @path in place (the profile they point into
+ * may go); returns 0 or -ENOMEM (then nothing is owned). */
+static int own_path(const char **path, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!(path[i] = strdup(path[i]))) {
+			while (i-- > 0)
+				free((char *)path[i]);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void free_path(const char **path, int n)
+{
+	for (int i = 0; i < n; i++)
+		free((char *)path[i]);
+}
+
+uint32_t rd_views_find_path(const struct prof_profile *p, const char **path,
+			    int n)
+{
+	uint32_t node = 0;
+
+	for (int i = 0; i < n; i++) {
+		uint32_t c = prof_node_get(p, node)->child;
+
+		while (c && strcmp(prof_str(p, prof_frame_get(p, prof_node_get(p, c)->frame)->name),
+				   path[i]))
+			c = prof_node_get(p, c)->sibling;
+		if (!c)
+			return 0;
+		node = c;
+	}
+	return node;
+}
+
+int rd_views_update(struct rd_ui *ui)
+{
+	const char *fpath[RD_PATH_MAX], *spath[RD_PATH_MAX];
+	struct rd_views *v = ui->views;
+	struct prof_profile *p, *old_p = v->live_p;
+	struct rd_model *m, *old_m = v->live_m;
+	uint64_t from, to, arrived;
+	int nf, ns, scroll = ui->scroll;
+
+	if (!v->live || !rd_live_take(v->live, &p, &m, &from, &to, &arrived))
+		return 0;
+	nf = rd_views_name_path(ui->m->p, ui->focus, fpath);
+	ns = rd_views_name_path(ui->m->p, ui->selected, spath);
+	if (own_path(fpath, nf) < 0)
+		nf = 0;
+	if (own_path(spath, ns) < 0)
+		ns = 0;
+	v->live_p = p;
+	v->live_m = m;
+	ui->base = m;
+	ui->avail = rd_filter_available(m->p);
+	if (rd_ui_set_filter(ui, ui->filter & ui->avail) < 0) {
+		/* Keep showing the old data. */
+		ui->base = old_m;
+		v->live_p = old_p;
+		v->live_m = old_m;
+		rd_model_free(m);
+		prof_free(p);
+		free_path(fpath, nf);
+		free_path(spath, ns);
+		return 0;
+	}
+	v->notice[0] = '\0';
+	ui->focus = nf ? rd_views_find_path(ui->m->p, fpath, nf) : 0;
+	if (nf && !ui->focus)
+		snprintf(v->notice, sizeof(v->notice), "The zoomed frame %.160s is not in "
+			 "the latest data; showing everything.", fpath[nf - 1]);
+	ui->selected = ns ? rd_views_find_path(ui->m->p, spath, ns) : 0;
+	free_path(fpath, nf);
+	free_path(spath, ns);
+	ui->scroll = scroll;
+	rd_views_sandwich_refresh(ui);
+	rd_views_calltree_clear(v);
+	rd_model_free(old_m);
+	prof_free(old_p);
+	v->live_updates++;
+	v->live_arrived_ns = arrived;
+	v->live_pending = 1;
+	return 1;
+}
