@@ -12,7 +12,9 @@
 
 #include "profile.h"
 
-#define MAX_DEPTH 65536 /* frames per stack */
+/* Frames per stack: far beyond real stacks, it bounds what a small file
+ * can expand into (many references to a location with many lines). */
+#define MAX_DEPTH (1 << 20)
 
 struct span {
 	const uint8_t *p;

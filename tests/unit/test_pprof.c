@@ -193,6 +193,28 @@ static void test_units(void **state)
 	prof_free(p);
 }
 
+/* A 100,000-frame stack survives the round trip. */
+static void test_deep_round_trip(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+	size_t depth = 100000;
+	uint32_t *fs = malloc(depth * sizeof(*fs));
+	uint32_t a = frame(p, "a", NULL, NULL, 0, 0, 0, 0);
+	uint32_t b = frame(p, "b", NULL, NULL, 0, PROF_KIND_INLINE, 0, 0);
+
+	(void)state;
+	assert_non_null(fs);
+	for (size_t i = 0; i < depth; i++)
+		fs[i] = i % 3 ? b : a;
+	prof_add_stack(p, fs, depth, 9);
+	q = round_trip(p);
+	assert_int_equal(prof_node_count(q), depth + 1);
+	assert_int_equal(prof_total(q), 9);
+	free(fs);
+	prof_free(q);
+	prof_free(p);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
@@ -479,6 +501,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_attributes),
 		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_deep_round_trip),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_hand_built),
 		cmocka_unit_test(test_sample_type_choice),

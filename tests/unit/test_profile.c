@@ -329,6 +329,37 @@ static void test_child_append(void **state)
 	prof_free(p);
 }
 
+/* A very deep stack: nothing recurses on depth. */
+static int count_fn(const struct prof_profile *p, const uint32_t *frames,
+		    size_t n, uint64_t value, void *arg)
+{
+	(void)p;
+	(void)frames;
+	*(size_t *)arg += n * value;
+	return 0;
+}
+
+static void test_deep_stack(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	size_t depth = 200000, sum = 0;
+	uint32_t *fs = malloc(depth * sizeof(*fs));
+	uint32_t a = fr(p, "a", 0), b = fr(p, "b", 0);
+
+	(void)state;
+	assert_non_null(fs);
+	for (size_t i = 0; i < depth; i++)
+		fs[i] = i % 2 ? b : a;
+	assert_int_not_equal(prof_add_stack(p, fs, depth, 2), UINT32_MAX);
+	assert_int_not_equal(prof_add_stack(p, fs, depth / 2, 1), UINT32_MAX);
+	assert_int_equal(prof_node_count(p), depth + 1);
+	assert_int_equal(prof_sort(p), 0);
+	assert_int_equal(prof_walk_stacks(p, count_fn, &sum), 0);
+	assert_int_equal(sum, depth * 2 + depth / 2);
+	free(fs);
+	prof_free(p);
+}
+
 /* Many distinct stacks: the edge index stays consistent through growth. */
 static void test_many_nodes(void **state)
 {
@@ -369,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_child_get),
 		cmocka_unit_test(test_child_append),
+		cmocka_unit_test(test_deep_stack),
 		cmocka_unit_test(test_many_nodes),
 	};
 
