@@ -232,13 +232,16 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
 }
 
-static void forget_gone(struct sampler *s)
+/* Forgets the first @n exited processes (their samples are all drained)
+ * and keeps the ones that exited since. */
+static void forget_gone(struct sampler *s, size_t n)
 {
-	for (size_t i = 0; i < s->ngone; i++) {
+	for (size_t i = 0; i < n; i++) {
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
 	}
-	s->ngone = 0;
+	memmove(s->gone, s->gone + n, (s->ngone - n) * sizeof(*s->gone));
+	s->ngone -= n;
 }
 
 int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
@@ -247,13 +250,18 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	uint32_t old = s->skel->bss->active;
 	struct entries got = { .ksz = sizeof(struct hearth_key), .vsz = sizeof(struct hearth_value) };
 	struct entries sigs = { .ksz = sizeof(struct hearth_sig_key), .vsz = sizeof(struct hearth_value) };
+	size_t gone;
 	int rc;
 
-	/* Exits seen so far belong to processes whose samples are in the
-	 * side we are about to read: handle events first, forget after. */
+	/* Processes that exited before the flip have all their samples in
+	 * the side we are about to read: they are forgotten after it. */
 	sampler_poll(s, 0);
+	gone = s->ngone;
 	__atomic_store_n(&s->skel->bss->active, !old, __ATOMIC_SEQ_CST);
 	usleep(FLIP_GRACE_US);
+	/* Forks and execs up to the flip, so every sample's process is known
+	 * (exits seen now wait for the next drain). */
+	ring_buffer__consume(s->rb_procs);
 	rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
 			 &got);
 	if (rc == 0)
@@ -268,6 +276,6 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	free(sigs.buf);
 	if (rc == 0)
 		rc = sampler_take_pending(s, oncpu, offcpu);
-	forget_gone(s);
+	forget_gone(s, gone);
 	return rc;
 }

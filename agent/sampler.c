@@ -97,6 +97,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
 			sym_proc_load(s->sym, (pid_t)e->pid);
+		sym_unwind_fork(s->unw, (pid_t)e->ppid, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_EXIT:
 		if (s->ngone == s->capgone) {
@@ -116,7 +117,13 @@ static int handle_event(void *ctx, void *data, size_t len)
 
 static int handle_copy(void *ctx, void *data, size_t len)
 {
-	return sampler_take_copy(ctx, data, len);
+	struct sampler *s = ctx;
+
+	/* A child's samples can come in before its fork event, which sits in
+	 * the other ring: handle process events first so the child is known
+	 * (it may be gone already). */
+	ring_buffer__consume(s->rb_procs);
+	return sampler_take_copy(s, data, len);
 }
 
 static int tune(struct sampler *s, const struct sampler_opts *o)
@@ -219,8 +226,9 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	}
 	load_existing_procs(s);
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->rb || ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events),
-				       handle_copy, s) < 0) {
+	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb || !s->rb_procs ||
+	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		goto err_free;
 	}
@@ -320,6 +328,7 @@ void sampler_close(struct sampler *s)
 		return;
 	sampler_stop(s);
 	ring_buffer__free(s->rb);
+	ring_buffer__free(s->rb_procs);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);
 	sym_unwinder_free(s->unw);

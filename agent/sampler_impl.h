@@ -26,7 +26,8 @@ struct sampler {
 	int cpu_fds[MAX_CPUS];
 	int ncpus;
 	int npossible;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;        /* process events and stack copies */
+	struct ring_buffer *rb_procs;  /* process events only, to run first */
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
 	struct sig_cache *sigs; /* off-CPU unwinds by wait signature */

@@ -37,6 +37,7 @@ struct rule {
 
 struct session {
 	pid_t pid;
+	pid_t alias_of; /* forked child: use this process's session */
 	struct rule *rules; /* open addressing by pc, RULES_MAX slots */
 	size_t nrules;
 	pid_t tid;                        /* thread being unwound */
@@ -148,13 +149,22 @@ static int session_open(struct session *s)
 	return 0;
 }
 
-static struct session *session_get(struct sym_unwinder *u, pid_t pid)
+static struct session *session_find(struct sym_unwinder *u, pid_t pid)
 {
-	struct session *s;
-
 	for (size_t i = 0; i < u->len; i++)
 		if (u->v[i].pid == pid)
 			return &u->v[i];
+	return NULL;
+}
+
+/* Finds or adds the session of @pid. May move every session: pointers
+ * from before the call are stale after it. */
+static struct session *session_get(struct sym_unwinder *u, pid_t pid)
+{
+	struct session *s = session_find(u, pid);
+
+	if (s)
+		return s;
 	if (u->len == u->cap) {
 		size_t cap = u->cap ? u->cap * 2 : 16;
 		struct session *v = realloc(u->v, cap * sizeof(*v));
@@ -183,6 +193,18 @@ void sym_unwinder_free(struct sym_unwinder *u)
 		session_close(&u->v[i]);
 	free(u->v);
 	free(u);
+}
+
+int sym_unwind_fork(struct sym_unwinder *u, pid_t parent, pid_t child)
+{
+	struct session *s;
+
+	sym_unwind_forget(u, child);
+	s = session_get(u, child);
+	if (!s)
+		return -ENOMEM;
+	s->alias_of = parent;
+	return 0;
 }
 
 void sym_unwind_forget(struct sym_unwinder *u, pid_t pid)
@@ -383,6 +405,13 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	*complete = 0;
 	if (!s)
 		return -ENOMEM;
+	if (s->alias_of && !s->dwfl) {
+		struct session *parent = session_get(u, s->alias_of);
+
+		if (parent && !parent->dwfl && session_open(parent) < 0)
+			parent = NULL;
+		s = parent ? parent : session_find(u, pid);
+	}
 	if (!max)
 		return -EINVAL;
 	if (!s->dwfl && (rc = session_open(s)) < 0) {

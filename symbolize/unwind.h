@@ -54,6 +54,11 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 size_t sym_unwind_splice(const uint64_t *dwarf, size_t nd, const uint64_t *fp,
 			 size_t nf, uint64_t *out, size_t max);
 
+/* Lets @child, just forked from @parent, unwind with the parent's session
+ * until it execs: it has the same mappings, and may exit before its own
+ * could be read. Returns 0 or -ENOMEM. */
+int sym_unwind_fork(struct sym_unwinder *u, pid_t parent, pid_t child);
+
 /* Drops the session of @pid (after exit, or when its mappings changed). */
 void sym_unwind_forget(struct sym_unwinder *u, pid_t pid);
 
