@@ -23,23 +23,10 @@ for tool in perf bpftrace bpftool; do
 done
 [ -x "$W" ] || { echo "record_cost: build the fixtures first (make fixtures)"; exit 1; }
 sysctl -q kernel.bpf_stats_enabled=1
+. bench/lib.sh
 
 # bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over loaded programs whose
 # name matches.
-# prog_ids: ids of the BPF programs loaded now, one per line.
-prog_ids() { bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p'; }
-
-# bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over the programs whose name
-# matches and that were loaded after the ids in $T/ids.before (so other
-# tools' programs on the machine are not counted).
-bpf_ns() {
-	bpftool prog show 2>/dev/null | awk -v re="$1" -v before="$T/ids.before" '
-		BEGIN { while ((getline l < before) > 0) old[l] = 1 }
-		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); name = ""; rt = 0; rc = 0
-			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
-			     if (!(id in old) && name ~ re && rc > 0) { t += rt; c += rc } }
-		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
-}
 
 # start_profiler NAME: starts it under GNU time, sets PROF_PID (the
 # profiler itself) and TIME_PID.
@@ -62,7 +49,7 @@ start_profiler() {
 stop_profiler() {
 	kill -INT "$PROF_PID" 2>/dev/null
 	wait "$TIME_PID" 2>/dev/null
-	CPU_S=$(tail -1 "$T/cpu" | awk '{ printf "%.2f", $1 + $2 }')
+	CPU_S=$(cpu_of "$T/cpu")
 }
 
 run_workload() { "$W" 2 "$ITERS"; }
@@ -94,7 +81,6 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 echo
 
-median() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 base=$(median "$T/wall.none")
 printf '\nworkload: 2 threads x %s iterations, %s rounds, median wall %.3f s without a profiler\n\n' "$ITERS" "$ROUNDS" "$base"
 printf '%-34s %10s %10s %14s %12s\n' profiler wall_s slowdown profiler_cpu_s bpf_ns/run

@@ -7,7 +7,7 @@ export BUILD HEARTH="$PWD/$BUILD/hearth" HEARTHD="$PWD/$BUILD/hearthd" FIXTURES=
 rc=0
 for b in bench/*.sh; do
 	n=$(basename "$b" .sh)
-	[ "$n" = run ] && continue
+	case "$n" in run|lib*) continue ;; esac
 	[ -n "${BENCH:-}" ] && [ "$n" != "$BENCH" ] && continue
 	echo "== $n"
 	sh "$b" || rc=1

@@ -21,6 +21,7 @@ trap 'rm -rf "$T"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
 command -v perf >/dev/null || { echo "unwind_cost: perf is missing (make deps-bench)"; exit 1; }
 [ -x "$N" ] || { echo "unwind_cost: build the fixtures first"; exit 1; }
 sysctl -q kernel.bpf_stats_enabled=1
+. bench/lib.sh
 # perf needs tracefs for sched:sched_switch.
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 
@@ -45,22 +46,7 @@ complete() {
 	END { if (all) printf "%.1f%% of %.0f", 100 * whole / all, all; else print "n/a" }' "$1"
 }
 
-# prog_ids: ids of the BPF programs loaded now, one per line.
-prog_ids() { bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p'; }
 
-# bpf_ns NAME-REGEX: mean run_time_ns/run_cnt over the programs whose name
-# matches and that were loaded after the ids in $T/ids.before (so other
-# tools' programs on the machine are not counted).
-bpf_ns() {
-	bpftool prog show 2>/dev/null | awk -v re="$1" -v before="$T/ids.before" '
-		BEGIN { while ((getline l < before) > 0) old[l] = 1 }
-		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); name = ""; rt = 0; rc = 0
-			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
-			     if (!(id in old) && name ~ re && rc > 0) { t += rt; c += rc } }
-		END { if (c) printf "%.0f", t / c; else printf "n/a" }'
-}
-
-cpu_of() { tail -1 "$1" | awk '{ printf "%.2f", $1 + $2 }'; }
 
 # run_hearth LABEL WORKLOAD ARGS...: hearth record on a fresh workload.
 run_hearth() {
