@@ -176,7 +176,7 @@ static __always_inline bool wanted(struct task_struct *task, __u32 tgid)
 }
 
 /* Captures the current task's stacks into the stack map of @gen. */
-static __always_inline void get_stacks(void *ctx, __u32 gen, bool has_mm,
+static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 				       __s32 *kstack, __s32 *ustack)
 {
 	void *map = gen ? (void *)&stacks1 : (void *)&stacks0;
@@ -188,7 +188,7 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool has_mm,
 		if (*kstack < 0 && *kstack != -EFAULT)
 			count(HEARTH_CNT_DROP_KSTACK);
 	}
-	if (user_stacks && has_mm) {
+	if (user_stacks && want_user) {
 		*ustack = bpf_get_stackid(ctx, map, BPF_F_USER_STACK);
 		if (*ustack < 0 && *ustack != -EFAULT)
 			count(HEARTH_CNT_DROP_USTACK);
@@ -468,7 +468,10 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 		if (st.has_copy)
 			st.kstack = st.ustack = -1;
 		else
-			get_stacks(ctx, st.gen, prev->mm != NULL, &st.kstack, &st.ustack);
+			/* A known signature's user stack is already unwound:
+			 * only the kernel side is walked. */
+			get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit,
+				   &st.kstack, &st.ustack);
 		if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY))
 			count(HEARTH_CNT_DROP_START_FULL);
 	}
