@@ -43,6 +43,7 @@ static void draw_box(struct rd_ui *ui, const struct rd_box *b, int pad)
 	int w = thin ? b->w : b->w - 1;
 	char label[512], fit[512];
 	size_t n;
+	int x;
 
 	rd_list_rect(&ui->list, b->x, b->y, w > 0 ? w : 1, b->h - 1, c);
 	hatch(ui, b, c);
@@ -51,7 +52,12 @@ static void draw_box(struct rd_ui *ui, const struct rd_box *b, int pad)
 	rd_ui_box_label(ui, b, label, sizeof(label));
 	n = rd_text_fit(&ui->text, RD_FONT_NORMAL, label, b->w - 2 * pad,
 			ui->keep_end, fit, sizeof(fit));
-	rd_list_text(&ui->list, b->x + pad,
+	/* Right-aligned labels keep the end of long names. */
+	x = b->x + pad;
+	if (ui->keep_end && n)
+		x = b->x + b->w - pad -
+		    ui->text.measure(ui->text.ctx, RD_FONT_NORMAL, fit, n);
+	rd_list_text(&ui->list, x,
 		     b->y + (b->h - 1 - ui->text.line_h[RD_FONT_NORMAL]) / 2,
 		     b->w - 2 * pad, RD_FONT_NORMAL,
 		     (c >> 16 & 0xff) + (c >> 8 & 0xff) + (c & 0xff) < 300 ?

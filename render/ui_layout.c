@@ -100,8 +100,9 @@ static int lay_cards(struct rd_ui *ui, int y)
 		     cw - S(ui, 22) - used, RD_FONT_NORMAL, RD_COL_TEXT,
 		     rd_model_fn_name(m, c->fn));
 		where(m, fn->frame, loc, sizeof(loc));
-		snprintf(line, sizeof(line), "%s%s%s", loc, loc[0] ? " \xc2\xb7 " : "",
-			 rd_class_name(rd_frame_class(f)));
+		snprintf(line, sizeof(line), "%s%s%s%s%s", loc, loc[0] ? " \xc2\xb7 " : "",
+			 f && f->lang ? rd_lang_name(f->lang) : "",
+			 f && f->lang ? " \xc2\xb7 " : "", rd_class_name(rd_frame_class(f)));
 		text(ui, x + S(ui, 10), y + S(ui, 7) + lh, cw - S(ui, 14),
 		     RD_FONT_NORMAL, RD_COL_DIM, line);
 		rd_ui_zone(ui, RD_Z_CARD, c->fn, x, y, cw, ch);
@@ -144,8 +145,8 @@ static int lay_toolbar(struct rd_ui *ui, int y)
 	x = button(ui, x, y, h, RD_BTN_COLOR, ui->by_value ? "Colour: value" :
 		   "Colour: owner", 0) + gap;
 	x = button(ui, x, y, h, RD_BTN_UNFOLD, "Show every frame", ui->unfold) + gap;
-	x = button(ui, x, y, h, RD_BTN_ALIGN, ui->keep_end ? "Labels: end" :
-		   "Labels: start", 0) + gap;
+	x = button(ui, x, y, h, RD_BTN_ALIGN, ui->keep_end ? "Labels: right" :
+		   "Labels: left", 0) + gap;
 	if (ui->avail & 1)
 		x = button(ui, x, y, h, RD_BTN_MYCODE, "Only my code",
 			   ui->filter & RD_FILTER_YOURS) + gap;
