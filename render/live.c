@@ -198,6 +198,14 @@ int rd_live_take(struct rd_live *l, struct prof_profile **p,
 	return got;
 }
 
+void rd_live_shown(struct rd_live *l, uint64_t from_ns, uint64_t to_ns)
+{
+	pthread_mutex_lock(&l->mu);
+	l->shown_from = from_ns;
+	l->shown_to = to_ns;
+	pthread_mutex_unlock(&l->mu);
+}
+
 void rd_live_pause(struct rd_live *l, int on)
 {
 	pthread_mutex_lock(&l->mu);
@@ -237,8 +245,9 @@ char *rd_live_status(struct rd_live *l, char *buf, size_t n)
 	clock_text(l->shown_to, b, sizeof(b));
 	span_text(l->last_ns, span, sizeof(span));
 	span_text(l->window_ns, win, sizeof(win));
-	snprintf(buf, n, "Live \xc2\xb7 %s\xe2\x80\x93%s (last %s) \xc2\xb7 new data every %s%s",
-		 a, b, span, win, l->paused ? " \xc2\xb7 paused" :
+	snprintf(buf, n, "Live \xc2\xb7 %s\xe2\x80\x93%s (last %s)%s%s%s", a, b, span,
+		 l->window_ns ? " \xc2\xb7 new data every " : "", l->window_ns ? win : "",
+		 l->paused ? " \xc2\xb7 paused" :
 		 l->failing ? " \xc2\xb7 hearthd stopped answering; retrying" : "");
 	pthread_mutex_unlock(&l->mu);
 	return buf;

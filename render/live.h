@@ -62,6 +62,10 @@ int rd_live_take(struct rd_live *l, struct prof_profile **p,
 		 struct rd_model **m, uint64_t *from_ns, uint64_t *to_ns,
 		 uint64_t *arrived_ns);
 
+/* Records the range of the data the window shows first (fetched before
+ * the thread started), for the status line. */
+void rd_live_shown(struct rd_live *l, uint64_t from_ns, uint64_t to_ns);
+
 /* Pauses (@on = 1) or resumes fetching. */
 void rd_live_pause(struct rd_live *l, int on);
 int rd_live_paused(const struct rd_live *l);

@@ -78,9 +78,8 @@ int rd_views_set_live(struct rd_views *v, struct rd_live *live,
 		      struct prof_profile *first, uint64_t from_ns,
 		      uint64_t to_ns, struct rd_model **m)
 {
-	(void)from_ns;
-	(void)to_ns;
 	v->live = live;
+	rd_live_shown(live, from_ns, to_ns);
 	v->live_p = first;
 	v->live_m = rd_model_new(first);
 	if (!v->live_m)

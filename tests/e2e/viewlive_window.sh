@@ -1,0 +1,146 @@
+#!/bin/sh
+# hearth view --live in a real X window (Xvfb): hearthd (1 s windows, a
+# temporary store and socket) profiles a workload; the viewer opens on its
+# latest data and redraws as windows are stored.
+#  - without hearthd: one sentence saying how to start it;
+#  - the window shows the workload (record_work spin); the user zooms into
+#    its process row;
+#  - the workload changes (a second record_work runs hot_a/hot_b): hot_a
+#    appears in a later layout and on screen, in the same window, with the
+#    zoom kept on record_work;
+#  - Pause freezes the view: no update while paused, updates again after
+#    Resume; the time range is shown.
+set -u
+: "${HEARTH:?}" "${HEARTHD:?}" "${FIXTURES:?}"
+tmp=$(mktemp -d /tmp/hearth-viewlive.XXXXXX)
+xpid= vpid= hd= w1= w2=
+cleanup() {
+	for p in $vpid $w1 $w2 $xpid; do kill "$p" 2>/dev/null; done
+	[ -n "$hd" ] && kill "$hd" 2>/dev/null && wait "$hd" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+fail() {
+	echo "FAIL: $*"
+	[ -f "$tmp/layout.txt" ] && grep '^box' "$tmp/layout.txt" | head -30 | sed 's/^/  layout: /'
+	[ -f "$tmp/view.log" ] && sed 's/^/  view: /' "$tmp/view.log" | head -20
+	[ -f "$tmp/hearthd.log" ] && sed 's/^/  hearthd: /' "$tmp/hearthd.log" | tail -10
+	exit 1
+}
+[ "$(id -u)" = 0 ] || fail "hearthd loads BPF programs: run as root"
+for t in Xvfb xdotool import /usr/bin/convert; do
+	command -v "$t" >/dev/null 2>&1 && continue
+	[ "${CI:-}" = true ] && fail "$t is missing (PKGS_TEST installs it)"
+	echo "skipped: $t is not installed"; exit 0
+done
+[ -x "$FIXTURES/record_work" ] || fail "build the fixtures first"
+sock=$tmp/ctl.sock
+
+# 1. No daemon: one sentence on how to start it (even without a display).
+out=$(DISPLAY= "$HEARTH" view --live --socket "$sock" 2>&1) && fail "view --live without hearthd succeeded"
+[ "$out" = "hearth: hearthd is not running: start it with sudo systemctl start hearthd." ] ||
+	fail "without hearthd it said: $out"
+echo "ok: no daemon: $out"
+
+echo "# test" > "$tmp/hearthd.conf"
+"$HEARTHD" --config "$tmp/hearthd.conf" --state-dir "$tmp/state" --socket "$sock" --window 1s 2>"$tmp/hearthd.log" &
+hd=$!
+i=0
+until "$HEARTH" status --socket "$sock" >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
+	kill -0 "$hd" 2>/dev/null || fail "hearthd exited at start"
+	sleep 0.1
+done
+"$FIXTURES/record_work" spin 120 &
+w1=$!
+sleep 2.5
+
+n=95
+while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
+Xvfb ":$n" -screen 0 1600x1000x24 -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
+xpid=$!
+export DISPLAY=":$n"
+i=0
+until xdotool getdisplaygeometry >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "Xvfb did not start"; sleep 0.1
+done
+
+dl=$tmp/layout.txt
+ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --live --socket "$sock" --last 3s --comm record_work \
+	--size 1200x800 --debug-layout "$dl" >"$tmp/view.log" 2>&1 &
+vpid=$!
+wid= i=0
+while [ -z "$wid" ]; do
+	wid=$(xdotool search --onlyvisible --name 'live' 2>/dev/null | head -1)
+	i=$((i + 1)); [ $i -gt 150 ] && fail "no live window appeared"
+	[ -n "$wid" ] || sleep 0.1
+done
+wait_for() { # shell condition, what, [tenths of a second]
+	i=0
+	until eval "$1"; do
+		i=$((i + 1)); [ $i -gt "${3:-100}" ] && fail "$2 (layout: $(grep -E '^(focus|live|vnotice)' "$dl" | tr '\n' ' '))"
+		sleep 0.1
+	done
+}
+# box NAME: "X Y W H COLOUR" of the first box whose label names NAME (alone,
+# or as either end of a folded chain).
+box() { awk -v n="$1" '$1 == "box" { for (i = 9; i <= NF; i++) if ($i == n) { print $2, $3, $4, $5, $8; exit } }' "$dl"; }
+field() { sed -n "s/^$1 //p" "$dl"; }
+updates() { field live | cut -d' ' -f2; }
+click() { xdotool mousemove --window "$wid" "$1" "$2" click 1; }
+shot() { import -window "$wid" "$tmp/shot.png" || fail "no screenshot"; }
+px() { /usr/bin/convert "$tmp/shot.png" -format "%[hex:p{$1,$2}]" info: | cut -c1-6; }
+ch() { printf '%d' "0x$(echo "$1" | cut -c$2-$(($2 + 1)))"; }
+near() {
+	for o in 1 3 5; do
+		d=$(( $(ch "$1" $o) - $(ch "$2" $o) )); [ $d -lt 0 ] && d=$((-d)); [ $d -le 6 ] || return 1
+	done
+}
+
+# 2. The workload is there; zoom into its process row.
+wait_for '[ -s "$dl" ] && [ -n "$(box spin)" ]' "the live view does not show record_work's spin" 150
+field livestatus | grep -q '^Live · [0-9:]*–[0-9:]* (last 3 s) · new data every 1 s' ||
+	fail "time range not shown: $(field livestatus)"
+set -- $(box record_work); click $(($1 + 10)) $(($2 + 5))
+wait_for '[ "$(field focus)" = record_work ]' "click did not zoom into record_work"
+u0=$(updates)
+echo "ok: live view of record_work, zoomed ($(field livestatus))"
+
+# 3. The workload changes: a second record_work runs hot_a and hot_b.
+"$FIXTURES/record_work" split 60 &
+w2=$!
+wait_for '[ -n "$(box hot_a)" ]' "hot_a never appeared in the live view" 150
+u1=$(updates)
+[ "$u1" -gt "$u0" ] || fail "no update counted ($u0 -> $u1)"
+[ "$(field focus)" = record_work ] || fail "the zoom was lost: focus $(field focus)"
+kill -0 "$vpid" 2>/dev/null || fail "the viewer exited"
+set -- $(box hot_a)
+xdotool mousemove --window "$wid" 5 5
+sleep 0.5
+shot
+set -- $(box hot_a); [ $# -eq 5 ] || fail "hot_a went away again"
+near "$(px $(($1 + $3 / 2)) $(($2 + $4 / 2)))" "$5" || fail "hot_a is not on screen at $1,$2 in $5"
+lat=$(field live | awk '{ print $4 }')
+echo "ok: hot_a appeared after $((u1 - u0)) updates, zoom kept on record_work (last update drawn ${lat} ms after it arrived)"
+
+# 4. Pause freezes the view; Resume brings updates back.
+set -- $(awk '$1 == "zone" && $2 == 100 && $7 == 6 { print $3 + 5, $4 + 5; exit }' "$dl"); click "$1" "$2"
+wait_for '[ "$(field live | cut -d" " -f6)" = 1 ]' "Pause did not pause"
+p0=$(updates)
+sleep 3.5
+xdotool mousemove --window "$wid" 7 7
+sleep 0.3
+[ "$(updates)" = "$p0" ] || fail "the view changed while paused ($p0 -> $(updates))"
+field livestatus | grep -q 'paused' || fail "the status does not say paused"
+set -- $(awk '$1 == "zone" && $2 == 100 && $7 == 6 { print $3 + 5, $4 + 5; exit }' "$dl"); click "$1" "$2"
+wait_for '[ "$(updates)" -gt "$p0" ]' "no update after Resume" 80
+echo "ok: pause and resume"
+
+xdotool key --window "$wid" q
+i=0
+while kill -0 "$vpid" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "q did not close the viewer"; sleep 0.1
+done
+wait "$vpid" || fail "hearth view --live exited with $?"
+vpid=
+echo "viewlive_window: all checks passed"
