@@ -163,6 +163,14 @@ int main(int argc, char **argv)
 	       t_parse + t_sort + t_model, t_parse, t_sort, t_model);
 	if (frames(m, &fmed, &lmed) < 0)
 		return 1;
+	t1 = now();
+	rd_model_search(m, "fn_1.*3$,method_9");
+	printf("search (two regular expressions): %.0f ms, %u matching boxes\n",
+	       (now() - t1) * 1e3, m->match_boxes);
+	t1 = now();
+	rd_model_search(m, "ns3typ");
+	printf("search (fuzzy): %.0f ms, %u matching boxes\n", (now() - t1) * 1e3,
+	       m->match_boxes);
 	printf("frame: %.2f ms median of 100 at 1920x1080, software renderer "
 	       "(layout %.2f ms)   target <= 16 ms\n", fmed * 1e3, lmed * 1e3);
 	printf("memory: peak RSS %.1f MiB (%.1f MiB before loading, %.1f MiB after parsing) = %.1fx the input   target <= 10x\n",

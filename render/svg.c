@@ -13,22 +13,54 @@
 #define ROW_H 17
 #define TOP 70
 
+/* Length of the valid UTF-8 sequence at @s (1 to 4), or 0 when invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		n = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		n = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	if ((n == 3 && s[0] == 0xE0 && s[1] < 0xA0) ||   /* overlong */
+	    (n == 3 && s[0] == 0xED && s[1] >= 0xA0) ||  /* surrogates */
+	    (n == 4 && s[0] == 0xF0 && s[1] < 0x90) ||   /* overlong */
+	    (n == 4 && s[0] == 0xF4 && s[1] >= 0x90))    /* > U+10FFFF */
+		return 0;
+	return n;
+}
+
+/* Writes @s as XML text: markup escaped, control characters and invalid
+ * UTF-8 replaced, so any frame name keeps the document well-formed. */
 static void esc(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		int n = utf8_len(p);
+
+		switch (*p) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&apos;", out); break;
 		default:
-			/* Control characters are not allowed in XML 1.0. */
-			if ((unsigned char)*s < 0x20 && *s != '\t')
-				fputc('?', out);
+			if (n == 0 || (*p < 0x20 && *p != '\t'))
+				fputs("\xef\xbf\xbd", out); /* U+FFFD */
 			else
-				fputc(*s, out);
+				fwrite(p, 1, (size_t)n, out);
 		}
+		p += n ? n : 1;
 	}
 }
 

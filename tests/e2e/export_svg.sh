@@ -44,6 +44,12 @@ g() { xmllint --xpath "$1" "$tmp/x.svg" 2>/dev/null; }
 [ "$(g "count(//*[local-name()='g'][@data-n='operator<<(a&b, \"c\")'])")" = 1 ] ||
 	fail "escaped name not found"
 
+# Bytes that are not UTF-8, and control characters, do not break the XML.
+printf 'app;\377\376name;ctl\001x 3\napp;caf\303\251 2\n' >"$tmp/bytes.folded"
+"$HEARTH" export --svg -o "$tmp/bytes.svg" "$tmp/bytes.folded" || fail "export of raw bytes"
+xmllint --noout "$tmp/bytes.svg" || fail "raw bytes broke the XML"
+grep -q 'data-n="café"' "$tmp/bytes.svg" || fail "valid UTF-8 was not kept"
+
 # --folded to stdout gives the same stacks back.
 "$HEARTH" export --folded -o - "$fixture" | sort >"$tmp/back"
 sort "$fixture" >"$tmp/want"
