@@ -13,6 +13,7 @@
 #define KERNEL_SUFFIX "_[k]"
 #define INLINE_SUFFIX "_[i]"
 #define SUFFIX_LEN 4
+#define UTF8_BOM "\xef\xbb\xbf"
 
 struct parse_ctx {
 	struct prof_profile *p;
@@ -190,6 +191,9 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 
 	if (err && errlen)
 		err[0] = '\0';
+	/* A UTF-8 byte order mark is not part of the first frame. */
+	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
+		pos = 3;
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - buf) : len;
@@ -254,10 +258,14 @@ struct spell_ctx {
  * become spaces, an empty name "[unknown]". */
 static uint32_t spelled_name(struct prof_profile *dst, const char *name)
 {
-	size_t len = strlen(name);
+	size_t len;
 	char *copy;
 	uint32_t id;
 
+	/* A leading byte order mark would be skipped when read back. */
+	while (strncmp(name, UTF8_BOM, 3) == 0)
+		name += 3;
+	len = strlen(name);
 	if (len == 0)
 		return prof_intern_cstr(dst, "[unknown]");
 	if (strcspn(name, ";\n\r") == len)
@@ -342,6 +350,7 @@ static int spelled_unique(const struct prof_profile *p, unsigned flags)
 
 		if (!*name || name[strcspn(name, ";\n\r")] ||
 		    strlen(name) != prof_str_len(p, f->name) ||
+		    strncmp(name, UTF8_BOM, 3) == 0 ||
 		    (f->kind != PROF_KIND_KERNEL &&
 		     ends_with(name, strlen(name), KERNEL_SUFFIX)) ||
 		    (f->kind == PROF_KIND_INLINE && (flags & PROF_FOLDED_ANNOTATE)))

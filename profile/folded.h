@@ -23,8 +23,9 @@ enum prof_folded_flags {
 /* Parses folded text @buf[0..len) and adds every stack to @p (whose unit
  * the caller chose). The first frame of each line becomes a process row
  * (PROF_KIND_PROCESS) unless @first_is_process is 0. Blank lines are
- * ignored; a trailing line without '\n' is accepted. The count follows
- * the line's last space (or tab), so frame names may hold spaces.
+ * ignored; a trailing line without '\n' is accepted, a leading UTF-8
+ * byte order mark skipped. The count follows the line's last space (or
+ * tab), so frame names may hold spaces.
  * Returns 0, or -EINVAL with one sentence naming the line number written to
  * @err (size @errlen) for a malformed line (no count, count not a decimal
  * integer, count overflow, empty frame, a NUL byte), or -ENOMEM. On error,
@@ -36,9 +37,10 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
  * in prof_sort() order. Frames that read the same in folded text (same
  * name and mark, other fields differing) are merged, so no line repeats
  * and the output is in LC_ALL=C sort order. A frame with an empty name is
- * written "[unknown]"; ';' in a name becomes ':' and line ends become
- * spaces, so the output always parses back. Returns 0, -EIO when a write
- * failed, or -ENOMEM. */
+ * written "[unknown]"; ';' in a name becomes ':', line ends become spaces
+ * and a leading byte order mark is dropped, so the output always parses
+ * back to the same frames. Returns 0, -EIO when a write failed, or
+ * -ENOMEM. */
 int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags);
 
 #endif /* HEARTH_FOLDED_H */

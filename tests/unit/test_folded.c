@@ -70,6 +70,12 @@ static void test_parse_tree(void **state)
 	assert_int_equal(prof_node_get(p, k)->self, 3);
 	prof_free(p);
 
+	/* A byte order mark is skipped. */
+	p = parse_ok("\xef\xbb\xbfmain;f 2\n", 0);
+	assert_string_equal(prof_str(p, prof_frame_get(p, prof_node_get(p, prof_node_get(p, 0)->child)->frame)->name),
+			    "main");
+	prof_free(p);
+
 	/* A tab may separate the count, as flamegraph.pl allows. */
 	p = parse_ok("a;b\t4\na;b 1\n", 0);
 	assert_int_equal(prof_total(p), 5);
