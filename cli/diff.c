@@ -14,6 +14,8 @@
 #include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/pprof.h"
+#include "render/sdl.h"
+#include "render/views.h"
 
 #define FILE_MAX ((size_t)1 << 30)
 
@@ -135,6 +137,8 @@ struct diff_args {
 	size_t top;
 	double min_pp;
 	struct ctl_snapshot_req filter;
+	int view;                 /* --view: open the diff in the viewer */
+	const char *debug_layout; /* its --debug-layout (a test aid) */
 };
 
 static uint64_t mark_time(const struct diff_args *a, int *ok)
@@ -206,10 +210,11 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: hearth diff BEFORE AFTER [--top N]\n"
 		"       hearth diff --at MARK [--window 10m] [--off-cpu] [--pid PID] [--comm NAME]\n"
-		"                   [--top N] [--socket PATH]\n"
+		"                   [--top N] [--socket PATH] [--view]\n"
 		"Prints the functions whose share of the profile changed most (inclusive\n"
 		"share in percent; change in percentage points), largest change first.\n"
-		"BEFORE and AFTER are folded or pprof files.\n");
+		"BEFORE and AFTER are folded or pprof files. --view opens the diff in the\n"
+		"viewer instead (hearth view --diff).\n");
 }
 
 static int parse_args(struct diff_args *a, int argc, char **argv)
@@ -222,6 +227,8 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "top", required_argument, NULL, 't' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "view", no_argument, NULL, 'v' },
+		{ "debug-layout", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -266,11 +273,37 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 			a->top = (size_t)v;
 			break;
 		case 's': a->sock = optarg; break;
+		case 'v': a->view = 1; break;
+		case 'D': a->debug_layout = optarg; break;
 		case 'h': usage(stdout); return 1;
 		default: return -1;
 		}
 	}
 	return 0;
+}
+
+/* --view: the diff in the viewer's window instead of the table. Takes
+ * the profiles. Returns the exit status. */
+static int view_window(const struct diff_args *a, struct prof_profile **p,
+		       int argc, char **argv)
+{
+	struct rd_window_opts wo = { .debug_layout = a->debug_layout };
+	char err[512], title[512];
+	size_t n;
+	int rc;
+
+	if (a->mark)
+		snprintf(title, sizeof(title), "diff around %s \xe2\x80\x94 hearth", a->mark);
+	else
+		snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s \xe2\x80\x94 hearth",
+			 argv[argc - 2], argv[argc - 1]);
+	wo.title = title;
+	rc = rd_views_run_diff_profiles(p[0], p[1], &wo, err, sizeof(err));
+	p[0] = p[1] = NULL;
+	n = strlen(err);
+	if (rc < 0)
+		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+	return rc < 0;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -299,6 +332,10 @@ int cmd_diff(int argc, char **argv)
 	if (!prof_total(p[0]) || !prof_total(p[1])) {
 		cli_error("the %s profile is empty; there is nothing to compare.",
 			  prof_total(p[0]) ? "after" : "before");
+		goto out;
+	}
+	if (a.view) {
+		status = view_window(&a, p, argc, argv);
 		goto out;
 	}
 	if (print_table(p[0], p[1], a.top, a.min_pp) < 0)

@@ -107,6 +107,7 @@ u0=$(updates)
 echo "ok: live view of record_work, zoomed ($(field livestatus))"
 
 # 3. The workload changes: a second record_work runs hot_a and hot_b.
+"$HEARTH" mark --socket "$sock" live-change >/dev/null || fail "hearth mark failed"
 "$FIXTURES/record_work" split 60 &
 w2=$!
 wait_for '[ -n "$(box hot_a)" ]' "hot_a never appeared in the live view" 150
@@ -143,4 +144,32 @@ while kill -0 "$vpid" 2>/dev/null; do
 done
 wait "$vpid" || fail "hearth view --live exited with $?"
 vpid=
+# 5. hearth diff --at MARK --view: the change around the mark, in the
+#    viewer: hot_a exists only after, so it is full red.
+sleep 1
+rm -f "$dl"
+ASAN_OPTIONS=detect_leaks=0 "$HEARTH" diff --at live-change --window 2s --comm record_work \
+	--socket "$sock" --view --debug-layout "$dl" >"$tmp/view.log" 2>&1 &
+vpid=$!
+wid= i=0
+while [ -z "$wid" ]; do
+	wid=$(xdotool search --onlyvisible --name 'diff around live-change' 2>/dev/null | head -1)
+	i=$((i + 1)); [ $i -gt 150 ] && fail "diff --view opened no window"
+	[ -n "$wid" ] || sleep 0.1
+done
+wait_for '[ -s "$dl" ] && [ -n "$(box hot_a)" ]' "the diff window has no hot_a"
+field answer | grep -q ' grew from .* of CPU time\.$' || fail "diff answer: $(field answer)"
+set -- $(box hot_a); [ "$5" = E0301E ] || fail "hot_a (only after) is $5, not full red"
+xdotool mousemove --window "$wid" 5 5
+sleep 0.3
+shot
+c=$(px $(($1 + $3 / 2)) $(($2 + $4 / 2))); near "$c" E0301E || fail "hot_a is $c on screen, not red"
+xdotool key --window "$wid" q
+i=0
+while kill -0 "$vpid" 2>/dev/null; do
+	i=$((i + 1)); [ $i -gt 50 ] && fail "q did not close the diff window"; sleep 0.1
+done
+wait "$vpid" || fail "hearth diff --view exited with $?"
+vpid=
+echo "ok: diff --at live-change --view: $(field answer)"
 echo "viewlive_window: all checks passed"
