@@ -213,16 +213,18 @@ static const char *arena_copy(struct prof_profile *p, const char *s,
 	char *dst;
 
 	if (!c || c->cap - c->used < len + 1) {
-		size_t cap = len + 1 < STR_CHUNK_SIZE ? STR_CHUNK_SIZE : len + 1;
+		/* A big string (over a quarter chunk) gets its own chunk,
+		 * linked behind the current one so the current one's free
+		 * space is not wasted; otherwise a fresh chunk takes over. */
+		int big = STR_CHUNK_SIZE / 4 < len + 1;
+		size_t cap = big ? len + 1 : STR_CHUNK_SIZE;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
 			return NULL;
 		c->used = 0;
 		c->cap = cap;
-		/* A big string gets its own chunk behind the current one, so
-		 * the current chunk's free space is not wasted. */
-		if (p->chunks && STR_CHUNK_SIZE <= cap) {
+		if (p->chunks && big) {
 			c->next = p->chunks->next;
 			p->chunks->next = c;
 		} else {

@@ -67,6 +67,34 @@ static void test_intern(void **state)
 	prof_free(NULL);
 }
 
+/* Short strings are packed into shared chunks: the next string starts
+ * right after the previous one except when a chunk fills up. */
+static void test_intern_packs(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	size_t jumps = 0, bytes = 0;
+	uint32_t n = 200000;
+
+	(void)state;
+	for (uint32_t i = 0; i < n; i++) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "function_%u", i);
+		assert_int_equal(prof_intern_cstr(p, s), i + 1);
+		bytes += strlen(s) + 1;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		const char *a = prof_str(p, i), *b = prof_str(p, i + 1);
+
+		if (b != a + strlen(a) + 1)
+			jumps++;
+	}
+	/* 64 KiB chunks: one jump per chunk filled. */
+	assert_true(jumps <= bytes / 65536 + 1);
+	assert_int_equal(prof_str_len(p, n), strlen("function_199999"));
+	prof_free(p);
+}
+
 static void test_frames(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -393,6 +421,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_intern),
+		cmocka_unit_test(test_intern_packs),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_tree_totals),
 		cmocka_unit_test(test_saturate),
