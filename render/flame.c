@@ -112,68 +112,120 @@ static void emit(struct ctx *c, uint32_t node, uint32_t last, uint32_t count,
 	x->flags = flags;
 }
 
-static void lay(struct ctx *c, uint32_t i, uint32_t depth, double fx,
-		double fw);
+/* Work for the layout loop: a node to lay out, or (count > 0) the bucket of
+ * count small children of node i. An explicit stack, not recursion, so a
+ * stack 200,000 frames deep lays out like a shallow one. */
+struct item {
+	uint32_t i, depth, count;
+	double fx, fw;
+	uint64_t value;
+};
 
-/* Lays out the children of preorder node @last, from @fx, one row up. */
-static void lay_children(struct ctx *c, uint32_t last, uint32_t depth,
-			 double fx)
+struct work {
+	struct item *v;
+	size_t n, cap;
+};
+
+static int push(struct work *w, struct item it)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		struct item *v = realloc(w->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		w->v = v;
+		w->cap = cap;
+	}
+	w->v[w->n++] = it;
+	return 0;
+}
+
+/* Queues the children of preorder node @last (row @depth, from @fx) so
+ * they pop in order: the large ones, then the small one or the bucket. */
+static int queue_children(struct ctx *c, struct work *w, uint32_t last,
+			  uint32_t depth, double fx)
 {
 	const struct rd_tree *t = c->t;
-	const struct rd_tnode *v = t->v;
+	size_t base = w->n;
 	uint32_t nsmall = 0, first_small = 0;
 	uint64_t small_val = 0;
-	double x = fx;
+	double x = fx, sw;
 
 	if (beyond(c->o, depth))
-		return;
-	for (uint32_t k = t->kid_off[last]; k < t->kid_off[last + 1] && !c->err; k++) {
+		return 0;
+	for (uint32_t k = t->kid_off[last]; k < t->kid_off[last + 1]; k++) {
 		uint64_t tot = t->kid_total[k];
-		double w = (double)tot * c->scale;
+		double wd = (double)tot * c->scale;
 
 		if (c->base && tot * 1000 < c->base) {
 			if (!nsmall)
 				first_small = t->kid[k];
 			nsmall++;
 			small_val += tot;
-		} else {
-			if (w >= c->o->min_px)
-				lay(c, t->kid[k], depth, x, w);
-			x += w;
+			continue;
 		}
+		if (wd >= c->o->min_px &&
+		    push(w, (struct item){ t->kid[k], depth, 0, x, wd, tot }) < 0)
+			return -ENOMEM;
+		x += wd;
 	}
-	if (nsmall == 1) {
-		double w = (double)small_val * c->scale;
+	sw = (double)small_val * c->scale;
+	if (nsmall && sw >= c->o->min_px &&
+	    push(w, (struct item){ nsmall == 1 ? first_small : last, depth,
+				   nsmall == 1 ? 0 : nsmall, x, sw, small_val }) < 0)
+		return -ENOMEM;
+	for (size_t a = base, b = w->n; a + 1 < b; a++, b--) {
+		struct item tmp = w->v[a];
 
-		if (w >= c->o->min_px)
-			lay(c, first_small, depth, x, w);
-	} else if (nsmall > 1) {
-		double w = (double)small_val * c->scale;
-
-		if (w >= c->o->min_px)
-			emit(c, v[last].id, v[last].id, nsmall, depth, x, w,
-			     RD_BOX_SMALL, small_val);
+		w->v[a] = w->v[b - 1];
+		w->v[b - 1] = tmp;
 	}
+	return 0;
 }
 
-static void lay(struct ctx *c, uint32_t i, uint32_t depth, double fx,
-		double fw)
+/* The last node of the chain starting at preorder node @i: while the only
+ * child (i + 1 spanning the whole subtree) holds more than 99%. */
+static uint32_t chain_end(struct ctx *c, uint32_t i, uint32_t *count)
 {
 	const struct rd_tnode *v = c->t->v;
-	uint32_t last = i, count = 1;
+	uint32_t last = i;
 
-	if (!c->o->unfold && foldable(c->p, v[i].id)) {
-		/* The only child is last + 1 when it spans the whole subtree. */
-		while (v[last].size > 1 && v[last + 1].size == v[last].size - 1 &&
-		       v[last + 1].total * 100 > v[last].total * 99 &&
-		       foldable(c->p, v[last + 1].id)) {
-			last++;
-			count++;
-		}
+	*count = 1;
+	if (c->o->unfold || !foldable(c->p, v[i].id))
+		return i;
+	while (v[last].size > 1 && v[last + 1].size == v[last].size - 1 &&
+	       v[last + 1].total * 100 > v[last].total * 99 &&
+	       foldable(c->p, v[last + 1].id)) {
+		last++;
+		(*count)++;
 	}
-	emit(c, v[i].id, v[last].id, count, depth, fx, fw,
-	     count > 1 ? RD_BOX_CHAIN : 0, v[i].total);
-	lay_children(c, last, depth + 1, fx);
+	return last;
+}
+
+static void lay(struct ctx *c, uint32_t root, uint32_t depth, double fw)
+{
+	const struct rd_tnode *v = c->t->v;
+	struct work w = { 0 };
+
+	if (push(&w, (struct item){ root, depth, 0, 0, fw, v[root].total }) < 0)
+		c->err = -ENOMEM;
+	while (w.n && !c->err) {
+		struct item it = w.v[--w.n];
+		uint32_t last, count;
+
+		if (it.count) {
+			emit(c, v[it.i].id, v[it.i].id, it.count, it.depth, it.fx,
+			     it.fw, RD_BOX_SMALL, it.value);
+			continue;
+		}
+		last = chain_end(c, it.i, &count);
+		emit(c, v[it.i].id, v[last].id, count, it.depth, it.fx, it.fw,
+		     count > 1 ? RD_BOX_CHAIN : 0, v[it.i].total);
+		if (queue_children(c, &w, last, it.depth + 1, it.fx) < 0)
+			c->err = -ENOMEM;
+	}
+	free(w.v);
 }
 
 int rd_flame_layout(const struct rd_tree *t,
@@ -201,7 +253,7 @@ int rd_flame_layout(const struct rd_tree *t,
 		     o->area.w, RD_BOX_ANCESTOR, t->v[path[i]].total);
 	c.scale = (double)o->area.w / (double)t->v[fi].total;
 	c.base = o->unfold ? 0 : t->v[fi].total;
-	lay(&c, fi, depth, 0, o->area.w);
+	lay(&c, fi, depth, o->area.w);
 	return c.err;
 }
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -250,6 +251,40 @@ static void test_flame_small(void **state)
 	prof_free(p);
 }
 
+/* A recursion 200,000 frames deep lays out without recursing in C (an
+ * explicit work stack), one box per row. */
+static void test_flame_deep(void **state)
+{
+	enum { DEPTH = 200000 };
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_frame f = { 0 };
+	uint32_t *ids = malloc(DEPTH * sizeof(*ids)), id;
+	struct rd_flame_opts o = { .area = { 0, 0, 500, DEPTH + 10 }, .row_h = 1,
+				   .unfold = 1, .min_px = 0.5, .icicle = 1 };
+	struct rd_boxes b = { 0 };
+
+	(void)state;
+	assert_non_null(ids);
+	f.name = prof_intern_cstr(p, "recurse");
+	id = prof_frame_intern(p, &f);
+	for (int i = 0; i < DEPTH; i++)
+		ids[i] = id;
+	assert_int_not_equal(prof_add_stack(p, ids, DEPTH, 7), UINT32_MAX);
+	assert_int_equal(layout(p, &o, &b), 0);
+	assert_int_equal(b.n, DEPTH + 1);
+	assert_int_equal(b.max_depth, DEPTH);
+	assert_int_equal(b.v[DEPTH].y, DEPTH);
+	assert_int_equal(b.v[DEPTH].w, 500);
+	/* Folded: one chain box under "all". */
+	o.unfold = 0;
+	assert_int_equal(layout(p, &o, &b), 0);
+	assert_int_equal(b.n, 2);
+	assert_int_equal(b.v[1].count, DEPTH);
+	rd_boxes_free(&b);
+	free(ids);
+	prof_free(p);
+}
+
 /* A stand-in font: 7 px per character (UTF-8 aware). */
 static int measure7(void *ctx, int font, const char *s, size_t n)
 {
@@ -318,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_flame_thresholds),
 		cmocka_unit_test(test_flame_chain),
 		cmocka_unit_test(test_flame_small),
+		cmocka_unit_test(test_flame_deep),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_format),
 	};

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -235,6 +236,38 @@ static void test_table(void **state)
 	prof_free(p);
 }
 
+/* A recursion 200,000 deep: its total counts once, search counts every
+ * box and the value once. */
+static void test_deep(void **state)
+{
+	enum { DEPTH = 200000 };
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t *ids = malloc(DEPTH * sizeof(*ids)), fn;
+	struct prof_frame f = { 0 };
+	struct rd_model *m;
+
+	(void)state;
+	f.name = prof_intern_cstr(p, "recurse");
+	ids[0] = prof_frame_intern(p, &f);
+	for (int i = 1; i < DEPTH; i++)
+		ids[i] = ids[0];
+	assert_int_not_equal(prof_add_stack(p, ids, DEPTH, 7), UINT32_MAX);
+	m = rd_model_new(p);
+	assert_non_null(m);
+	fn = rd_model_node_fn(m, prof_node_get(p, 0)->child);
+	assert_string_equal(rd_model_fn_name(m, fn), "recurse");
+	assert_int_equal(m->fns[fn].total, 7);
+	assert_int_equal(m->fns[fn].self, 7);
+	assert_int_equal(m->fns[fn].nodes, DEPTH);
+	rd_model_search(m, "recurse");
+	assert_int_equal(m->match_boxes, DEPTH);
+	assert_int_equal(m->match_value, 7);
+	assert_string_equal(m->answer, "100% of CPU time was in recurse.");
+	rd_model_free(m);
+	free(ids);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_answer_plain),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_notice),
+		cmocka_unit_test(test_deep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
