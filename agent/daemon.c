@@ -191,7 +191,6 @@ static int open_signals(struct daemon *d)
 static int build_window(struct daemon *d, struct store_window *w)
 {
 	struct window_filter f = {
-		.mode = WINDOW_TO_STORE,
 		.exclude = (const char (*)[16])d->cfg.exclude_comm,
 		.nexclude = d->cfg.nexclude,
 		.tgid_of = daemon_window_proc_tgid,

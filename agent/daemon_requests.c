@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "agent/daemon_impl.h"
-#include "agent/daemon_window.h"
 #include "agent/store_codec.h"
 
 static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
@@ -56,8 +55,8 @@ static void do_status(struct daemon *d, uint64_t client)
 
 struct snap_ctx {
 	struct prof_profile *out;
-	struct window_filter filter;
-	bool off_cpu;
+	struct store_codec_merge merge;
+	const struct ctl_snapshot_req *req;
 	uint32_t windows;
 	uint32_t undecodable;
 	uint64_t first_ns;
@@ -65,13 +64,25 @@ struct snap_ctx {
 	int err;
 };
 
+/* The snapshot's process filter: any of the pids, and the comm. */
+static bool snap_keep(void *arg, const char *comm, size_t len, uint32_t pid)
+{
+	const struct ctl_snapshot_req *r = arg;
+	bool ok = r->npids == 0;
+
+	for (uint32_t i = 0; i < r->npids && !ok; i++)
+		ok = r->pids[i] == pid;
+	if (ok && r->comm[0])
+		ok = len == strlen(r->comm) && memcmp(comm, r->comm, len) == 0;
+	return ok;
+}
+
 static int snap_window(uint64_t start, uint64_t end, const void *payload,
 		       size_t len, void *arg)
 {
 	struct snap_ctx *c = arg;
-	struct store_window w;
-	struct prof_profile *p;
-	int rc = store_codec_window_unpack(payload, len, &w);
+	struct store_window hdr;
+	int rc = store_codec_window_merge(payload, len, &c->merge, c->out, &hdr);
 
 	if (rc == -EBADMSG) {
 		c->undecodable++;
@@ -79,17 +90,13 @@ static int snap_window(uint64_t start, uint64_t end, const void *payload,
 	}
 	if (rc)
 		return c->err = rc;
-	p = c->off_cpu ? w.offcpu : w.oncpu;
-	if (p)
-		rc = daemon_window_copy(c->out, p, &c->filter);
 	if (!c->windows || start < c->first_ns)
 		c->first_ns = start;
 	if (end > c->last_ns)
 		c->last_ns = end;
 	c->windows++;
-	prof_meta(c->out)->drops += w.drops;
-	store_window_clear(&w);
-	return rc ? (c->err = rc) : 0;
+	prof_meta(c->out)->drops += hdr.drops;
+	return 0;
 }
 
 /* Cuts [since, until) out of the store and replies. */
@@ -97,7 +104,8 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 			   const struct ctl_snapshot_req *r, uint64_t since,
 			   uint64_t until)
 {
-	struct snap_ctx c = { .off_cpu = (r->flags & CTL_SNAP_OFFCPU) != 0 };
+	bool off = (r->flags & CTL_SNAP_OFFCPU) != 0;
+	struct snap_ctx c = { .req = r };
 	struct ctl_snapshot_reply rep = { 0 };
 	struct store_scan_report sr;
 	struct prof_meta *m;
@@ -106,11 +114,11 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	size_t bloblen = 0, len = 0;
 	int rc;
 
-	c.out = prof_new(c.off_cpu ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
+	c.out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
 	if (!c.out)
 		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
-	c.filter = (struct window_filter){ .mode = WINDOW_TO_OUTPUT, .pids = r->pids,
-					   .npids = r->npids, .comm = r->comm };
+	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
+					      .arg = (void *)r, .clear_pid = true };
 	rc = store_scan(d->cfg.state_dir, since, until, snap_window, &c, &sr);
 	if (rc < 0 || c.err) {
 		prof_free(c.out);
@@ -120,8 +128,8 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	m = prof_meta(c.out);
 	m->start_ns = c.windows ? c.first_ns : since;
 	m->duration_ns = c.windows ? c.last_ns - c.first_ns : 0;
-	m->hz = c.off_cpu ? 0 : d->cfg.frequency;
-	m->off_cpu = c.off_cpu;
+	m->hz = off ? 0 : d->cfg.frequency;
+	m->off_cpu = off;
 	rc = store_codec_profile_pack(c.out, &blob, &bloblen);
 	prof_free(c.out);
 	if (rc || bloblen > CTL_REPLY_MAX - 64) {

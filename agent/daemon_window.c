@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* daemon_window: fold thread rows into pids; filter and clear for output. */
+/* daemon_window: fold thread rows into pids, drop excluded processes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -120,21 +120,12 @@ static bool excluded(const struct window_filter *f, const char *comm)
 	return false;
 }
 
-static bool pid_wanted(const struct window_filter *f, uint32_t pid)
-{
-	if (!f->npids)
-		return true;
-	for (size_t i = 0; i < f->npids; i++)
-		if (f->pids[i] == pid)
-			return true;
-	return false;
-}
-
 static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
 		      size_t n, uint64_t value, void *arg)
 {
 	struct copy_ctx *c = arg;
 	const struct prof_frame *top = n ? prof_frame_get(src, frames[0]) : NULL;
+	const struct prof_frame *th;
 	size_t skip = 1, k = 0;
 	uint32_t pid = 0;
 	const char *comm;
@@ -142,19 +133,12 @@ static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
 	if (!top || top->kind != PROF_KIND_PROCESS)
 		return 0; /* only process-rooted stacks are kept */
 	comm = prof_str(src, top->name);
-	if (c->f->mode == WINDOW_TO_STORE) {
-		const struct prof_frame *th = n > 1 ? prof_frame_get(src, frames[1]) : NULL;
-
-		if (excluded(c->f, comm))
-			return 0;
-		if (th && th->kind == PROF_KIND_THREAD) {
-			pid = cached_tgid(c, thread_tid(prof_str(src, th->name)));
-			skip = 2;
-		}
-	} else {
-		if (!pid_wanted(c->f, top->line) ||
-		    (c->f->comm && c->f->comm[0] && strncmp(c->f->comm, comm, 16)))
-			return 0;
+	th = n > 1 ? prof_frame_get(src, frames[1]) : NULL;
+	if (excluded(c->f, comm))
+		return 0;
+	if (th && th->kind == PROF_KIND_THREAD) {
+		pid = cached_tgid(c, thread_tid(prof_str(src, th->name)));
+		skip = 2;
 	}
 	if (n - skip + 1 > c->cap) {
 		size_t cap = n + 16;

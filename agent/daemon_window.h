@@ -7,9 +7,8 @@
  * top of every stack. Before a window is stored, the thread row is folded
  * into the process row: the process frame keeps the comm as its name and
  * carries the process id in its line field (looked up from the tid), and
- * excluded process names are dropped. When a snapshot is cut, stacks are
- * kept by pid and comm, and the pid is cleared again so the output merges
- * by process name like `hearth record`'s.
+ * excluded process names are dropped. (Snapshots filter by that pid and
+ * clear it again while merging: store_codec_window_merge().)
  */
 #ifndef HEARTH_DAEMON_WINDOW_H
 #define HEARTH_DAEMON_WINDOW_H
@@ -20,27 +19,19 @@
 
 #include "profile/profile.h"
 
-enum window_mode {
-	WINDOW_TO_STORE = 0,   /* thread row -> pid on the process row */
-	WINDOW_TO_OUTPUT = 1,  /* filter by pid/comm, clear pids */
-};
-
 /* Returns the process id of thread @tid, 0 when unknown. */
 typedef uint32_t (*window_tgid_fn)(void *arg, uint32_t tid);
 
 struct window_filter {
-	enum window_mode mode;
-	const uint32_t *pids;         /* keep only these (0 entries = all) */
-	size_t npids;
-	const char *comm;             /* keep only this comm (NULL/"" = all) */
 	const char (*exclude)[16];    /* drop these comms */
 	size_t nexclude;
-	window_tgid_fn tgid_of;       /* WINDOW_TO_STORE */
+	window_tgid_fn tgid_of;       /* thread id -> process id */
 	void *arg;
 };
 
-/* Adds the stacks of @src that pass @f into @dst (same unit), reshaped for
- * @f->mode. Metadata is not touched. Returns 0, -EINVAL on a unit
+/* Adds the process-rooted stacks of @src whose comm is not excluded into
+ * @dst (same unit), the thread row folded into the process row's pid.
+ * Metadata is not touched. Returns 0, -EINVAL on a unit
  * mismatch, or -ENOMEM. */
 int daemon_window_copy(struct prof_profile *dst, const struct prof_profile *src,
 		       const struct window_filter *f);

@@ -1,26 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store_codec: the store's compact binary encoding of profiles and windows.
+ * store_codec: the store's compact binary encoding of windows and profiles.
  *
- * A profile is encoded as its string table, its frame table and its stacks
- * (each stack as the length of the prefix it shares with the previous one,
- * then the new frame ids and the value), all integers as LEB128 varints.
- * A window holds its time range, counters and up to two profiles (on-CPU
- * samples and off-CPU nanoseconds). Encoded bytes are zlib-compressed into
- * a "blob": 4 magic bytes, a varint raw length, then the zlib stream.
+ * A window blob is "HWW2", a small uncompressed header (version, time
+ * range, counters, which profiles follow), then up to three separately
+ * zlib-compressed sections, each as varint raw length, varint compressed
+ * length, bytes:
+ *   strings  one table shared by both profiles: count, every length, then
+ *            all bytes;
+ *   on-CPU   metadata, the frame table by columns (name and file ids as
+ *            deltas, module, line, kind, class, language), then the stacks,
+ *            each as the length of the prefix it shares with the previous
+ *            stack, the new frame ids and the value;
+ *   off-CPU  the same.
+ * Integers are LEB128 varints. A snapshot reply carries one profile as a
+ * window blob with only the on-CPU section.
  *
- * Decoding validates every count, id and length against the input and the
- * limits below; nothing here prints.
+ * Separate sections let a snapshot of on-CPU time skip inflating the
+ * off-CPU one, and store_codec_window_merge() adds a window's stacks
+ * straight into the snapshot being built, filtering by process on the way.
+ * Decoding validates every count, id and length; nothing here prints.
  */
 #ifndef HEARTH_STORE_CODEC_H
 #define HEARTH_STORE_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../profile/profile.h"
 
-/* Largest decoded (uncompressed) blob accepted: bounds memory when a
+/* Largest decoded (uncompressed) section accepted: bounds memory when a
  * record or a reply is corrupt or hostile. */
 #define STORE_CODEC_RAW_MAX (256u << 20)
 /* Deepest stack accepted when decoding. */
@@ -40,16 +50,38 @@ struct store_window {
 };
 
 /* Encodes and compresses @w into a new buffer *@out of *@outlen bytes
- * (free with free()). Returns 0, -ENOMEM, or -EFBIG when the encoding
+ * (free with free()). Returns 0, -ENOMEM, or -EFBIG when a section
  * exceeds STORE_CODEC_RAW_MAX. */
 int store_codec_window_pack(const struct store_window *w, void **out,
 			    size_t *outlen);
 
-/* Decodes a blob made by store_codec_window_pack() into @w (zeroed first;
- * profiles are new and owned by @w). Returns 0, -EBADMSG when the bytes are
- * not a valid window (nothing is left allocated then), or -ENOMEM. */
+/* Decodes a window blob into @w (zeroed first; profiles are new and owned
+ * by @w). Returns 0, -EBADMSG when the bytes are not a valid window
+ * (nothing is left allocated then), or -ENOMEM. */
 int store_codec_window_unpack(const void *buf, size_t len,
 			      struct store_window *w);
+
+/* Decides whether a stack whose process row is @comm (@len bytes, not
+ * NUL-terminated) with process id @pid (0 = unknown) is kept. */
+typedef bool (*store_codec_keep_fn)(void *arg, const char *comm, size_t len,
+				    uint32_t pid);
+
+struct store_codec_merge {
+	bool off_cpu;             /* merge the off-CPU profile, else on-CPU */
+	store_codec_keep_fn keep; /* NULL = keep everything */
+	void *arg;
+	bool clear_pid;           /* process rows lose their pid (line) */
+};
+
+/* Adds the stacks of one profile of a window blob into @dst (whose unit
+ * must match), keeping those @m->keep accepts, without decoding the other
+ * profile. Fills @hdr's time range and counters (its profiles stay NULL;
+ * may be NULL). Returns 0, -EBADMSG (@dst may then hold part of the
+ * window), -EINVAL on a unit mismatch, or -ENOMEM. A window without that
+ * profile adds nothing. */
+int store_codec_window_merge(const void *buf, size_t len,
+			     const struct store_codec_merge *m,
+			     struct prof_profile *dst, struct store_window *hdr);
 
 /* Frees the profiles of @w and zeroes it. Accepts NULL. */
 void store_window_clear(struct store_window *w);

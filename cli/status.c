@@ -61,7 +61,9 @@ static void print_status(const struct ctl_status *st)
 	       (unsigned long long)(st->cpu_pct_milli / 1000),
 	       (unsigned long long)(st->cpu_pct_milli % 1000 / 10), rss, cpu);
 	if (st->bpf_run_cnt)
-		printf(", BPF %.0f ns/event", (double)st->bpf_run_ns / (double)st->bpf_run_cnt);
+		printf(", BPF %.3f s in %llu runs (%.0f ns each)", (double)st->bpf_run_ns / 1e9,
+		       (unsigned long long)st->bpf_run_cnt,
+		       (double)st->bpf_run_ns / (double)st->bpf_run_cnt);
 	printf("\n");
 	if (st->last_window_end_ns) {
 		cli_format_time(st->last_window_end_ns, last, sizeof(last));

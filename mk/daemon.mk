@@ -2,9 +2,17 @@
 
 # Fuzz targets and the sources each one needs.
 FUZZ_SRCS_fuzz_control := agent/control_proto.c
-FUZZ_SRCS_fuzz_store_codec := agent/store_codec.c $(SRC_profile)
+FUZZ_SRCS_fuzz_store_codec := agent/store_codec.c agent/store_codec_read.c $(SRC_profile)
 
 # `systemd-analyze verify` checks the unit and `man` the pages in the test
 # suite. On a machine not booted with systemd, installing the package only
 # adds the tools and files; nothing is started.
 PKGS_TEST += systemd man-db
+
+# The daemon benchmark's helper: store sizes against gzip'd folded text,
+# and long synthetic stores for timing snapshots.
+$(BUILD)/bench/daemon_store_tool: bench/daemon_store_tool.c $(LIBS_DAEMON)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_DAEMON) $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+bench: $(BUILD)/bench/daemon_store_tool

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: decoding stored windows and snapshot profiles, the bytes a
- * damaged store or a hostile reply would hand to the decoders. The raw
- * (uncompressed) encoding is fuzzed too, by sealing the input into a blob
- * first, so the structural checks are reached, not only zlib's. */
+ * damaged store or a hostile reply would hand to the decoders. Besides raw
+ * blobs, the input is also taken as the uncompressed contents of a string
+ * section and a profile section, sealed into a well-formed blob, so the
+ * structural checks are reached and not only zlib's. Decoded windows are
+ * also merged with a filter. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,59 +14,89 @@
 #include "agent/store_codec.h"
 #include "profile/profile.h"
 
-static void seal_and_decode(const uint8_t *d, size_t n, int window)
+static size_t put_varint(uint8_t *p, uint64_t v)
 {
-	uint8_t *blob;
+	size_t n = 0;
+
+	do {
+		p[n] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
+		n++;
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+static size_t put_section(uint8_t *out, const uint8_t *raw, size_t n)
+{
 	uLongf zlen = compressBound((uLong)n);
-	size_t head = 0;
-	struct store_window w;
+	size_t h = put_varint(out, n);
+	uint8_t *tmp = malloc(zlen);
+
+	if (!tmp || compress2(tmp, &zlen, n ? raw : (const uint8_t *)"", (uLong)n, 1) != Z_OK) {
+		free(tmp);
+		return 0;
+	}
+	h += put_varint(out + h, zlen);
+	memcpy(out + h, tmp, zlen);
+	free(tmp);
+	return h + zlen;
+}
+
+static bool keep_odd(void *arg, const char *comm, size_t len, uint32_t pid)
+{
+	(void)arg;
+	(void)comm;
+	return (len + pid) & 1;
+}
+
+static void decode_all(const uint8_t *blob, size_t len)
+{
+	struct store_codec_merge m = { .keep = keep_odd, .clear_pid = true };
 	struct prof_profile *p;
+	struct store_window w;
 	int err;
 
-	if (n == 0 || n > (1u << 20))
+	if (store_codec_window_unpack(blob, len, &w) == 0)
+		store_window_clear(&w);
+	p = store_codec_profile_unpack(blob, len, &err);
+	prof_free(p);
+	p = prof_new(PROF_UNIT_SAMPLES);
+	if (p)
+		store_codec_window_merge(blob, len, &m, p, NULL);
+	prof_free(p);
+}
+
+/* data: u8 split, then strings raw [0, split), profile raw [split, n). */
+static void sealed(const uint8_t *d, size_t n)
+{
+	size_t split, cap, len = 0;
+	uint8_t *blob;
+
+	if (n < 1 || n > (1u << 16))
 		return;
-	blob = malloc(16 + zlen);
+	split = d[0] < n - 1 ? d[0] : n - 1;
+	d++;
+	n--;
+	cap = 64 + 2 * (compressBound((uLong)n) + 20);
+	blob = malloc(cap);
 	if (!blob)
 		return;
-	memcpy(blob, window ? "HWW1" : "HWP1", 4);
-	head = 4;
-	for (size_t v = n; ; v >>= 7) {
-		blob[head++] = (uint8_t)((v & 0x7f) | (v >> 7 ? 0x80 : 0));
-		if (!(v >> 7))
-			break;
-	}
-	if (compress2(blob + head, &zlen, d, (uLong)n, 1) == Z_OK) {
-		if (window) {
-			if (store_codec_window_unpack(blob, head + zlen, &w) == 0)
-				store_window_clear(&w);
-		} else {
-			p = store_codec_profile_unpack(blob, head + zlen, &err);
-			prof_free(p);
-		}
-	}
+	/* magic, version 2, start, end, four counters, flags: on-CPU only */
+	memcpy(blob, "HWW2\002\000\000\000\000\000\000\001", 12);
+	len = 12;
+	len += put_section(blob + len, d, split);
+	len += put_section(blob + len, d + split, n - split);
+	decode_all(blob, len);
 	free(blob);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct store_window w;
-	struct prof_profile *p;
-	int err;
-
 	if (size < 1)
 		return 0;
-	switch (data[0] & 3) {
-	case 0:
-		if (store_codec_window_unpack(data + 1, size - 1, &w) == 0)
-			store_window_clear(&w);
-		break;
-	case 1:
-		p = store_codec_profile_unpack(data + 1, size - 1, &err);
-		prof_free(p);
-		break;
-	default:
-		seal_and_decode(data + 1, size - 1, data[0] & 1);
-		break;
-	}
+	if (data[0] & 1)
+		decode_all(data + 1, size - 1);
+	else
+		sealed(data + 1, size - 1);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The store's profile and window encoding: exact round trips (every frame
- * field, values, metadata), compactness of shared prefixes, and rejection
- * of truncated, altered and foreign bytes. */
+ * field, values, metadata), merging with a process filter, compactness of
+ * shared prefixes, and rejection of truncated, altered and foreign bytes. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -199,7 +199,7 @@ static void test_empty_profile(void **state)
 static void test_rejects_damage(void **state)
 {
 	struct prof_profile *p = sample_profile(PROF_UNIT_SAMPLES), *q;
-	struct store_window w;
+	struct store_window w = { .start_ns = 1, .end_ns = 2 };
 	unsigned char *blob;
 	void *vb;
 	size_t len;
@@ -214,21 +214,90 @@ static void test_rejects_damage(void **state)
 		assert_null(q);
 		assert_int_equal(err, -EBADMSG);
 	}
-	/* A window decoder refuses a profile blob (different magic). */
-	assert_int_equal(store_codec_window_unpack(blob, len, &w), -EBADMSG);
+	/* A trailing byte is refused too. */
+	blob = realloc(blob, len + 1);
+	assert_non_null(blob);
+	blob[len] = 0;
+	assert_null(store_codec_profile_unpack(blob, len + 1, &err));
+	assert_int_equal(err, -EBADMSG);
 	/* Altered compressed bytes: zlib's check catches them. */
 	blob[len - 1] ^= 0xff;
 	assert_null(store_codec_profile_unpack(blob, len, &err));
 	assert_int_equal(err, -EBADMSG);
-	/* A raw length beyond the limit is refused before allocating. */
-	{
-		unsigned char huge[] = { 'H', 'W', 'P', '1', 0xff, 0xff, 0xff, 0xff, 0x0f, 0x78, 0x9c };
-
-		assert_null(store_codec_profile_unpack(huge, sizeof(huge), &err));
-		assert_int_equal(err, -EBADMSG);
-	}
 	free(blob);
+	/* A window with a time range or two profiles is not a profile. */
+	w.oncpu = p;
+	w.offcpu = p;
+	assert_int_equal(store_codec_window_pack(&w, &vb, &len), 0);
+	assert_null(store_codec_profile_unpack(vb, len, &err));
+	assert_int_equal(err, -EBADMSG);
+	free(vb);
+	/* A section longer than the limit is refused before allocating. */
+	{
+		unsigned char huge[] = { 'H', 'W', 'W', '2', 2, 0, 0, 0, 0, 0, 0, 0,
+					 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 0 };
+
+		assert_int_equal(store_codec_window_unpack(huge, sizeof(huge), &w), -EBADMSG);
+	}
 	prof_free(p);
+}
+
+/* Keeps process "app" only. */
+static bool keep_app(void *arg, const char *comm, size_t len, uint32_t pid)
+{
+	(*(int *)arg)++;
+	assert_int_equal(pid, 1234);
+	return len == 3 && memcmp(comm, "app", 3) == 0;
+}
+
+static void test_merge(void **state)
+{
+	struct store_window w = { .start_ns = 10, .end_ns = 20, .drops = 4 }, hdr;
+	struct prof_profile *dst = prof_new(PROF_UNIT_SAMPLES), *other;
+	struct store_codec_merge m = { .keep = keep_app, .clear_pid = true };
+	uint32_t f[2];
+	int calls = 0;
+	void *blob;
+	size_t len;
+	char *text;
+
+	(void)state;
+	m.arg = &calls;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	w.offcpu = prof_new(PROF_UNIT_NANOSECONDS);
+	other = w.oncpu;
+	/* A second process the filter drops. */
+	f[0] = frame(other, "other", "", "", 1234, PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN);
+	f[1] = frame(other, "main", "/usr/bin/other", "o.c", 1, PROF_KIND_USER, PROF_CLASS_YOURS);
+	assert_int_not_equal(prof_add_stack(other, f, 2, 500), UINT32_MAX);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	/* Twice into one profile: values add, the filter ran per stack. */
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, &hdr), 0);
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), 0);
+	assert_int_equal(hdr.start_ns, 10);
+	assert_int_equal(hdr.drops, 4);
+	assert_null(hdr.oncpu);
+	assert_int_equal(calls, 10);
+	assert_int_equal(prof_total(dst), 200);
+	text = folded(dst);
+	assert_string_equal(text,
+			    "app;main 2\n"
+			    "app;main;inl_b_[i];do_syscall_64_[k] 18\n"
+			    "app;main;work_a 140\n"
+			    "app;main;work_a;inl_b_[i] 40\n");
+	free(text);
+	/* The pid is cleared: one process frame, line 0. */
+	assert_int_equal(prof_frame_get(dst, prof_node_get(dst, prof_node_get(dst, 0)->child)->frame)->line, 0);
+	/* Units must match; the off-CPU side is empty and adds nothing. */
+	m.off_cpu = true;
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), -EINVAL);
+	prof_free(dst);
+	dst = prof_new(PROF_UNIT_NANOSECONDS);
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), 0);
+	assert_int_equal(prof_total(dst), 0);
+	prof_free(dst);
+	free(blob);
+	store_window_clear(&w);
 }
 
 static void test_compact(void **state)
@@ -264,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_window_round_trip),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_rejects_damage),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_compact),
 	};
 

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* store_codec_read: validating, decoding and merging windows and profiles
+ * (see store_codec.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "agent/store_codec_impl.h"
+
+/* A blob split into its header and its still-compressed sections. */
+struct blob {
+	struct store_window hdr;
+	unsigned flags;
+	const uint8_t *sec[SEC_COUNT];
+	size_t zlen[SEC_COUNT];
+	uint64_t rawlen[SEC_COUNT];
+};
+
+static int split(const void *buf, size_t len, struct blob *bl)
+{
+	struct ibuf b = { .p = buf, .len = len };
+
+	memset(bl, 0, sizeof(*bl));
+	if (len < 4 || memcmp(buf, CODEC_MAGIC, 4) != 0)
+		return -EBADMSG;
+	b.pos = 4;
+	if (ib_varint(&b) != CODEC_VERSION)
+		return -EBADMSG;
+	bl->hdr.start_ns = ib_varint(&b);
+	bl->hdr.end_ns = ib_varint(&b);
+	bl->hdr.samples = ib_varint(&b);
+	bl->hdr.idle_samples = ib_varint(&b);
+	bl->hdr.offcpu_ns = ib_varint(&b);
+	bl->hdr.drops = ib_varint(&b);
+	bl->flags = (unsigned)ib_bounded(&b, 4);
+	if (b.bad || bl->hdr.end_ns < bl->hdr.start_ns)
+		return -EBADMSG;
+	for (int i = 0; i < SEC_COUNT; i++) {
+		if (i > SEC_STRINGS && !(bl->flags & (1u << (i - 1))))
+			continue;
+		bl->rawlen[i] = ib_bounded(&b, (uint64_t)STORE_CODEC_RAW_MAX + 1);
+		bl->zlen[i] = (size_t)ib_bounded(&b, ib_left(&b) + 1);
+		if (b.bad || bl->zlen[i] > ib_left(&b))
+			return -EBADMSG;
+		bl->sec[i] = b.p + b.pos;
+		b.pos += bl->zlen[i];
+	}
+	return b.pos == b.len ? 0 : -EBADMSG;
+}
+
+/* Inflates section @i into a new buffer of exactly its raw length. */
+static int inflate_sec(const struct blob *bl, int i, uint8_t **raw)
+{
+	uLongf got = (uLongf)bl->rawlen[i];
+	uint8_t *r = malloc(bl->rawlen[i] ? bl->rawlen[i] : 1);
+
+	if (!r)
+		return -ENOMEM;
+	if (uncompress(r, &got, bl->sec[i], (uLong)bl->zlen[i]) != Z_OK || got != bl->rawlen[i]) {
+		free(r);
+		return -EBADMSG;
+	}
+	*raw = r;
+	return 0;
+}
+
+/* ---- the string table --------------------------------------------------- */
+
+struct strings {
+	uint8_t *raw;
+	size_t n;        /* including the empty string 0 */
+	size_t *off;
+	uint32_t *len;
+};
+
+static int read_strings(const struct blob *bl, struct strings *s)
+{
+	struct ibuf b = { 0 };
+	uint64_t n, total = 0;
+	int rc = inflate_sec(bl, SEC_STRINGS, &s->raw);
+
+	if (rc)
+		return rc;
+	b.p = s->raw;
+	b.len = bl->rawlen[SEC_STRINGS];
+	n = ib_varint(&b);
+	if (b.bad || n > ib_left(&b))
+		return -EBADMSG;
+	s->n = (size_t)n + 1;
+	s->off = malloc(s->n * sizeof(*s->off));
+	s->len = malloc(s->n * sizeof(*s->len));
+	if (!s->off || !s->len)
+		return -ENOMEM;
+	s->off[0] = 0;
+	s->len[0] = 0;
+	for (size_t i = 1; i < s->n; i++) {
+		s->len[i] = (uint32_t)ib_bounded(&b, ib_left(&b) + 1);
+		total += s->len[i];
+	}
+	if (b.bad || total != ib_left(&b))
+		return -EBADMSG;
+	for (size_t i = 1; i < s->n; i++) {
+		s->off[i] = b.pos;
+		b.pos += s->len[i];
+	}
+	return 0;
+}
+
+static void strings_free(struct strings *s)
+{
+	free(s->raw);
+	free(s->off);
+	free(s->len);
+}
+
+/* ---- one profile section ------------------------------------------------ */
+
+struct frames {
+	size_t n;            /* including frame 0 */
+	uint32_t *name, *module, *file, *line, *pid;
+	uint8_t *kind, *cls, *lang;
+};
+
+struct dec {
+	const struct strings *s;
+	struct prof_profile *dst;
+	const struct store_codec_merge *m;
+	struct frames f;
+	uint32_t *smap;      /* string index -> dst id */
+	uint32_t *fmap;      /* frame index -> dst frame */
+	uint32_t *src;       /* the current stack, frame indexes */
+	uint32_t *path;      /* the same, mapped */
+};
+
+static int read_meta(struct ibuf *b, struct prof_meta *m)
+{
+	m->unit = (enum prof_unit)ib_bounded(b, 3);
+	m->start_ns = ib_varint(b);
+	m->duration_ns = ib_varint(b);
+	m->hz = (uint32_t)ib_bounded(b, (uint64_t)UINT32_MAX + 1);
+	m->off_cpu = (uint32_t)ib_bounded(b, 2);
+	m->drops = ib_varint(b);
+	return b->bad ? -EBADMSG : 0;
+}
+
+static uint32_t *id_column(struct ibuf *b, size_t n, size_t nstr, bool delta)
+{
+	uint32_t *col = calloc(n, sizeof(*col));
+	int64_t prev = 0;
+
+	if (!col)
+		return NULL;
+	for (size_t i = 1; i < n; i++) {
+		int64_t v = delta ? prev + unzigzag(ib_varint(b)) : (int64_t)ib_varint(b);
+
+		if (v < 0 || !((uint64_t)v < nstr))
+			b->bad = true;
+		col[i] = b->bad ? 0 : (uint32_t)v;
+		prev = v;
+	}
+	return col;
+}
+
+static int read_frames(struct ibuf *b, struct dec *d)
+{
+	uint64_t n = ib_varint(b);
+	struct frames *f = &d->f;
+
+	if (b->bad || n > ib_left(b) / 7)
+		return -EBADMSG;
+	f->n = (size_t)n + 1;
+	f->name = id_column(b, f->n, d->s->n, true);
+	f->module = id_column(b, f->n, d->s->n, false);
+	f->file = id_column(b, f->n, d->s->n, true);
+	f->line = id_column(b, f->n, (uint64_t)UINT32_MAX + 1, false);
+	f->pid = calloc(f->n, sizeof(*f->pid));
+	f->kind = calloc(f->n, 3);
+	d->fmap = malloc(f->n * sizeof(*d->fmap));
+	if (!f->name || !f->module || !f->file || !f->line || !f->pid || !f->kind || !d->fmap)
+		return -ENOMEM;
+	f->cls = f->kind + f->n;
+	f->lang = f->cls + f->n;
+	for (size_t i = 1; i < f->n; i++) {
+		f->kind[i] = (uint8_t)ib_bounded(b, PROF_KIND_THREAD + 1);
+		f->cls[i] = (uint8_t)ib_bounded(b, PROF_CLASS_COUNT);
+		f->lang[i] = (uint8_t)ib_bounded(b, PROF_LANG_COUNT);
+		f->pid[i] = f->kind[i] == PROF_KIND_PROCESS ? f->line[i] : 0;
+		if (f->kind[i] == PROF_KIND_PROCESS && d->m && d->m->clear_pid)
+			f->line[i] = 0;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		d->fmap[i] = UNMAPPED;
+	return b->bad ? -EBADMSG : 0;
+}
+
+static uint32_t map_string(struct dec *d, uint32_t i)
+{
+	if (d->smap[i] == UNMAPPED)
+		d->smap[i] = prof_intern(d->dst, (const char *)d->s->raw + d->s->off[i], d->s->len[i]);
+	return d->smap[i];
+}
+
+static uint32_t map_frame(struct dec *d, uint32_t i)
+{
+	struct prof_frame f = { 0 };
+
+	if (d->fmap[i] != UNMAPPED)
+		return d->fmap[i];
+	f.name = map_string(d, d->f.name[i]);
+	f.module = map_string(d, d->f.module[i]);
+	f.file = map_string(d, d->f.file[i]);
+	if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX)
+		return UNMAPPED;
+	f.line = d->f.line[i];
+	f.kind = d->f.kind[i];
+	f.cls = d->f.cls[i];
+	f.lang = d->f.lang[i];
+	d->fmap[i] = prof_frame_intern(d->dst, &f);
+	return d->fmap[i];
+}
+
+static bool keep(struct dec *d, size_t depth)
+{
+	uint32_t top;
+
+	if (!d->m || !d->m->keep)
+		return true;
+	if (depth == 0)
+		return d->m->keep(d->m->arg, "", 0, 0);
+	top = d->src[0];
+	if (d->f.kind[top] != PROF_KIND_PROCESS)
+		return d->m->keep(d->m->arg, "", 0, 0);
+	return d->m->keep(d->m->arg, (const char *)d->s->raw + d->s->off[d->f.name[top]],
+			  d->s->len[d->f.name[top]], d->f.pid[top]);
+}
+
+static int add_stack(struct dec *d, size_t depth, uint64_t value)
+{
+	for (size_t k = 0; k < depth; k++) {
+		d->path[k] = map_frame(d, d->src[k]);
+		if (d->path[k] == UNMAPPED)
+			return -ENOMEM;
+	}
+	return prof_add_stack(d->dst, d->path, depth, value) == UINT32_MAX ? -ENOMEM : 0;
+}
+
+static int read_stacks(struct ibuf *b, struct dec *d)
+{
+	uint64_t n = ib_varint(b);
+	size_t depth = 0;
+	int rc = 0;
+
+	if (b->bad || n > ib_left(b) / 3)
+		return -EBADMSG;
+	d->src = malloc(STORE_CODEC_DEPTH_MAX * sizeof(*d->src));
+	d->path = malloc(STORE_CODEC_DEPTH_MAX * sizeof(*d->path));
+	if (!d->src || !d->path)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n && !rc; i++) {
+		uint64_t common = ib_bounded(b, depth + 1);
+		uint64_t add = ib_bounded(b, STORE_CODEC_DEPTH_MAX - common + 1);
+		uint64_t value;
+
+		for (uint64_t k = 0; k < add && !b->bad; k++) {
+			d->src[common + k] = (uint32_t)ib_bounded(b, d->f.n);
+			if (d->src[common + k] == 0)
+				b->bad = true;
+		}
+		value = ib_varint(b);
+		if (b->bad)
+			return -EBADMSG;
+		depth = (size_t)(common + add);
+		if (keep(d, depth))
+			rc = add_stack(d, depth, value);
+	}
+	return rc ? rc : (b->pos == b->len ? 0 : -EBADMSG);
+}
+
+static void dec_free(struct dec *d)
+{
+	free(d->f.name);
+	free(d->f.module);
+	free(d->f.file);
+	free(d->f.line);
+	free(d->f.pid);
+	free(d->f.kind);
+	free(d->smap);
+	free(d->fmap);
+	free(d->src);
+	free(d->path);
+}
+
+/* Decodes section @i into *@dstp: a new profile when *@dstp is NULL, else
+ * merged into it (the units must match). */
+static int read_profile(const struct blob *bl, int i, const struct strings *s,
+			const struct store_codec_merge *m, struct prof_profile **dstp)
+{
+	struct dec d = { .s = s, .m = m };
+	struct ibuf b = { 0 };
+	struct prof_meta meta;
+	uint8_t *raw = NULL;
+	int rc = inflate_sec(bl, i, &raw);
+
+	if (rc)
+		return rc;
+	b.p = raw;
+	b.len = bl->rawlen[i];
+	rc = read_meta(&b, &meta);
+	if (!rc && !*dstp) {
+		*dstp = prof_new(meta.unit);
+		if (*dstp)
+			*prof_meta(*dstp) = meta;
+		else
+			rc = -ENOMEM;
+	} else if (!rc && prof_meta_const(*dstp)->unit != meta.unit) {
+		rc = -EINVAL;
+	}
+	d.dst = *dstp;
+	d.smap = malloc(s->n * sizeof(*d.smap));
+	if (!rc && !d.smap)
+		rc = -ENOMEM;
+	for (size_t k = 0; !rc && k < s->n; k++)
+		d.smap[k] = k ? UNMAPPED : 0;
+	if (!rc)
+		rc = read_frames(&b, &d);
+	if (!rc)
+		rc = read_stacks(&b, &d);
+	dec_free(&d);
+	free(raw);
+	return rc;
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+int store_codec_window_unpack(const void *buf, size_t len,
+			      struct store_window *w)
+{
+	struct strings s = { 0 };
+	struct blob bl;
+	int rc = split(buf, len, &bl);
+
+	memset(w, 0, sizeof(*w));
+	if (rc)
+		return rc;
+	rc = read_strings(&bl, &s);
+	*w = bl.hdr;
+	if (!rc && (bl.flags & 1))
+		rc = read_profile(&bl, SEC_ON, &s, NULL, &w->oncpu);
+	if (!rc && (bl.flags & 2))
+		rc = read_profile(&bl, SEC_OFF, &s, NULL, &w->offcpu);
+	strings_free(&s);
+	if (rc)
+		store_window_clear(w);
+	return rc;
+}
+
+int store_codec_window_merge(const void *buf, size_t len,
+			     const struct store_codec_merge *m,
+			     struct prof_profile *dst, struct store_window *hdr)
+{
+	struct strings s = { 0 };
+	struct blob bl;
+	unsigned want = m->off_cpu ? 2u : 1u;
+	int rc = split(buf, len, &bl);
+
+	if (rc)
+		return rc;
+	if (hdr)
+		*hdr = bl.hdr;
+	if (!(bl.flags & want))
+		return 0;
+	rc = read_strings(&bl, &s);
+	if (!rc)
+		rc = read_profile(&bl, m->off_cpu ? SEC_OFF : SEC_ON, &s, m, &dst);
+	strings_free(&s);
+	return rc;
+}
+
+struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
+						int *err)
+{
+	struct store_window w;
+	struct prof_profile *p;
+	int rc = store_codec_window_unpack(buf, len, &w);
+
+	if (!rc && (!w.oncpu || w.offcpu || w.start_ns || w.end_ns))
+		rc = -EBADMSG;
+	if (err)
+		*err = rc;
+	if (rc) {
+		store_window_clear(&w);
+		return NULL;
+	}
+	p = w.oncpu;
+	w.oncpu = NULL;
+	return p;
+}
