@@ -218,12 +218,16 @@ int rd_diff_answer(const struct prof_diff *d, char *buf, size_t n)
 		snprintf(buf, n, "One of the two profiles is empty; there is nothing to compare.");
 	else if (!nfn || fn[0].change == 0)
 		snprintf(buf, n, "No function's share of %s changed.", what_of(t));
-	else
+	else {
+		rd_fmt_pct(pb, sizeof(pb), fn[0].total_delta.p_before);
+		rd_fmt_pct(pa, sizeof(pa), fn[0].total_delta.p_after);
+		if (!strcmp(pa, pb)) { /* a small change: show the decimals */
+			snprintf(pb, sizeof(pb), "%.2f%%", fn[0].total_delta.p_before);
+			snprintf(pa, sizeof(pa), "%.2f%%", fn[0].total_delta.p_after);
+		}
 		snprintf(buf, n, "%s %s from %s to %s of %s.", prof_str(t, fn[0].name),
-			 fn[0].change > 0 ? "grew" : "shrank",
-			 rd_fmt_pct(pb, sizeof(pb), fn[0].total_delta.p_before),
-			 rd_fmt_pct(pa, sizeof(pa), fn[0].total_delta.p_after),
-			 what_of(t));
+			 fn[0].change > 0 ? "grew" : "shrank", pb, pa, what_of(t));
+	}
 	free(fn);
 	return 0;
 }

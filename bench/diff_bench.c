@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The diff view's benchmark: two generated folded profiles of LINES lines
+ * each (1,000,000 by default; the second moves weight between call paths,
+ * drops some and adds new ones), then what a person waits for:
+ *   - merge: prof_diff_build() of the two, and the viewer's model of it;
+ *   - frame: a full diff view at 1920x1080 with SDL's software renderer
+ *     (layout with diff colours + drawing), median of 100 frames;
+ *   - live: from a new window's data arriving (its model built off the
+ *     drawing thread, as render/live does) to the redrawn frame: the
+ *     window's update, layout and drawing, median of 10 updates.
+ *
+ * usage: diff_bench [LINES]
+ */
+#include <errno.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profile/diff.h"
+#include "profile/folded.h"
+#include "render/live.h"
+#include "render/sdl.h"
+#include "render/ui.h"
+#include "render/views.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+/* Folded text of @lines stacks: 8 processes, call paths that mostly follow
+ * the usual callee and branch now and then (150,000 possible names). @variant 1 is the
+ * "after": a quarter of the paths change weight, 1 in 50 is gone and 1 in
+ * 40 is new. Returns a malloc'd buffer and its length. */
+static char *generate(long lines, int variant, size_t *len)
+{
+	size_t cap = (size_t)lines * 120 + 4096, n = 0;
+	char *buf = malloc(cap);
+	uint64_t s = 12345;
+
+	if (!buf)
+		return NULL;
+	for (long i = 0; i < lines && n + 512 < cap; i++) {
+		uint64_t fr = next(&s) % 3000, w = 1 + next(&s) % 40, r = next(&s) % 200;
+		unsigned depth = 5 + (unsigned)(next(&s) % 18);
+
+		n += (size_t)snprintf(buf + n, cap - n, "svc%u;main", (unsigned)(i % 8));
+		for (unsigned d = 0; d < depth; d++) {
+			/* Mostly the usual callee, sometimes one of two others. */
+			fr = (fr * 31 + 7 + (next(&s) % 6 == 0 ? 1 + next(&s) % 2 : 0)) % 150000;
+			n += (size_t)snprintf(buf + n, cap - n, ";f%lu", (unsigned long)fr);
+		}
+		if (variant && r < 4)
+			continue; /* gone after */
+		if (variant && r < 9)
+			n += (size_t)snprintf(buf + n, cap - n, ";new_%lu", (unsigned long)(i % 997));
+		if (variant && r < 50)
+			w = w * 2 + 1;
+		n += (size_t)snprintf(buf + n, cap - n, " %lu\n", (unsigned long)w);
+	}
+	*len = n;
+	return buf;
+}
+
+static struct prof_profile *parse(const char *buf, size_t len)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char err[256];
+
+	if (p && prof_folded_parse(p, buf, len, 1, err, sizeof(err)) < 0) {
+		fprintf(stderr, "diff_bench: %s\n", err);
+		prof_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_d);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The live source: every status says a new window is stored; every
+ * snapshot is the "after" profile parsed afresh. */
+struct fake {
+	const char *buf;
+	size_t len;
+	uint64_t end;
+	sem_t arrived;
+};
+
+static int fake_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
+{
+	struct fake *f = ctx;
+
+	if (!snapshot) {
+		a->window_ns = 0;
+		a->end_ns = ++f->end;
+		return 0;
+	}
+	a->p = parse(f->buf, f->len);
+	a->from_ns = 1;
+	a->to_ns = 2;
+	return a->p ? 0 : -ENOMEM;
+}
+
+static void fake_wake(void *arg)
+{
+	sem_post(&((struct fake *)arg)->arrived);
+}
+
+static int frames(struct rd_canvas *c, struct rd_ui *ui, double *med)
+{
+	double t[100];
+
+	for (int i = 0; i < 100; i++) {
+		double t0 = now();
+
+		ui->mouse_in = i % 2; /* every other frame with a tooltip */
+		ui->mouse_x = 300 + i;
+		ui->mouse_y = 1000;
+		if (rd_ui_layout(ui, 1920, 1080, 1) < 0 || rd_canvas_draw(c, &ui->list) < 0)
+			return -1;
+		t[i] = now() - t0;
+	}
+	*med = median(t, 100);
+	return 0;
+}
+
+static int live(struct rd_canvas *c, const struct rd_text *tx, const char *buf,
+		size_t len, double *med)
+{
+	struct fake f = { .buf = buf, .len = len };
+	struct rd_views *v = rd_views_new();
+	struct prof_profile *first = parse(buf, len);
+	struct rd_live *l = rd_live_new(fake_fetch, &f, 300000000000ull);
+	struct rd_model *m;
+	struct rd_ui ui;
+	double t[10];
+
+	sem_init(&f.arrived, 0, 0);
+	if (!v || !first || !l || rd_views_set_live(v, l, first, 1, 2, &m) < 0 ||
+	    rd_ui_init(&ui, m, tx) < 0)
+		return -1;
+	if (rd_views_attach(v, &ui, fake_wake, &f) < 0 || rd_ui_layout(&ui, 1920, 1080, 1) < 0)
+		return -1;
+	/* Zoomed somewhere, as a user would be. */
+	ui.focus = prof_node_get(m->p, prof_node_get(m->p, 0)->child)->child;
+	for (int i = 0; i < 10; i++) {
+		sem_wait(&f.arrived);
+		if (rd_views_update(&ui) != 1 || rd_ui_layout(&ui, 1920, 1080, 1) < 0 ||
+		    rd_canvas_draw(c, &ui.list) < 0)
+			return -1;
+		t[i] = (double)(rd_live_mono_ns() - v->live_arrived_ns) / 1e9;
+	}
+	rd_views_detach(v);
+	printf("live: zoom kept after updates: %s\n", ui.focus ? "yes" : "no");
+	*med = median(t, 10);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+	sem_destroy(&f.arrived);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long lines = argc > 1 ? strtol(argv[1], NULL, 10) : 1000000;
+	size_t lb = 0, la = 0;
+	char *tb = generate(lines, 0, &lb), *ta = generate(lines, 1, &la), err[256];
+	struct prof_profile *b, *a;
+	struct prof_diff *d;
+	struct rd_views *v = rd_views_new();
+	struct rd_canvas *c;
+	struct rd_model *m;
+	struct rd_text tx;
+	struct rd_ui ui;
+	double t0, t_diff, t_model, fmed, lmed;
+
+	if (!tb || !ta || !v || lines < 1)
+		return 1;
+	t0 = now();
+	b = parse(tb, lb);
+	a = parse(ta, la);
+	if (!a || !b)
+		return 1;
+	printf("diff_bench: %ld lines each (%.1f MB and %.1f MB of folded text), parsed in %.2f s\n",
+	       lines, lb / 1e6, la / 1e6, now() - t0);
+	t0 = now();
+	if (prof_diff_build(b, a, &d) < 0)
+		return 1;
+	t_diff = now() - t0;
+	printf("union tree: %u nodes from %u + %u\n", prof_node_count(prof_diff_tree(d)),
+	       prof_node_count(b), prof_node_count(a));
+	prof_diff_free(d);
+	t0 = now();
+	if (rd_views_set_diff(v, b, a, &m, err, sizeof(err)) < 0)
+		return 1;
+	t_model = now() - t0;
+	printf("merge (prof_diff_build): %.3f s (target <= 1 s)\n", t_diff);
+	printf("merge + the viewer's model of the diff (rd_views_set_diff): %.3f s\n", t_model);
+	printf("answer: %s\n", m->answer);
+	if (!(c = rd_canvas_new(1920, 1080, 1, err, sizeof(err)))) {
+		fprintf(stderr, "diff_bench: %s\n", err);
+		return 1;
+	}
+	tx = rd_canvas_text(c);
+	if (rd_ui_init(&ui, m, &tx) < 0 || rd_views_attach(v, &ui, NULL, NULL) < 0 ||
+	    frames(c, &ui, &fmed) < 0)
+		return 1;
+	printf("frame, full diff view 1920x1080, software renderer: median %.2f ms of 100 (target <= 16 ms); %zu boxes\n",
+	       fmed * 1e3, ui.boxes.n);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+	if (live(c, &tx, ta, la, &lmed) < 0)
+		return 1;
+	printf("live update of a %ld-line window, arrival to redrawn frame: median %.2f ms of 10 (target <= 50 ms)\n",
+	       lines, lmed * 1e3);
+	rd_canvas_free(c);
+	free(tb);
+	free(ta);
+	return 0;
+}

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* The views in the window, as pure code (text measured by a 7 px per
+ * character stand-in): diff colours of the graph's boxes and the diff
+ * tooltip lines, `s` opening the sandwich with both callers and Escape
+ * going back, the call tree pane's search, and live updates that keep the
+ * zoom (or say that the zoomed frame is gone), from a fake hearthd. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "profile/folded.h"
+#include "render/ui.h"
+#include "render/views.h"
+
+static int measure7(void *ctx, int font, const char *s, size_t n)
+{
+	int w = 0;
+
+	(void)ctx;
+	(void)font;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			w += 7;
+	return w;
+}
+
+static const struct rd_text text = { .measure = measure7, .line_h = { 15, 15, 18 } };
+
+static struct prof_profile *parse(const char *t)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char err[128];
+
+	assert_non_null(p);
+	assert_int_equal(prof_folded_parse(p, t, strlen(t), 1, err, sizeof(err)), 0);
+	return p;
+}
+
+static const struct rd_box *box(const struct rd_ui *ui, const char *name)
+{
+	char label[512];
+
+	for (size_t i = 0; i < ui->boxes.n; i++)
+		if (!strcmp(rd_ui_box_label(ui, &ui->boxes.v[i], label, sizeof(label)), name))
+			return &ui->boxes.v[i];
+	return NULL;
+}
+
+static int has_sbox(const struct rd_views *v, int side, const char *name)
+{
+	const struct rd_model *m = v->sw_m[side];
+
+	for (size_t i = 0; i < v->sw_boxes[side].n; i++) {
+		const struct rd_box *b = &v->sw_boxes[side].v[i];
+
+		if (!strcmp(prof_str(m->p, prof_frame_get(m->p, prof_node_get(m->p, b->node)->frame)->name), name))
+			return 1;
+	}
+	return 0;
+}
+
+static void test_diff_in_window(void **state)
+{
+	struct rd_views *v = rd_views_new();
+	struct rd_model *m;
+	struct rd_ui ui;
+	const struct rd_box *b;
+	char err[256], lines[4][256];
+
+	(void)state;
+	assert_non_null(v);
+	assert_int_equal(rd_views_set_diff(v,
+		parse("app;main;hot_b 100\napp;main;cold 200\napp;main;steady 500\n"
+		      "app;main;gone 50\napp;main;idle 150\n"),
+		parse("app;main;hot_b 200\napp;main;cold 150\napp;main;steady 500\n"
+		      "app;main;idle 150\n"),
+		&m, err, sizeof(err)), 0);
+	assert_string_equal(m->answer, "hot_b grew from 10% to 20% of CPU time.");
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	ui.unfold = 1;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(ui.avail, 0); /* no filters on a diff */
+	/* +100%: full red; -25%: a quarter of the way to blue; only before:
+	 * full blue; 0: neutral. */
+	assert_non_null(b = box(&ui, "hot_b"));
+	assert_int_equal(rd_ui_box_color(&ui, b), 0xE0301E);
+	assert_non_null(b = box(&ui, "cold"));
+	assert_int_equal(rd_ui_box_color(&ui, b), rd_diff_color(-25, 0));
+	assert_non_null(b = box(&ui, "gone"));
+	assert_int_equal(rd_ui_box_color(&ui, b), 0x1F6FD1);
+	assert_non_null(b = box(&ui, "steady"));
+	assert_int_equal(rd_ui_box_color(&ui, b), 0xE6E2DA);
+	assert_int_equal(rd_views_tip_lines(&ui, box(&ui, "hot_b"), lines, 4), 3);
+	assert_string_equal(lines[0], "Before: 100 (10%)  After: 200 (20%)");
+	/* Colour-blind palette through its button's state. */
+	v->dopt.palette = RD_DIFF_COLORBLIND;
+	assert_int_equal(rd_ui_box_color(&ui, box(&ui, "hot_b")), 0xCA0020);
+	assert_int_equal(rd_ui_box_color(&ui, box(&ui, "steady")), 0xBEBEBE);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+}
+
+static void test_sandwich_key(void **state)
+{
+	struct prof_profile *p = parse("app;main;load;parse 6\napp;main;save;parse 4\napp;main;parse;lex 5\n");
+	struct rd_model *m = rd_model_new(p);
+	struct rd_views *v = rd_views_new();
+	const struct rd_box *b;
+	struct rd_ui ui;
+	FILE *out;
+	char *dump = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	ui.unfold = 1;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	/* Select parse under load, then s. */
+	for (size_t i = 0; i < ui.boxes.n; i++) {
+		b = &ui.boxes.v[i];
+		if (b->depth == 4 && !strcmp(rd_model_fn_name(m, rd_model_node_fn(m, b->node)), "parse")) {
+			ui.selected = b->node;
+			break;
+		}
+	}
+	ui.focus = 0;
+	assert_int_equal(rd_ui_text(&ui, "s"), 1);
+	assert_int_equal(v->pane, RD_PANE_SANDWICH);
+	assert_string_equal(v->sw_name, "parse");
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_true(has_sbox(v, 0, "load"));
+	assert_true(has_sbox(v, 0, "save"));
+	assert_true(has_sbox(v, 0, "main"));
+	assert_true(has_sbox(v, 1, "lex"));
+	assert_false(has_sbox(v, 1, "load"));
+	out = open_memstream(&dump, &len);
+	assert_int_equal(rd_ui_dump(&ui, out), 0);
+	fclose(out);
+	assert_non_null(strstr(dump, "\nview sandwich\n"));
+	assert_non_null(strstr(dump, "\nsandwich parse\n"));
+	free(dump);
+	/* Escape goes back to the graph. */
+	assert_int_equal(rd_ui_key(&ui, RD_KEY_ESCAPE), 1);
+	assert_int_equal(v->pane, RD_PANE_GRAPH);
+	/* The call tree pane follows the window's search: 2 parse nodes
+	 * (parse under main is a third). */
+	v->pane = RD_PANE_CALLTREE;
+	rd_ui_set_query(&ui, "^parse$");
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(v->ct.nmatch, 3);
+	assert_int_equal(rd_ui_key(&ui, RD_KEY_ENTER), 1);
+	assert_int_equal(v->ct.cur, 1);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+	rd_model_free(m);
+	prof_free(p);
+}
+
+/* A fake hearthd: each status reports a new window; snapshots cycle
+ * through three profiles. */
+struct fake {
+	int n;
+};
+
+static int fake_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
+{
+	static const char *const data[] = {
+		"app;main;a 10\napp;main;b 5\n",
+		"app;main;a 10\napp;main;c 7\n",
+		"other;x 5\n",
+	};
+	struct fake *f = ctx;
+
+	if (!snapshot) {
+		a->window_ns = 1000000000ull;
+		a->end_ns = (uint64_t)++f->n;
+		return 0;
+	}
+	a->p = parse(data[(f->n - 1) % 3]);
+	a->from_ns = 1;
+	a->to_ns = 2;
+	return 0;
+}
+
+/* Waits (up to 5 s) for the next window and takes it. */
+static void next_update(struct rd_ui *ui)
+{
+	for (int i = 0; i < 500; i++) {
+		if (rd_views_update(ui) == 1)
+			return;
+		usleep(10000);
+	}
+	fail_msg("no live update in 5 s");
+}
+
+static void test_live_keeps_zoom(void **state)
+{
+	struct fake f = { 0 };
+	struct rd_views *v = rd_views_new();
+	struct rd_live *l = rd_live_new(fake_fetch, &f, 300000000000ull);
+	struct rd_model *m;
+	struct rd_ui ui;
+	char err[256];
+	int seen_c = 0;
+
+	(void)state;
+	assert_int_equal(rd_views_set_live(v, l, parse("app;main;a 1\n"), 1, 2, &m), 0);
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	ui.focus = prof_node_get(m->p, prof_node_get(m->p, 0)->child)->child; /* main */
+	rd_live_pause(l, 1);
+	/* Until the profile with c arrives, the zoom on main is kept. */
+	rd_live_pause(l, 0);
+	for (int i = 0; i < 3 && !seen_c; i++) {
+		next_update(&ui);
+		assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+		assert_string_equal(prof_str(ui.m->p, prof_frame_get(ui.m->p,
+				    prof_node_get(ui.m->p, ui.focus)->frame)->name), "main");
+		seen_c = box(&ui, "c") != NULL;
+	}
+	assert_true(seen_c);
+	assert_string_equal(v->notice, "");
+	/* The next window has no app;main: the zoom resets and says so. */
+	next_update(&ui);
+	assert_int_equal(ui.focus, 0);
+	assert_string_equal(v->notice, "The zoomed frame main is not in the latest data; showing everything.");
+	assert_true(v->live_updates >= 2);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+	/* No daemon: the sentence. */
+	assert_int_equal(rd_live_check("/nonexistent/hearth.sock", err, sizeof(err)), -ENOENT);
+	assert_string_equal(err, "hearthd is not running: start it with sudo systemctl start hearthd");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diff_in_window),
+		cmocka_unit_test(test_sandwich_key),
+		cmocka_unit_test(test_live_keeps_zoom),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
