@@ -351,21 +351,13 @@ uint32_t prof_frame_count(const struct prof_profile *p)
 
 /* ---- the call tree ------------------------------------------------------------- */
 
-uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
-			 uint32_t frame)
+/* Looks (parent, frame) up in the edge index only; 0 when absent. */
+static uint32_t edge_lookup(const struct prof_profile *p, uint32_t parent,
+			    uint32_t frame)
 {
 	uint32_t h, mask, j, id;
 	uint64_t sl;
 
-	if (p->edges_indexed < p->nnodes) {
-		/* Appended without the index (prof_child_append): scan. */
-		if (p->nnodes <= parent)
-			return 0;
-		for (id = p->nodes[parent].child; id; id = p->nodes[id].sibling)
-			if (p->nodes[id].frame == frame)
-				return id;
-		return 0;
-	}
 	if (!p->edge_index.cap)
 		return 0;
 	h = (uint32_t)hash_edge(parent, frame);
@@ -378,6 +370,23 @@ uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
 			return id;
 	}
 	return 0;
+}
+
+uint32_t prof_child_find(const struct prof_profile *p, uint32_t parent,
+			 uint32_t frame)
+{
+	uint32_t id;
+
+	if (p->edges_indexed < p->nnodes) {
+		/* Appended without the index (prof_child_append): scan. */
+		if (p->nnodes <= parent)
+			return 0;
+		for (id = p->nodes[parent].child; id; id = p->nodes[id].sibling)
+			if (p->nodes[id].frame == frame)
+				return id;
+		return 0;
+	}
+	return edge_lookup(p, parent, frame);
 }
 
 /* Indexes the nodes appended by prof_child_append(). 0 or -ENOMEM. */
@@ -582,7 +591,7 @@ static uint32_t frame_copy(struct prof_profile *dst,
 
 int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 {
-	uint32_t *fmap = NULL, *nmap = NULL;
+	uint32_t *fmap = NULL, *nmap = NULL, base;
 	int err = -ENOMEM;
 
 	if (dst->meta.unit != src->meta.unit)
@@ -596,15 +605,25 @@ int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 		if (fmap[f] == UINT32_MAX)
 			goto out;
 	}
-	if (nodes_reserve(dst, src->nnodes) < 0)
+	if (edges_index(dst) < 0 || nodes_reserve_how(dst, src->nnodes, 0) < 0)
 		goto out;
-	/* A parent's id is always smaller than its children's. */
+	base = dst->nnodes;
+	/* A parent's id is always smaller than its children's. Nodes made
+	 * here (ids >= base) have only children made here: those are
+	 * appended without a lookup, and the index catches up lazily. The
+	 * older nodes are all in the index, and no pair (parent, frame) is
+	 * looked up twice, so the index alone answers. */
+	for (uint32_t i = 1; i < src->nnodes; i++) {
+		const struct prof_node *sn = &src->nodes[i];
+		uint32_t dp = nmap[sn->parent], f = fmap[sn->frame];
+		uint32_t d = dp < base ? edge_lookup(dst, dp, f) : 0;
+
+		nmap[i] = d ? d : node_append(dst, dp, f);
+	}
 	for (uint32_t i = 0; i < src->nnodes; i++) {
 		const struct prof_node *sn = &src->nodes[i];
-		uint32_t d = i ? node_child(dst, nmap[sn->parent],
-					    fmap[sn->frame]) : 0;
+		uint32_t d = nmap[i];
 
-		nmap[i] = d;
 		dst->nodes[d].total = sat_add(dst->nodes[d].total, sn->total);
 		dst->nodes[d].self = sat_add(dst->nodes[d].self, sn->self);
 	}

@@ -177,7 +177,7 @@ static void test_saturate(void **state)
 
 /* Collects "name,name=value" lines of every stack into a buffer. */
 struct collect {
-	char buf[4096];
+	char buf[65536];
 	size_t len;
 	int stop_after;
 	int calls;
@@ -188,13 +188,16 @@ static int collect_fn(const struct prof_profile *p, const uint32_t *frames,
 {
 	struct collect *c = arg;
 
-	for (size_t i = 0; i < n; i++)
+	/* Output beyond the buffer is dropped (the text stays a C string). */
+	for (size_t i = 0; i < n && c->len < sizeof(c->buf); i++)
 		c->len += (size_t)snprintf(c->buf + c->len,
 					   sizeof(c->buf) - c->len, "%s%s",
 					   i ? "," : "",
 					   prof_str(p, prof_frame_get(p, frames[i])->name));
-	c->len += (size_t)snprintf(c->buf + c->len, sizeof(c->buf) - c->len,
-				   "=%llu\n", (unsigned long long)value);
+	if (c->len < sizeof(c->buf))
+		c->len += (size_t)snprintf(c->buf + c->len,
+					   sizeof(c->buf) - c->len, "=%llu\n",
+					   (unsigned long long)value);
 	c->calls++;
 	return c->calls == c->stop_after ? 42 : 0;
 }
@@ -388,6 +391,74 @@ static void test_deep_stack(void **state)
 	prof_free(p);
 }
 
+/* Merging equals adding every stack: random trees, merged twice into an
+ * empty profile, against the same stacks added one by one. */
+static struct prof_profile *random_tree(uint32_t *rng, int lines)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+
+	for (int l = 0; l < lines; l++) {
+		uint32_t fs[10];
+		size_t n;
+
+		*rng = *rng * 1103515245u + 12345u;
+		n = 1 + (*rng >> 16) % 10;
+		for (size_t i = 0; i < n; i++) {
+			char name[8];
+
+			*rng = *rng * 1103515245u + 12345u;
+			snprintf(name, sizeof(name), "g%u", (*rng >> 16) % 5);
+			fs[i] = fr(p, name, 0);
+		}
+		prof_add_stack(p, fs, n, 1 + (*rng >> 20) % 9);
+	}
+	return p;
+}
+
+static int add_into(const struct prof_profile *p, const uint32_t *frames,
+		    size_t n, uint64_t value, void *arg)
+{
+	struct prof_profile *dst = arg;
+	uint32_t fs[16];
+
+	for (size_t i = 0; i < n; i++)
+		fs[i] = fr(dst, prof_str(p, prof_frame_get(p, frames[i])->name), 0);
+	return prof_add_stack(dst, fs, n, value) == UINT32_MAX ? -1 : 0;
+}
+
+static void test_merge_random(void **state)
+{
+	uint32_t rng = 99;
+	struct prof_profile *a = random_tree(&rng, 500), *b = random_tree(&rng, 500);
+	struct prof_profile *m = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *s = prof_new(PROF_UNIT_SAMPLES);
+	struct collect cm = { .stop_after = -1 }, cs = { .stop_after = -1 };
+
+	(void)state;
+	assert_int_equal(prof_merge(m, a), 0);
+	assert_int_equal(prof_merge(m, b), 0);
+	assert_int_equal(prof_walk_stacks(a, add_into, s), 0);
+	assert_int_equal(prof_walk_stacks(b, add_into, s), 0);
+	assert_int_equal(prof_node_count(m), prof_node_count(s));
+	assert_int_equal(prof_total(m), prof_total(s));
+	/* Same stacks: compare the sorted walks (first 64 KiB of each). */
+	prof_sort(m);
+	prof_sort(s);
+	prof_walk_stacks(m, collect_fn, &cm);
+	prof_walk_stacks(s, collect_fn, &cs);
+	assert_string_equal(cm.buf, cs.buf);
+	/* The merged tree takes more stacks and finds its nodes. */
+	uint32_t g0 = fr(m, "g0", 0), g1 = fr(m, "g1", 0);
+	uint32_t before = prof_node_count(m);
+	uint32_t leaf = prof_add_stack(m, (uint32_t[]){ g0, g1 }, 2, 1);
+	assert_int_equal(prof_node_count(m), before);
+	assert_int_equal(prof_child_find(m, prof_child_find(m, 0, g0), g1), leaf);
+	prof_free(a);
+	prof_free(b);
+	prof_free(m);
+	prof_free(s);
+}
+
 /* Many distinct stacks: the edge index stays consistent through growth. */
 static void test_many_nodes(void **state)
 {
@@ -430,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_child_get),
 		cmocka_unit_test(test_child_append),
 		cmocka_unit_test(test_deep_stack),
+		cmocka_unit_test(test_merge_random),
 		cmocka_unit_test(test_many_nodes),
 	};
 
