@@ -448,7 +448,7 @@ int rd_views_sandwich_tooltip(struct rd_ui *ui)
 	u = prof_meta_const(m->p)->unit;
 	rd_list_outline(&ui->list, b->x, b->y, b->w, b->h - 1, RD_COL_TEXT);
 	sw_label(m, b, lines[k++], 256);
-	snprintf(lines[k++], 256, s ? "called by %s" : "on the way to %s", v->sw_name);
+	snprintf(lines[k++], 256, s ? "called by %.200s" : "on the way to %.200s", v->sw_name);
 	snprintf(lines[k++], 256, "Total: %s (%s of everything)",
 		 rd_fmt_value(val, sizeof(val), b->value, u),
 		 rd_fmt_pct(pct, sizeof(pct), ui->m->total ? 100.0 * (double)b->value /
