@@ -52,8 +52,8 @@ static void child_start(struct child *c, char *const argv[],
 			void (*pre)(void))
 {
 	int in[2], out[2];
-	assert_int_equal(pipe(in), 0);
-	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {

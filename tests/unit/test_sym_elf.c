@@ -43,8 +43,8 @@ static const char *fixture_path(const char *name, char *buf, size_t len)
 static void child_start(struct child *c, const char *path)
 {
 	int in[2], out[2];
-	assert_int_equal(pipe(in), 0);
-	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {
@@ -206,6 +206,36 @@ static void test_fork_keeps_maps(void **state)
 	assert_true(got >= 1);
 	assert_string_equal(f[got - 1].name, names[0]);
 	sym_free(ctx);
+}
+
+/* One libc for every process: two processes share its cached module. */
+static void test_module_shared(void **state)
+{
+	(void)state;
+	char path[4096];
+	fixture_path("sym_funcs", path, sizeof(path));
+	struct child a, b;
+	char names[16][64], names2[16][64];
+	uint64_t addrs[16], addrs2[16];
+	child_start(&a, path);
+	child_start(&b, path);
+	assert_int_equal(child_read_addrs(&a, names, addrs, 16), 6);
+	assert_int_equal(child_read_addrs(&b, names2, addrs2, 16), 6);
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f[4];
+	/* getpid (index 5) lives in libc */
+	assert_true(sym_user(ctx, a.pid, addrs[5], f, 4) >= 1);
+	struct sym_stats st1, st2;
+	sym_stats(ctx, &st1);
+	assert_true(sym_user(ctx, b.pid, addrs2[5], f, 4) >= 1);
+	sym_stats(ctx, &st2);
+	assert_int_equal(st2.procs, 2);
+	/* the second process added no module and no module memory */
+	assert_int_equal(st2.modules, st1.modules);
+	assert_true(st2.module_bytes == st1.module_bytes);
+	sym_free(ctx);
+	child_stop(&a);
+	child_stop(&b);
 }
 
 /* A binary deleted while it runs is still read, through map_files. */
@@ -435,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_fork_keeps_maps),
 		cmocka_unit_test(test_unmapped_is_module_offset),
 		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_module_shared),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_hidden),
 		cmocka_unit_test(test_real_kallsyms),
