@@ -21,6 +21,7 @@ run_one() { # name command...
 	name=$1; shift
 	case "$name" in *"${ONLY:-}"*) ;; *) return ;; esac
 	log="$logdir/$name.log"
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
