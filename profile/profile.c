@@ -5,7 +5,10 @@
  * Three open-addressing hash tables (linear probing, power-of-two sizes,
  * slot value 0 = empty) index the strings, the frames and the tree's edges.
  * The edge table is keyed by (parent node, frame), so prof_add_stack() costs
- * one probe per frame: O(depth) per sample whatever the tree's size.
+ * one probe per frame: O(depth) per sample whatever the tree's size, and
+ * less when the stack shares a prefix with the previous one. Nodes
+ * appended in bulk (prof_child_append, prof_merge) join the edge table
+ * only when a later lookup needs them.
  * Strings live in an arena of chunks that never move, so prof_str()
  * pointers stay valid until prof_free().
  */
