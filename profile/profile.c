@@ -597,7 +597,7 @@ int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 	uint32_t *fmap = NULL, *nmap = NULL, base;
 	int err = -ENOMEM;
 
-	if (dst->meta.unit != src->meta.unit)
+	if (dst->meta.unit != src->meta.unit || dst == src)
 		return -EINVAL;
 	fmap = calloc(src->nframes, sizeof(*fmap));
 	nmap = calloc(src->nnodes, sizeof(*nmap));

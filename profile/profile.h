@@ -184,8 +184,10 @@ int prof_node_add(struct prof_profile *p, uint32_t node, uint64_t total,
 int prof_sort(struct prof_profile *p);
 
 /* Adds every stack of @src into @dst (strings and frames are re-interned;
- * units must match). Metadata: durations add, drops add, start is the
- * earlier. Returns 0, -EINVAL on unit mismatch, -ENOMEM. */
+ * units must match; @src and @dst are different profiles). Metadata:
+ * durations add, drops add, start is the earlier. Returns 0, -EINVAL on
+ * unit mismatch or @src == @dst, -ENOMEM (then @dst may hold part of
+ * @src). */
 int prof_merge(struct prof_profile *dst, const struct prof_profile *src);
 
 /* Calls @fn for every node with self > 0, depth first in sibling order, with

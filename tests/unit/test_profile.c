@@ -276,6 +276,7 @@ static void test_merge(void **state)
 	prof_meta(b)->start_ns = 300;
 	prof_meta(b)->drops = 2;
 	assert_int_equal(prof_merge(a, ns), -EINVAL);
+	assert_int_equal(prof_merge(a, a), -EINVAL);
 	assert_int_equal(prof_merge(a, b), 0);
 	assert_int_equal(prof_total(a), 23);
 	nm = prof_child_find(a, 0, am);
