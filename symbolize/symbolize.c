@@ -17,6 +17,7 @@
 
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define RELOAD_MIN_NS 100000000ull /* reread maps on a miss at most 10/s */
+#define SYM_PROCS_MAX 32768 /* processes cached at most */
 #define KALLSYMS_RELOAD_NS 5000000000ull /* and kallsyms every 5 s */
 
 static uint64_t now_ns(void)
@@ -73,12 +74,40 @@ void sym_free(struct sym_ctx *ctx)
 	free(ctx);
 }
 
+static void proc_unlink(struct sym_ctx *ctx, struct sym_proc *p);
+static void proc_free(struct sym_ctx *ctx, struct sym_proc *p);
+
+/* Past the cap, drops the least recently used process, preferring ones
+ * already gone: processes nobody forgets must not grow memory forever. */
+static void procs_trim(struct sym_ctx *ctx)
+{
+	if (ctx->nprocs < SYM_PROCS_MAX)
+		return;
+	struct sym_proc *victim = NULL;
+	for (size_t b = 0; b < SYM_PROC_BUCKETS; b++) {
+		for (struct sym_proc *p = ctx->procs[b]; p; p = p->next) {
+			if (p->last_use == ctx->tick)
+				continue; /* in use by the current call */
+			if (!victim || (p->gone && !victim->gone) ||
+			    (p->gone == victim->gone &&
+			     p->last_use < victim->last_use))
+				victim = p;
+		}
+	}
+	if (victim) {
+		proc_unlink(ctx, victim);
+		proc_free(ctx, victim);
+	}
+}
+
 static struct sym_proc *proc_new(struct sym_ctx *ctx, pid_t pid)
 {
+	procs_trim(ctx);
 	struct sym_proc *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->last_use = ctx->tick;
 	size_t b = (unsigned)pid % SYM_PROC_BUCKETS;
 	p->next = ctx->procs[b];
 	ctx->procs[b] = p;
@@ -122,7 +151,10 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 {
 	if (parent <= 0 || child <= 0 || parent == child)
 		return -EINVAL;
+	ctx->tick++;
 	struct sym_proc *pp = sym_proc_find(ctx, parent);
+	if (pp)
+		pp->last_use = ctx->tick;
 	/* A parent not seen yet is read now: it usually outlives a short
 	 * child, whose own maps may already be gone. */
 	if (!pp && sym_proc_load(ctx, parent) == 0)
