@@ -148,6 +148,15 @@ static void write_sentence(struct rd_model *m, uint32_t f)
 		what = "of the memory", prep = "allocated under";
 	else
 		what = "of CPU time", prep = "in";
+	if (m->fns[f].own * 20 < m->total) {
+		/* A flat profile: no function answers for 5% of it. */
+		rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].own));
+		snprintf(m->answer, sizeof(m->answer), "%s%s %s is spread thin: no "
+			 "function holds more than %s of it on its own.", over,
+			 over[0] ? "the" : "The", waits ? "waiting time" :
+			 meta->unit == PROF_UNIT_BYTES ? "memory" : "CPU time", share);
+		return;
+	}
 	rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].total));
 	snprintf(m->answer, sizeof(m->answer), "%s%s %s was %s %s", over, share,
 		 what, prep, rd_model_fn_name(m, f));

@@ -14,6 +14,9 @@ struct ctx {
 	struct rd_boxes *out;
 	double scale;        /* pixels per unit of value */
 	uint64_t base;       /* total of the focus; 0: never merge */
+	uint32_t bucket_of;  /* preorder index whose small children only are
+			      * laid out (opts.bucket), else UINT32_MAX */
+	uint64_t bucket_total; /* that node's total */
 	int err;
 };
 
@@ -158,6 +161,8 @@ static int queue_children(struct ctx *c, struct work *w, uint32_t last,
 		uint64_t tot = t->kid_total[k];
 		double wd = (double)tot * c->scale;
 
+		if (last == c->bucket_of && tot * 1000 >= c->bucket_total)
+			continue; /* an opened bucket shows only the small ones */
 		if (c->base && tot * 1000 < c->base) {
 			if (!nsmall)
 				first_small = t->kid[k];
@@ -253,6 +258,20 @@ int rd_flame_layout(const struct rd_tree *t,
 		     o->area.w, RD_BOX_ANCESTOR, t->v[path[i]].total);
 	c.scale = (double)o->area.w / (double)t->v[fi].total;
 	c.base = o->unfold ? 0 : t->v[fi].total;
+	c.bucket_of = UINT32_MAX;
+	if (o->bucket) {
+		uint64_t sum = 0;
+
+		for (uint32_t k = t->kid_off[fi]; k < t->kid_off[fi + 1]; k++)
+			if (t->kid_total[k] * 1000 < t->v[fi].total)
+				sum += t->kid_total[k];
+		if (sum) {
+			c.bucket_of = fi;
+			c.bucket_total = t->v[fi].total;
+			c.scale = (double)o->area.w / (double)sum;
+			c.base = o->unfold ? 0 : sum;
+		}
+	}
 	lay(&c, fi, depth, o->area.w);
 	return c.err;
 }

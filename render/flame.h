@@ -56,6 +56,9 @@ struct rd_flame_opts {
 	int unfold;          /* 1: "show every frame", no folding */
 	uint32_t focus;      /* zoomed node, 0 = whole profile */
 	int scroll;          /* pixels the rows are shifted away from the root */
+	int bucket;          /* 1: the focus's "N small functions" opened: only
+			      * its children under 0.1% of it, filling the
+			      * width, thresholds relative to their sum */
 	double min_px;       /* boxes narrower than this are dropped (0.5) */
 };
 

@@ -180,6 +180,7 @@ int rd_ui_set_query(struct rd_ui *ui, const char *q)
 
 static void zoom(struct rd_ui *ui, uint32_t node)
 {
+	ui->bucket = 0;
 	ui->focus = node;
 	ui->selected = node;
 	ui->scroll = 0;
@@ -263,7 +264,14 @@ int rd_ui_click(struct rd_ui *ui, int x, int y)
 	b = rd_flame_hit(&ui->boxes, x, y);
 	if (!b)
 		return was_typing;
-	if (b->node == ui->focus && b->node != 0 && !(b->flags & RD_BOX_SMALL))
+	if (b->flags & RD_BOX_SMALL) {
+		/* Open the bucket: its functions fill the width. */
+		zoom(ui, b->node);
+		ui->bucket = 1;
+		ui->selected = 0;
+		return 1;
+	}
+	if (b->node == ui->focus && b->node != 0 && !ui->bucket)
 		zoom(ui, prof_node_get(ui->m->p, b->node)->parent);
 	else
 		zoom(ui, b->node);
@@ -413,6 +421,10 @@ int rd_ui_key(struct rd_ui *ui, enum rd_key key)
 		ui->typing = 1;
 		return 1;
 	case RD_KEY_ESCAPE:
+		if (ui->bucket) {
+			ui->bucket = 0;
+			return 1;
+		}
 		if (ui->focus != 0) {
 			zoom(ui, prof_node_get(ui->m->p, ui->focus)->parent);
 			return 1;
@@ -477,6 +489,7 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 	fprintf(out, "graph %d %d %d %d\n", ui->graph.x, ui->graph.y,
 		ui->graph.w, ui->graph.h);
 	fprintf(out, "focus %s\n", node_name(ui, ui->focus));
+	fprintf(out, "bucket %d\n", ui->bucket);
 	fprintf(out, "status %s\n", ui->status);
 	fprintf(out, "query %s\n", ui->query);
 	fprintf(out, "tooltip %d %d %d %d\n", ui->tip.x, ui->tip.y, ui->tip.w,

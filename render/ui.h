@@ -69,6 +69,7 @@ struct rd_ui {
 	struct rd_text text;
 	/* View state. */
 	uint32_t focus;     /* zoomed node, 0 = everything */
+	int bucket;         /* 1: the focus's "N small functions" are opened */
 	uint32_t selected;  /* keyboard selection, 0 = none */
 	int icicle, by_value, unfold, keep_end, show_table, yours_only;
 	enum rd_sort sort;

@@ -73,6 +73,7 @@ int rd_ui_graph(struct rd_ui *ui)
 		.unfold = ui->unfold,
 		.focus = ui->focus,
 		.scroll = ui->scroll,
+		.bucket = ui->bucket,
 		.min_px = 0.5,
 	};
 	const struct rd_box *sel = NULL;
@@ -129,7 +130,7 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 			 b->count);
 		snprintf(lines[k++], 256, "Total: %s (%s)", rd_fmt_value(v, sizeof(v), b->value, u),
 			 rd_fmt_pct(p, sizeof(p), pct_of(ui, b->value)));
-		snprintf(lines[k++], 256, "Click to zoom into the caller and see them");
+		snprintf(lines[k++], 256, "Click to open them; Escape closes");
 		return k;
 	}
 	if (b->flags & RD_BOX_CHAIN)

@@ -259,6 +259,18 @@ static int lay_crumbs(struct rd_ui *ui, int y)
 		if (x > ui->w - S(ui, 200))
 			break;
 	}
+	if (ui->bucket) {
+		const struct rd_tree *t = &ui->m->tree;
+		uint32_t fi = t->pre[ui->focus], n = 0;
+
+		for (uint32_t k = t->kid_off[fi]; k < t->kid_off[fi + 1]; k++)
+			n += t->kid_total[k] * 1000 < t->v[fi].total;
+		snprintf(tail, sizeof(tail), "%u small functions", n);
+		x += S(ui, 4);
+		x += text(ui, x, y, S(ui, 20), RD_FONT_NORMAL, RD_COL_DIM, "\xe2\x80\xba");
+		x += S(ui, 4);
+		x += text(ui, x, y, S(ui, 200), RD_FONT_NORMAL, RD_COL_TEXT, tail);
+	}
 	if (f && ui->focus) {
 		rd_fmt_pct(pct, sizeof(pct), share(ui, f->total));
 		snprintf(tail, sizeof(tail), "   %s of the total \xc2\xb7 Esc zooms out", pct);

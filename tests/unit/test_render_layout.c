@@ -251,6 +251,37 @@ static void test_flame_small(void **state)
 	prof_free(p);
 }
 
+/* An opened "N small functions" box: the caller full width, only its small
+ * children, filling the width by their own sum (60 = 600 px). */
+static void test_flame_bucket(void **state)
+{
+	struct prof_profile *p = parse("p;big 99940\np;s1 10\np;s2 20\np;s3 30\n");
+	struct rd_flame_opts o = { .area = { 0, 0, 600, 200 }, .row_h = 20,
+				   .min_px = 0.5 };
+	struct rd_boxes b = { 0 };
+	static const struct want w[] = {
+		{ "all", 0, 180, 600, 20, 0, 1, RD_BOX_ANCESTOR },
+		{ "p", 0, 160, 600, 20, 1, 1, 0 },
+		{ "s1", 0, 140, 100, 20, 2, 1, 0 },
+		{ "s2", 100, 140, 200, 20, 2, 1, 0 },
+		{ "s3", 300, 140, 300, 20, 2, 1, 0 },
+	};
+
+	(void)state;
+	o.area.w = 6000; /* the bucket: 3.6 px */
+	assert_int_equal(layout(p, &o, &b), 0);
+	o.area.w = 600;
+	assert_int_equal(b.n, 4); /* all, p, big, 3 small functions */
+	assert_true(b.v[3].flags & RD_BOX_SMALL);
+	assert_int_equal(b.v[3].count, 3);
+	o.focus = b.v[3].node;
+	o.bucket = 1;
+	assert_int_equal(layout(p, &o, &b), 0);
+	check(p, &b, w, 5);
+	rd_boxes_free(&b);
+	prof_free(p);
+}
+
 /* A recursion 200,000 frames deep lays out without recursing in C (an
  * explicit work stack), one box per row. */
 static void test_flame_deep(void **state)
@@ -354,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_flame_chain),
 		cmocka_unit_test(test_flame_small),
 		cmocka_unit_test(test_flame_deep),
+		cmocka_unit_test(test_flame_bucket),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_format),
 	};

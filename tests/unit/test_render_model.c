@@ -203,6 +203,27 @@ static void test_notice(void **state)
 	prof_free(p);
 }
 
+/* A flat profile: no function holds 5% of it on its own. */
+static void test_answer_flat(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char text[64 * 1024];
+	size_t o = 0;
+	struct rd_model *m;
+	char err[64];
+
+	(void)state;
+	for (int i = 0; i < 40; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "app;main;f%02d 25\n", i);
+	assert_int_equal(prof_folded_parse(p, text, o, 1, err, sizeof(err)), 0);
+	prof_meta(p)->duration_ns = 60000000000ULL;
+	m = rd_model_new(p);
+	assert_string_equal(m->answer, "Over 1 min, the CPU time is spread thin: no "
+			    "function holds more than 2.5% of it on its own.");
+	rd_model_free(m);
+	prof_free(p);
+}
+
 static void test_table(void **state)
 {
 	struct prof_profile *p = parse("app;main;f;f;g 4\napp;main;g 1\n"
@@ -279,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_notice),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_answer_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

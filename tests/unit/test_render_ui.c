@@ -441,6 +441,46 @@ static void test_sizes_wheel(void **state)
 	assert_int_equal(ui->graph.x, 16);
 }
 
+/* "N small functions" opens on a click: its functions fill the width and
+ * the breadcrumb says so; Escape closes it. */
+static void test_bucket(void **state)
+{
+	static const char text[] = "app;main;big 99940\napp;main;s1 10\n"
+				   "app;main;s2 20\napp;main;s3 30\n";
+	struct fx *f = *state;
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_text t = f->ui.text;
+	struct rd_model *m;
+	struct rd_ui ui;
+	char err[64];
+	const struct rd_box *b;
+	int found = 0;
+
+	assert_int_equal(prof_folded_parse(p, text, strlen(text), 1, err, sizeof(err)), 0);
+	m = rd_model_new(p);
+	assert_int_equal(rd_ui_init(&ui, m, &t), 0);
+	assert_int_equal(rd_ui_layout(&ui, 8000, 800, 1), 0);
+	b = box(&ui, "3 small functions");
+	assert_non_null(b);
+	click_box(&ui, "3 small functions");
+	assert_int_equal(ui.bucket, 1);
+	assert_null(box(&ui, "big"));
+	assert_int_equal(box(&ui, "s1")->w, ui.graph.w / 6 + 1);
+	assert_int_equal(box(&ui, "s3")->x + box(&ui, "s3")->w, ui.graph.x + ui.graph.w);
+	for (size_t i = 0; i < ui.list.n; i++)
+		if (ui.list.cmds[i].kind == RD_CMD_TEXT &&
+		    !strcmp(rd_cmd_text(&ui.list, &ui.list.cmds[i]), "3 small functions"))
+			found = 1;
+	assert_true(found);
+	assert_int_equal(rd_ui_key(&ui, RD_KEY_ESCAPE), 1);
+	rd_ui_layout(&ui, 8000, 800, 1);
+	assert_int_equal(ui.bucket, 0);
+	assert_non_null(box(&ui, "big"));
+	rd_ui_release(&ui);
+	rd_model_free(m);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chain_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sizes_wheel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bucket, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
