@@ -72,6 +72,24 @@ set -- $(box json_dumps); c=$(px $(($1 + $3 - 4)) $(($2 + $4 - 4)))
 [ "$(ch "$c" 5)" -gt "$(ch "$c" 1)" ] || fail "libraries are not blue: $c"
 echo "ok: answer, notice, legend and class colours"
 
+# The 40 helpers under 0.1% each share one box; a click opens it, they
+# fill the width, Escape closes it.
+set -- $(box "40")
+[ -n "${1:-}" ] || fail "no '40 small functions' box"
+xdotool mousemove --window "$wid" $(($1 + 3)) $(($2 + 5)) click 1
+wait_for '[ "$(field bucket)" = 1 ]' "the small functions did not open"
+n=$(awk '$1 == "box" && $9 ~ /^util_helper_/' "$dl" | wc -l)
+[ "$n" -eq 40 ] || fail "$n helpers drawn, not 40"
+set -- $(field graph); gx=$1 gw=$3
+awk -v r=$((gx + gw)) '$1 == "box" && $9 ~ /^util_helper_/ && $2 + $4 > m { m = $2 + $4 } END { exit m != r }' "$dl" ||
+	fail "the helpers do not fill the width"
+xdotool key --window "$wid" Escape
+wait_for '[ "$(field bucket)" = 0 ]' "Escape did not close the small functions"
+set -- $(awk '$1 == "zone" && $2 == 2 && $7 == 5 { print $3 + 5, $4 + 5 }' "$dl")
+xdotool mousemove --window "$wid" "$1" "$2" click 1
+wait_for '[ "$(field focus)" = all ]' "Reset"
+echo "ok: small functions open"
+
 # The top table: one row per function; a click on "Self" sorts by self.
 set -- $(awk '$1 == "zone" && $2 == 2 && $7 == 4 { print $3 + 5, $4 + 5 }' "$dl")
 xdotool mousemove --window "$wid" "$1" "$2" click 1
