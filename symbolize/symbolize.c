@@ -74,30 +74,58 @@ void sym_free(struct sym_ctx *ctx)
 	free(ctx);
 }
 
-static void proc_unlink(struct sym_ctx *ctx, struct sym_proc *p);
-static void proc_free(struct sym_ctx *ctx, struct sym_proc *p);
 
-/* Past the cap, drops the least recently used process, preferring ones
- * already gone: processes nobody forgets must not grow memory forever. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : (x > y);
+}
+
+/* Drops every process matching: gone ones (@gone_only) or those last used
+ * at or before @before; never those in use by the current call. */
+static void procs_drop(struct sym_ctx *ctx, bool gone_only, uint64_t before)
+{
+	for (size_t b = 0; b < SYM_PROC_BUCKETS; b++) {
+		struct sym_proc **pp = &ctx->procs[b];
+		while (*pp) {
+			struct sym_proc *p = *pp;
+			bool drop = p->last_use != ctx->tick &&
+				    (gone_only ? p->gone : p->last_use <= before);
+			if (!drop) {
+				pp = &p->next;
+				continue;
+			}
+			*pp = p->next;
+			ctx->nprocs--;
+			if (ctx->last_proc == p)
+				ctx->last_proc = NULL;
+			proc_free(ctx, p);
+		}
+	}
+}
+
+/* At the cap, drops an eighth of the processes in one pass: first those
+ * already gone, then the least recently used. Processes nobody forgets
+ * must not grow memory forever. */
 static void procs_trim(struct sym_ctx *ctx)
 {
 	if (ctx->nprocs < SYM_PROCS_MAX)
 		return;
-	struct sym_proc *victim = NULL;
-	for (size_t b = 0; b < SYM_PROC_BUCKETS; b++) {
-		for (struct sym_proc *p = ctx->procs[b]; p; p = p->next) {
-			if (p->last_use == ctx->tick)
-				continue; /* in use by the current call */
-			if (!victim || (p->gone && !victim->gone) ||
-			    (p->gone == victim->gone &&
-			     p->last_use < victim->last_use))
-				victim = p;
-		}
-	}
-	if (victim) {
-		proc_unlink(ctx, victim);
-		proc_free(ctx, victim);
-	}
+	size_t target = SYM_PROCS_MAX - SYM_PROCS_MAX / 8;
+	procs_drop(ctx, true, 0);
+	if (ctx->nprocs <= target)
+		return;
+	uint64_t *ages = malloc(ctx->nprocs * sizeof(*ages));
+	if (!ages)
+		return;
+	size_t n = 0;
+	for (size_t b = 0; b < SYM_PROC_BUCKETS; b++)
+		for (struct sym_proc *p = ctx->procs[b]; p; p = p->next)
+			ages[n++] = p->last_use;
+	qsort(ages, n, sizeof(*ages), cmp_u64);
+	uint64_t before = ages[n - target - 1];
+	free(ages);
+	procs_drop(ctx, false, before);
 }
 
 static struct sym_proc *proc_new(struct sym_ctx *ctx, pid_t pid)

@@ -208,6 +208,28 @@ static void test_fork_keeps_maps(void **state)
 	sym_free(ctx);
 }
 
+/* Processes nobody forgets are dropped past the cap, oldest first. */
+static void test_process_cap(void **state)
+{
+	(void)state;
+	struct sym_ctx *ctx = sym_new(NULL);
+	pid_t self = getpid();
+	assert_int_equal(sym_proc_load(ctx, self), 0);
+	for (pid_t fake = 0x20000000; fake < 0x20000000 + 40000; fake++)
+		assert_int_equal(sym_proc_fork(ctx, self, fake), 0);
+	struct sym_stats st;
+	sym_stats(ctx, &st);
+	assert_true(st.procs <= 32768);
+	assert_true(st.procs >= 28000); /* an eighth goes at once */
+	/* the newest copies are kept and still named */
+	struct sym_frame f[4];
+	int n = sym_user(ctx, 0x20000000 + 39999,
+			 (uint64_t)(uintptr_t)&test_process_cap + 1, f, 4);
+	assert_true(n >= 1);
+	assert_string_equal(f[n - 1].name, "test_process_cap");
+	sym_free(ctx);
+}
+
 /* One libc for every process: two processes share its cached module. */
 static void test_module_shared(void **state)
 {
@@ -466,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_is_module_offset),
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_module_shared),
+		cmocka_unit_test(test_process_cap),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_hidden),
 		cmocka_unit_test(test_real_kallsyms),
