@@ -240,6 +240,8 @@ static void forget_gone(struct sampler *s, size_t n)
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
 	}
+	if (n == 0)
+		return;
 	memmove(s->gone, s->gone + n, (s->ngone - n) * sizeof(*s->gone));
 	s->ngone -= n;
 }
