@@ -47,7 +47,9 @@ struct session {
 };
 
 struct sym_unwinder {
-	struct session *v;
+	/* Sessions are allocated one by one: libdw keeps a pointer to each as
+	 * its callbacks' argument, so they must never move. */
+	struct session **v;
 	size_t len, cap;
 };
 
@@ -152,13 +154,12 @@ static int session_open(struct session *s)
 static struct session *session_find(struct sym_unwinder *u, pid_t pid)
 {
 	for (size_t i = 0; i < u->len; i++)
-		if (u->v[i].pid == pid)
-			return &u->v[i];
+		if (u->v[i]->pid == pid)
+			return u->v[i];
 	return NULL;
 }
 
-/* Finds or adds the session of @pid. May move every session: pointers
- * from before the call are stale after it. */
+/* Finds or adds the session of @pid. */
 static struct session *session_get(struct sym_unwinder *u, pid_t pid)
 {
 	struct session *s = session_find(u, pid);
@@ -167,16 +168,18 @@ static struct session *session_get(struct sym_unwinder *u, pid_t pid)
 		return s;
 	if (u->len == u->cap) {
 		size_t cap = u->cap ? u->cap * 2 : 16;
-		struct session *v = realloc(u->v, cap * sizeof(*v));
+		struct session **v = realloc(u->v, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
 		u->v = v;
 		u->cap = cap;
 	}
-	s = &u->v[u->len++];
-	memset(s, 0, sizeof(*s));
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
 	s->pid = pid;
+	u->v[u->len++] = s;
 	return s;
 }
 
@@ -189,8 +192,10 @@ void sym_unwinder_free(struct sym_unwinder *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->len; i++)
-		session_close(&u->v[i]);
+	for (size_t i = 0; i < u->len; i++) {
+		session_close(u->v[i]);
+		free(u->v[i]);
+	}
 	free(u->v);
 	free(u);
 }
@@ -210,9 +215,10 @@ int sym_unwind_fork(struct sym_unwinder *u, pid_t parent, pid_t child)
 void sym_unwind_forget(struct sym_unwinder *u, pid_t pid)
 {
 	for (size_t i = 0; i < u->len; i++) {
-		if (u->v[i].pid != pid)
+		if (u->v[i]->pid != pid)
 			continue;
-		session_close(&u->v[i]);
+		session_close(u->v[i]);
+		free(u->v[i]);
 		u->v[i] = u->v[--u->len];
 		return;
 	}

@@ -1,0 +1,20 @@
+# hearth record on the whole host, both kinds, while processes fork, exec,
+# exit and switch context fast: it must finish cleanly (the sanitizers
+# watch every path: fork aliases, exits, stack copies, signatures) and name
+# what it saw.
+. tests/e2e/lib.sh
+require_root
+
+bg "$FIXTURES/unwind_nofp" pingpong 30
+bg sh -c 'while :; do /bin/true; sleep 0.02; done'
+bg "$FIXTURES/record_work" spin 30
+"$HEARTH" record -d 4 --both -o "$T/host" 2>"$T/host.err" || { cat "$T/host.err"; fail "whole-host record --both exited non-zero"; }
+cat "$T/host.err"
+[ -s "$T/host.oncpu.folded" ] || fail "no on-CPU profile"
+[ -s "$T/host.offcpu.folded" ] || fail "no off-CPU profile"
+grep -q '^record_work;.*;main;spin' "$T/host.oncpu.folded" || fail "the spinning workload is not in the on-CPU profile"
+grep -q '^unwind_nofp;.*;level1;level2;level3;level4;level5;leaf;.*read' "$T/host.offcpu.folded" || fail "the ping-pong waits are not in the off-CPU profile with their whole stack"
+grep -q '^true;\|^sh;' "$T/host.oncpu.folded" "$T/host.offcpu.folded" || fail "none of the short-lived processes was seen"
+n=$(grep -c '^\[unknown\];' "$T/host.oncpu.folded" || true)
+[ "$n" -eq 0 ] || fail "$n stacks without a process name"
+ok "whole host, both kinds, under fork/exec/exit churn"
