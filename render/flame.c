@@ -76,8 +76,9 @@ static void emit(struct ctx *c, uint32_t node, uint32_t last, uint32_t count,
 		left = o->area.x;
 	if (right > o->area.x + o->area.w)
 		right = o->area.x + o->area.w;
-	if (right <= left && fw >= 0.5) {
-		/* Half a pixel or more is drawn as at least one pixel. */
+	if (right <= left && fw >= o->min_px) {
+		/* A box kept by the threshold (half a pixel in the window)
+		 * is at least one pixel wide. */
 		if (right < o->area.x + o->area.w)
 			right = left + 1;
 		else

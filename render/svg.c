@@ -93,11 +93,12 @@ static void frame_g(const struct rd_model *m, const struct rd_box *b,
 	esc(out, name);
 	fputs("\"><title>", out);
 	esc(out, name);
-	fprintf(out, " (total %s, %s; self %s, %s",
-		rd_fmt_value(v, sizeof(v), n->total, u),
-		rd_fmt_pct(p, sizeof(p), 100.0 * (double)n->total / tot),
-		rd_fmt_value(sv, sizeof(sv), n->self, u),
-		rd_fmt_pct(sp, sizeof(sp), 100.0 * (double)n->self / tot));
+	snprintf(label, sizeof(label), " (total %s, %s; self %s, %s",
+		 rd_fmt_value(v, sizeof(v), n->total, u),
+		 rd_fmt_pct(p, sizeof(p), 100.0 * (double)n->total / tot),
+		 rd_fmt_value(sv, sizeof(sv), n->self, u),
+		 rd_fmt_pct(sp, sizeof(sp), 100.0 * (double)n->self / tot));
+	esc(out, label); /* "<0.1%" needs escaping too */
 	if (f && f->file && b->node) {
 		fputs("; ", out);
 		esc(out, prof_str(m->p, f->file));

@@ -36,6 +36,19 @@ grep -q 'function zoom(' "$tmp/out.svg" && grep -q 'function search(' "$tmp/out.
 	fail "the zoom/search script is missing"
 grep -q 'small profile' "$tmp/out.svg" || fail "title missing"
 
+# Every frame of at least 0.1 px is kept (as flamegraph.pl does), however
+# its rounded width: 50 frames of 0.118 px are, 50 of 0.0118 px are not.
+{
+	echo "app;big 100000"
+	i=0; while [ $i -lt 50 ]; do echo "app;small_$i 10"; echo "app;tiny_$i 1"; i=$((i + 1)); done
+} >"$tmp/thin.folded"
+"$HEARTH" export --svg -o "$tmp/thin.svg" "$tmp/thin.folded" || fail "export of thin frames"
+n=$(xmllint --xpath "count(//*[local-name()='g'][@class='f'])" "$tmp/thin.svg")
+[ "$n" = 53 ] || fail "$n frames in the SVG, not 53 (all, app, big, 50 small)"
+grep -qF '<title>small_7 (total 10, &lt;0.1%; self 10, &lt;0.1%; unclassified)</title>' "$tmp/thin.svg" ||
+	fail "the title of a frame under 0.1% is not escaped"
+xmllint --noout "$tmp/thin.svg" || fail "thin frames broke the XML"
+
 # Names with XML metacharacters are escaped.
 printf 'app;operator<<(a&b, "c") 5\napp;f 5\n' >"$tmp/x.folded"
 "$HEARTH" export --svg -o "$tmp/x.svg" "$tmp/x.folded" || fail "export of escaped names"
