@@ -39,7 +39,8 @@ secs() {
 "$B" files "$out" "$N" "$LIBC" "$LIBSTDCXX" "$FIXBIN" >"$out/ours"
 echo "## Symbolization (symbolize/)"
 echo
-echo "Command: \`BUILD=$BUILD N=$N sh bench/sym_bench.sh\` on $(nproc) CPUs, $(uname -r)."
+echo "Command: \`BUILD=$BUILD N=$N sh bench/sym_bench.sh\` on $(nproc) CPUs, $(uname -r),"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) (wall times include waiting for a CPU)."
 echo "$N random addresses in each binary's executable segment, the same list"
 echo "for every tool (function names, inline chains and file:line: \`-f -i\`)."
 echo "Cold: a fresh process/context symbolizing the list once (loading"
@@ -47,15 +48,17 @@ echo "included). Warm: hearth's context asked again (its per-address cache);"
 echo "for eu-addr2line and addr2line, which keep nothing between runs, the"
 echo "steady rate inside one run: N / (t(2N) - t(N))."
 echo
-echo "| binary | hearth cold addr/s | hearth warm addr/s | eu-addr2line cold addr/s | eu-addr2line steady addr/s | addr2line cold addr/s | addr2line steady addr/s | hearth memory after |"
+echo "| binary | hearth cold addr/s | hearth warm addr/s | eu-addr2line cold addr/s | eu-addr2line steady addr/s | addr2line cold addr/s | addr2line steady addr/s | hearth memory for the module |"
 echo "|---|---|---|---|---|---|---|---|"
 i=0
+prev=0
 for bin in "$LIBC" "$LIBSTDCXX" "$FIXBIN"; do
 	cat "$out/$i.addrs" "$out/$i.addrs" >"$out/$i.addrs2"
 	line=$(awk -v i=$i '$1 == "file" && $2 == i' "$out/ours")
 	cold=$(echo "$line" | awk '{ print $5 }')
 	warm=$(echo "$line" | awk '{ print $7 }')
-	mem=$(echo "$line" | awk '{ printf "%.1f MiB", $11 / 1048576 }')
+	mem=$(echo "$line" | awk -v p="$prev" '{ printf "%.1f MiB", ($11 - p) / 1048576 }')
+	prev=$(echo "$line" | awk '{ print $11 }')
 	eu1=$(secs eu-addr2line "$bin" "$out/$i.addrs")
 	eu2=$(secs eu-addr2line "$bin" "$out/$i.addrs2")
 	b1=$(secs addr2line "$bin" "$out/$i.addrs")

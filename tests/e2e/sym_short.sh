@@ -1,7 +1,8 @@
 # Short-lived processes through hearth record: a parent forks 20 children
 # a second, each burns 30 ms and exits; the children's function must be
 # named in at least 95% of their samples (their maps are gone by the time
-# the window is drained). Then the same with children that exec.
+# the window is drained). MODE=exec (sym_short_exec.sh): children that
+# exec a fresh image first.
 . tests/e2e/lib.sh
 require_root
 check() { # MODE ("" or exec)
@@ -24,5 +25,4 @@ check() { # MODE ("" or exec)
 	between "$pct" 95 100 || { grep -v sym_child_burn "$T/children" | sort -k2 -n -r | head; fail "children named in $pct% of their samples, expected >= 95%"; }
 	ok "${1:-fork}: short-lived children named in $pct% of their samples"
 }
-check ""
-check exec
+check "${MODE:-}"
