@@ -337,8 +337,10 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
 	return true;
 }
 
-/* At switch-in: sends the wait with the stacks copied at switch-out. */
-static __always_inline void send_offcpu_copy(struct task_struct *task, __u32 tid,
+/* At switch-in: sends the wait with the stacks copied at switch-out.
+ * Returns false when it could not (the caller falls back to the FP walk
+ * taken at switch-out, so the wait is not lost). */
+static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid,
 					     __u32 kind, __u64 ns,
 					     const struct hearth_sig *sig)
 {
@@ -347,12 +349,10 @@ static __always_inline void send_offcpu_copy(struct task_struct *task, __u32 tid
 	struct hearth_stack_event *e;
 
 	if (!c)
-		return;
+		return false;
 	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
-	if (!e) {
-		count(HEARTH_CNT_DROP_EVENTS);
-		return;
-	}
+	if (!e)
+		return false;
 	e->tgid = task->tgid;
 	e->pid = tid;
 	e->kind = kind;
@@ -373,6 +373,7 @@ static __always_inline void send_offcpu_copy(struct task_struct *task, __u32 tid
 	 * before any wait that reuses it. */
 	if (sig->tgid)
 		bpf_map_update_elem(&sig_seen, sig, &one, BPF_ANY);
+	return true;
 }
 
 /* Adds (count, ns) to @key in @map, creating the entry. */
@@ -450,6 +451,7 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	__u32 tgid, pid;
 	__u64 now = bpf_ktime_get_ns();
 	__u32 side = active;
+	bool long_enough, sent = false;
 
 	/* prev is still current here: its stacks are where it stops. */
 	pid = prev->pid;
@@ -465,13 +467,11 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 			else
 				st.has_copy = keep_offcpu_copy(ctx, prev, pid, now);
 		}
-		if (st.has_copy)
-			st.kstack = st.ustack = -1;
-		else
-			/* A known signature's user stack is already unwound:
-			 * only the kernel side is walked. */
-			get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit,
-				   &st.kstack, &st.ustack);
+		/* A known signature's user stack is already unwound: only
+		 * the kernel side is walked. A copied wait keeps the FP walk
+		 * too, in case the ring is full when it ends. */
+		get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit,
+			   &st.kstack, &st.ustack);
 		if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY))
 			count(HEARTH_CNT_DROP_START_FULL);
 	}
@@ -480,28 +480,32 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	start = bpf_map_lookup_elem(&offcpu_start, &pid);
 	if (!start)
 		return 0;
+	long_enough = now > start->ts && now - start->ts >= min_block_ns;
 	if (start->has_copy) {
-		if (now > start->ts && now - start->ts >= min_block_ns) {
-			send_offcpu_copy(next, pid, start->kind, now - start->ts, &start->sig);
-			count(HEARTH_CNT_OFFCPU);
-		}
+		sent = long_enough &&
+		       send_offcpu_copy(next, pid, start->kind, now - start->ts, &start->sig);
 		bpf_map_delete_elem(&offcpu_copies, &pid);
-	} else if (start->sig_hit) {
-		if (now > start->ts && now - start->ts >= min_block_ns) {
-			struct hearth_sig_key sk = {
-				.sig = start->sig,
-				.kstack = start->kstack,
-				.ustack = start->ustack,
-				.kind = start->kind,
-				.gen = start->gen,
-			};
+		if (long_enough && !sent)
+			count(HEARTH_CNT_COPY_FALLBACK);
+	}
+	if (!long_enough)
+		goto out;
+	count(HEARTH_CNT_OFFCPU);
+	if (sent)
+		goto out;
+	if (start->sig_hit) {
+		struct hearth_sig_key sk = {
+			.sig = start->sig,
+			.kstack = start->kstack,
+			.ustack = start->ustack,
+			.kind = start->kind,
+			.gen = start->gen,
+		};
 
-			add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
-			       now - start->ts);
-			count(HEARTH_CNT_OFFCPU);
-			count(HEARTH_CNT_SIG_HITS);
-		}
-	} else if (now > start->ts && now - start->ts >= min_block_ns) {
+		add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
+		       now - start->ts);
+		count(HEARTH_CNT_SIG_HITS);
+	} else {
 		struct hearth_key key = {
 			.tgid = next->tgid,
 			.pid = pid,
@@ -512,8 +516,8 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 		};
 
 		add(side, &key, next, now - start->ts);
-		count(HEARTH_CNT_OFFCPU);
 	}
+out:
 	bpf_map_delete_elem(&offcpu_start, &pid);
 	return 0;
 }
