@@ -4,9 +4,16 @@
  *
  * A sym_ctx caches, per process, the executable mappings read from
  * /proc/PID/maps, and per module (keyed by build-id, else by path, device
- * and inode) the ELF symbol tables, so one libc is read once for every
- * process. Files are opened through /proc/PID/root so processes in other
- * mount namespaces are named. Kernel addresses come from /proc/kallsyms.
+ * and inode) the ELF symbol tables (.symtab, .dynsym) and DWARF (file,
+ * line, inline chains; from the binary or its separate debug file, found
+ * by build-id or .gnu_debuglink), so one libc is read once for every
+ * process. Files are opened through /proc/PID/root (deleted ones through
+ * /proc/PID/map_files) so processes in other mount namespaces are named.
+ * JIT code is named from /tmp/perf-PID.map, the vDSO from our own copy,
+ * kernel addresses from /proc/kallsyms. Every frame gets an ownership
+ * class (a table of rules, see sym_options.class_rules) and a language.
+ * Modules are evicted least recently used beyond a memory budget; warm
+ * lookups allocate nothing.
  *
  * Nothing here prints. Errors come back as negative errno values. A
  * context is used by one thread at a time.
@@ -63,7 +70,7 @@ struct sym_options {
 	/* Path prefixes whose binaries count as "your code" beyond the main
 	 * executable (NULL-terminated array, may be NULL). */
 	const char *const *yours_prefixes;
-	/* Root for kernel symbol files, "" = "/"; tests point it elsewhere. */
+	/* The kernel symbol file; tests point it elsewhere. Copied. */
 	const char *kallsyms_path; /* NULL = /proc/kallsyms */
 	/* Folders whose libraries come from system packages ("libraries"
 	 * class); a library elsewhere counts as your code. NULL-terminated,
