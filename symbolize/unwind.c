@@ -33,13 +33,16 @@ struct rule {
 	int32_t bp_off;
 };
 
+/* Rule tables start small (most processes run few distinct pcs) and
+ * double up to RULES_MAX slots, then start over. */
+#define RULES_MIN 256
 #define RULES_MAX 65536
 
 struct session {
 	pid_t pid;
 	pid_t alias_of; /* forked child: use this process's session */
-	struct rule *rules; /* open addressing by pc, RULES_MAX slots */
-	size_t nrules;
+	struct rule *rules; /* open addressing by pc */
+	size_t nrules, cap;
 	pid_t tid;                        /* thread being unwound */
 	Dwfl *dwfl;
 	const struct sym_stack_copy *cur; /* valid during one sym_unwind() */
@@ -128,7 +131,7 @@ static void session_close(struct session *s)
 	s->dwfl = NULL;
 	free(s->rules);
 	s->rules = NULL;
-	s->nrules = 0;
+	s->nrules = s->cap = 0;
 }
 
 /* (Re)reads the process's mappings into a fresh libdw session. */
@@ -136,7 +139,8 @@ static int session_open(struct session *s)
 {
 	session_close(s);
 	s->reported_ns = mono_ns();
-	s->rules = calloc(RULES_MAX, sizeof(*s->rules));
+	s->rules = calloc(RULES_MIN, sizeof(*s->rules));
+	s->cap = RULES_MIN;
 	s->dwfl = dwfl_begin(&proc_callbacks);
 	if (!s->dwfl || !s->rules) {
 		session_close(s);
@@ -340,19 +344,45 @@ out:
 	free(frame);
 }
 
+static size_t rule_slot(const struct rule *rules, size_t cap, uint64_t pc)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
+
+	while (rules[i].kind != RULE_EMPTY && rules[i].pc != pc)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Makes room for one more rule: doubles the table, or past RULES_MAX
+ * empties it (rules are cheap to read again). */
+static void rules_make_room(struct session *s)
+{
+	size_t cap = s->cap * 2;
+	struct rule *bigger;
+
+	if (s->nrules * 2 < s->cap)
+		return;
+	bigger = cap <= RULES_MAX ? calloc(cap, sizeof(*bigger)) : NULL;
+	if (!bigger) {
+		memset(s->rules, 0, s->cap * sizeof(*s->rules));
+		s->nrules = 0;
+		return;
+	}
+	for (size_t i = 0; i < s->cap; i++)
+		if (s->rules[i].kind != RULE_EMPTY)
+			bigger[rule_slot(bigger, cap, s->rules[i].pc)] = s->rules[i];
+	free(s->rules);
+	s->rules = bigger;
+	s->cap = cap;
+}
+
 static const struct rule *rule_get(struct session *s, uint64_t pc)
 {
-	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (RULES_MAX - 1);
+	size_t i = rule_slot(s->rules, s->cap, pc);
 
-	while (s->rules[i].kind != RULE_EMPTY && s->rules[i].pc != pc)
-		i = (i + 1) & (RULES_MAX - 1);
 	if (s->rules[i].kind == RULE_EMPTY) {
-		if (s->nrules * 4 >= RULES_MAX * 3) {
-			/* Full: start over rather than probe forever. */
-			memset(s->rules, 0, RULES_MAX * sizeof(*s->rules));
-			s->nrules = 0;
-			i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 48) & (RULES_MAX - 1);
-		}
+		rules_make_room(s);
+		i = rule_slot(s->rules, s->cap, pc);
 		rule_read(s, pc, &s->rules[i]);
 		s->nrules++;
 	}
