@@ -51,7 +51,8 @@ struct rd_fonts *rd_fonts_new(SDL_Renderer *r, double scale, char *err,
 	f->r = r;
 	if (!dir || !*dir)
 		dir = HEARTH_FONT_DIR;
-	if (!TTF_WasInit() && TTF_Init() < 0) {
+	/* TTF_Init counts its callers; each rd_fonts pairs one with TTF_Quit. */
+	if (TTF_Init() < 0) {
 		snprintf(err, errlen, "SDL_ttf did not start: %s", TTF_GetError());
 		free(f);
 		return NULL;
