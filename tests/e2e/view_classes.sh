@@ -104,6 +104,17 @@ wait_for '[ "$(awk '"'"'$1 == "zone" && $2 == 7 { print $8; exit }'"'"' "$dl")" 
 set -- $(awk '$1 == "zone" && $2 == 7 { print $3 + 5, $4 + 5; exit }' "$dl")
 xdotool mousemove --window "$wid" "$1" "$2" click 1
 wait_for '[ "$(field status)" = "1 match · 28% of the total" ]' "row click did not find json_dumps"
+# The divider between graph and table drags: 150 px to the left widens the
+# table rows and narrows the graph by as much.
+set -- $(awk '$1 == "zone" && $2 == 8 { print $3 + 4, $4 + 40 }' "$dl")
+rw0=$(awk '$1 == "zone" && $2 == 7 { print $5; exit }' "$dl")
+gw0=$(field graph | cut -d' ' -f3)
+xdotool mousemove --window "$wid" "$1" "$2" mousedown 1 mousemove --window "$wid" $(($1 - 150)) "$2" mouseup 1
+wait_for '[ "$(field graph | cut -d" " -f3)" != "$gw0" ]' "dragging the divider did nothing"
+rw1=$(awk '$1 == "zone" && $2 == 7 { print $5; exit }' "$dl")
+gw1=$(field graph | cut -d' ' -f3)
+[ $((rw1 - rw0)) -ge 140 ] && [ $((rw1 - rw0)) -le 160 ] || fail "table grew by $((rw1 - rw0)), not about 150"
+[ $((gw0 - gw1)) -ge 140 ] && [ $((gw0 - gw1)) -le 160 ] || fail "graph shrank by $((gw0 - gw1)), not about 150"
 echo "ok: top table"
 
 # Only my code: library and system frames fold into their callers, whose

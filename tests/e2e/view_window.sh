@@ -119,6 +119,14 @@ sleep 0.3
 shot
 set -- $(box build_report)
 near "$(px $(($1 + $3 - 4)) $(($2 + $4 - 4)))" "$5" || fail "screen does not show build_report at the right edge"
+# The breadcrumb is on screen: text pixels in each step's zone (the steps
+# are links, blue).
+for step in all app main; do
+	set -- $(awk -v n="$step" '$1 == "zone" && $2 == 5 && $8 == n { print $3, $4, $5, $6; exit }' "$dl")
+	blue=$(/usr/bin/convert "$tmp/shot.png" -crop "$3x$4+$1+$2" -fx 'b > 0.6 && r < 0.4 ? 1 : 0' \
+		-format '%[fx:int(1000*mean)]' info:)
+	[ "$blue" -ge 30 ] || fail "breadcrumb step $step is not drawn (blue share $blue/1000)"
+done
 echo "ok: zoom and breadcrumb"
 
 # 4. Escape zooms out one level; a breadcrumb step zooms there.
