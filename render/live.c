@@ -31,6 +31,8 @@ struct rd_live {
 	struct rd_model *m;
 	uint64_t from_ns, to_ns, arrived_ns;
 	uint64_t shown_from, shown_to; /* of the data last taken */
+	struct prof_profile *dead_p;   /* discarded, to be freed here */
+	struct rd_model *dead_m;
 };
 
 uint64_t rd_live_mono_ns(void)
@@ -99,6 +101,23 @@ static int fetch_one(struct rd_live *l)
 	return 0;
 }
 
+/* Frees what the window discarded; called with mu held, returns with it
+ * held. */
+static void bury(struct rd_live *l)
+{
+	struct prof_profile *p = l->dead_p;
+	struct rd_model *m = l->dead_m;
+
+	if (!p && !m)
+		return;
+	l->dead_p = NULL;
+	l->dead_m = NULL;
+	pthread_mutex_unlock(&l->mu);
+	rd_model_free(m);
+	prof_free(p);
+	pthread_mutex_lock(&l->mu);
+}
+
 static void *run(void *arg)
 {
 	struct rd_live *l = arg;
@@ -109,6 +128,10 @@ static void *run(void *arg)
 		struct rd_live_answer a = { 0 };
 		uint64_t period;
 		int rc;
+
+		bury(l);
+		if (l->stop)
+			break;
 
 		if (l->paused) {
 			nap(l, 500000000ull);
@@ -165,11 +188,39 @@ void rd_live_stop(struct rd_live *l)
 	l->running = 0;
 }
 
+void rd_live_discard(struct rd_live *l, struct prof_profile *p,
+		     struct rd_model *m)
+{
+	struct prof_profile *op;
+	struct rd_model *om;
+
+	pthread_mutex_lock(&l->mu);
+	op = l->dead_p;
+	om = l->dead_m;
+	l->dead_p = p;
+	l->dead_m = m;
+	if (!l->running) {
+		l->dead_p = NULL;
+		l->dead_m = NULL;
+	}
+	pthread_cond_broadcast(&l->cv);
+	pthread_mutex_unlock(&l->mu);
+	/* The slot was still full (or no thread runs): free here. */
+	rd_model_free(om);
+	prof_free(op);
+	if (!l->running) {
+		rd_model_free(m);
+		prof_free(p);
+	}
+}
+
 void rd_live_free(struct rd_live *l)
 {
 	if (!l)
 		return;
 	rd_live_stop(l);
+	rd_model_free(l->dead_m);
+	prof_free(l->dead_p);
 	rd_model_free(l->m);
 	prof_free(l->p);
 	pthread_cond_destroy(&l->cv);

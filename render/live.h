@@ -62,6 +62,12 @@ int rd_live_take(struct rd_live *l, struct prof_profile **p,
 		 struct rd_model **m, uint64_t *from_ns, uint64_t *to_ns,
 		 uint64_t *arrived_ns);
 
+/* Hands data the window no longer shows to the live thread, which frees
+ * it (freeing a big profile takes longer than drawing a frame). Takes
+ * both; either may be NULL. */
+void rd_live_discard(struct rd_live *l, struct prof_profile *p,
+		     struct rd_model *m);
+
 /* Records the range of the data the window shows first (fetched before
  * the thread started), for the status line. */
 void rd_live_shown(struct rd_live *l, uint64_t from_ns, uint64_t to_ns);

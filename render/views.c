@@ -626,8 +626,7 @@ int rd_views_update(struct rd_ui *ui)
 	ui->scroll = scroll;
 	rd_views_sandwich_refresh(ui);
 	rd_views_calltree_clear(v);
-	rd_model_free(old_m);
-	prof_free(old_p);
+	rd_live_discard(v->live, old_p, old_m);
 	v->live_updates++;
 	v->live_arrived_ns = arrived;
 	v->live_pending = 1;
