@@ -167,6 +167,7 @@ uint32_t rd_ui_box_color(const struct rd_ui *ui, const struct rd_box *b)
 
 int rd_ui_set_query(struct rd_ui *ui, const char *q)
 {
+	ui->search_dirty = 0;
 	if (q != ui->query) {
 		size_t l = strnlen(q, sizeof(ui->query) - 1);
 
@@ -400,7 +401,8 @@ static int key_typing(struct rd_ui *ui, enum rd_key key)
 		if (l > 0)
 			l--;
 		ui->query[l] = '\0';
-		return rd_ui_set_query(ui, ui->query);
+		ui->search_dirty = 1; /* searched at the next layout */
+		return 1;
 	default:
 		return 0;
 	}
@@ -478,7 +480,8 @@ int rd_ui_text(struct rd_ui *ui, const char *utf8)
 	if (l + n + 1 > sizeof(ui->query))
 		return 0;
 	memcpy(ui->query + l, utf8, n + 1);
-	return rd_ui_set_query(ui, ui->query);
+	ui->search_dirty = 1; /* a burst of keys searches once */
+	return 1;
 }
 
 int rd_ui_dump(const struct rd_ui *ui, FILE *out)

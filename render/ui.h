@@ -76,6 +76,7 @@ struct rd_ui {
 	unsigned faded;     /* bit per class faded by the legend */
 	char query[256];
 	int typing;         /* the search box has the keyboard */
+	int search_dirty;   /* query typed, not yet searched (rd_ui_layout does) */
 	int scroll, table_scroll, table_w;
 	int mouse_x, mouse_y, mouse_in, dragging;
 	/* Last layout. */

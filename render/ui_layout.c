@@ -291,6 +291,8 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 	ui->scale = scale > 0 ? scale : 1;
 	ui->nzones = 0;
 	ui->oom = 0;
+	if (ui->search_dirty)
+		rd_ui_set_query(ui, ui->query);
 	rd_list_clear(&ui->list);
 	pad = S(ui, 8);
 	rd_list_rect(&ui->list, 0, 0, w, h, RD_COL_BG);
