@@ -98,6 +98,9 @@ static int handle(struct win *v, const SDL_Event *e)
 		       e->window.event == SDL_WINDOWEVENT_EXPOSED ||
 		       e->window.event == SDL_WINDOWEVENT_RESIZED;
 	case SDL_MOUSEMOTION:
+		/* A release outside the window is never delivered. */
+		if (v->ui.dragging && !(e->motion.state & SDL_BUTTON_LMASK))
+			rd_ui_release_button(&v->ui);
 		return rd_ui_motion(&v->ui, (int)(e->motion.x * v->scale),
 				    (int)(e->motion.y * v->scale));
 	case SDL_MOUSEBUTTONDOWN:
