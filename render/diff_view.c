@@ -391,3 +391,118 @@ void rd_views_side_dump(const struct rd_ui *ui, FILE *out)
 				prof_node_get(p, bx->v[i].node)->frame)->name) : "all");
 	}
 }
+
+/* ---- the top table of a diff ------------------------------------------------ */
+
+static double pct(uint64_t v, uint64_t t)
+{
+	return t ? 100.0 * (double)v / (double)t : 0;
+}
+
+static int dt_cmp(const void *a, const void *b, void *arg)
+{
+	const struct rd_views *v = arg;
+	const struct prof_diff_fn *x = a, *y = b;
+	const struct prof_profile *t = prof_diff_tree_const(v->diff);
+	uint64_t tb = prof_diff_total_before(v->diff), ta = prof_diff_total_after(v->diff);
+	double kx = 0, ky = 0;
+
+	switch (v->dt_sort) {
+	case RD_DT_BEFORE: kx = pct(x->total_before, tb); ky = pct(y->total_before, tb); break;
+	case RD_DT_AFTER: kx = pct(x->total_after, ta); ky = pct(y->total_after, ta); break;
+	case RD_DT_CHANGE: kx = fabs(x->change); ky = fabs(y->change); break;
+	default: break;
+	}
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	return strcmp(prof_str(t, x->name), prof_str(t, y->name));
+}
+
+/* Ranks the functions once, then keeps them in the chosen order. */
+static int dt_ready(struct rd_views *v)
+{
+	if (!v->dt && prof_diff_rank(v->diff, PROF_RANK_TOTAL, &v->dt, &v->ndt) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static void dt_cell(struct rd_ui *ui, int x, int y, int w, int font, uint32_t c,
+		    const char *s, int right)
+{
+	char fit[512];
+	size_t n = rd_text_fit(&ui->text, font, s, w, 0, fit, sizeof(fit));
+	int tw = n ? ui->text.measure(ui->text.ctx, font, fit, n) : 0;
+
+	rd_list_text(&ui->list, right ? x + w - tw : x, y, w, font, c, fit, n);
+}
+
+int rd_views_diff_table(struct rd_ui *ui)
+{
+	static const char *const heads[] = { "Function", "Baseline", "Comparison", "Diff" };
+	struct rd_views *v = ui->views;
+	const struct rd_rect *t = &ui->table;
+	const struct prof_profile *tree = prof_diff_tree_const(v->diff);
+	uint64_t tb = prof_diff_total_before(v->diff), ta = prof_diff_total_after(v->diff);
+	int rh = ui->text.line_h[RD_FONT_NORMAL] + RD_S(ui, 5), cv = RD_S(ui, 92);
+	int cn = t->w - 3 * cv, y = t->y, pad = RD_S(ui, 6);
+	int xs[4] = { t->x, t->x + cn, t->x + cn + cv, t->x + cn + 2 * cv };
+	char s[64];
+
+	if (dt_ready(v) < 0)
+		return -ENOMEM;
+	rd_list_rect(&ui->list, t->x, t->y, t->w, t->h, 0xFFFFFF);
+	rd_list_rect(&ui->list, t->x, y, t->w, rh, RD_COL_PANEL);
+	for (int i = 0; i < 4; i++) {
+		snprintf(s, sizeof(s), "%s%s", heads[i], v->dt_sort == i ? " \xe2\x96\xbc" : "");
+		dt_cell(ui, xs[i] + pad, y + RD_S(ui, 2), (i ? cv : cn) - 2 * pad, RD_FONT_BOLD,
+			RD_COL_TEXT, s, i > 0);
+		rd_ui_zone(ui, RD_Z_DT_HEAD, (uint32_t)i, xs[i], y, i ? cv : cn, rh);
+	}
+	y += rh;
+	if (ui->table_scroll > 0 && (size_t)ui->table_scroll >= v->ndt)
+		ui->table_scroll = v->ndt ? (int)v->ndt - 1 : 0;
+	for (size_t i = ui->table_scroll > 0 ? (size_t)ui->table_scroll : 0;
+	     i < v->ndt && y + rh <= t->y + t->h; i++, y += rh) {
+		const struct prof_diff_fn *f = &v->dt[i];
+		struct rd_diff_shade sh = rd_diff_shade(f->total_before, tb, f->total_after, ta,
+							prof_meta_const(tree)->unit, &v->dopt);
+
+		if (i % 2)
+			rd_list_rect(&ui->list, t->x, y, t->w, rh, 0xF4F5F7);
+		rd_list_rect(&ui->list, t->x + RD_S(ui, 1), y + RD_S(ui, 3), RD_S(ui, 4),
+			     rh - RD_S(ui, 6), rd_diff_color(sh.shown, v->dopt.palette));
+		dt_cell(ui, xs[0] + pad, y + RD_S(ui, 2), cn - 2 * pad, RD_FONT_NORMAL,
+			RD_COL_TEXT, prof_str(tree, f->name), 0);
+		snprintf(s, sizeof(s), "%.2f%%", pct(f->total_before, tb));
+		dt_cell(ui, xs[1] + pad, y + RD_S(ui, 2), cv - 2 * pad, RD_FONT_NORMAL,
+			RD_COL_TEXT, s, 1);
+		snprintf(s, sizeof(s), "%.2f%%", pct(f->total_after, ta));
+		dt_cell(ui, xs[2] + pad, y + RD_S(ui, 2), cv - 2 * pad, RD_FONT_NORMAL,
+			RD_COL_TEXT, s, 1);
+		snprintf(s, sizeof(s), "%s%.2f pp", f->change < 0 ? "\xe2\x88\x92" : "+",
+			 fabs(f->change));
+		dt_cell(ui, xs[3] + pad, y + RD_S(ui, 2), cv - 2 * pad, RD_FONT_NORMAL,
+			sh.noise ? RD_COL_DIM : RD_COL_TEXT, s, 1);
+		rd_ui_zone(ui, RD_Z_DT_ROW, (uint32_t)i, t->x, y, t->w, rh);
+	}
+	return 0;
+}
+
+int rd_views_diff_table_click(struct rd_ui *ui, int kind, uint32_t arg)
+{
+	struct rd_views *v = ui->views;
+	char q[512];
+
+	if (kind == RD_Z_DT_HEAD) {
+		v->dt_sort = (int)arg;
+		if (v->ndt)
+			qsort_r(v->dt, v->ndt, sizeof(*v->dt), dt_cmp, v);
+		ui->table_scroll = 0;
+		return 1;
+	}
+	if (arg >= v->ndt)
+		return 0;
+	rd_model_exact_query(prof_str(prof_diff_tree_const(v->diff), v->dt[arg].name),
+			     q, sizeof(q));
+	return rd_ui_set_query(ui, q);
+}

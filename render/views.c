@@ -45,6 +45,7 @@ void rd_views_free(struct rd_views *v)
 	rd_model_free(v->live_m);
 	prof_free(v->live_p);
 	prof_diff_free(v->diff);
+	free(v->dt);
 	prof_free(v->before);
 	prof_free(v->after);
 	free(v);
@@ -70,6 +71,7 @@ int rd_views_set_diff(struct rd_views *v, struct prof_profile *before,
 		return -ENOMEM;
 	}
 	v->own_m->ncards = 0;
+	v->dt_sort = RD_DT_CHANGE;
 	*m = v->own_m;
 	return 0;
 }
@@ -329,6 +331,10 @@ int rd_views_tooltip(struct rd_ui *ui)
 {
 	struct rd_views *v = ui->views;
 
+	/* Called after the window's table: a diff's table replaces it. */
+	if (ui->show_table && rd_views_diff_on(ui) && rd_views_diff_table(ui) < 0)
+		ui->oom = 1;
+
 	if (v->pane == RD_PANE_SANDWICH)
 		return rd_views_sandwich_tooltip(ui);
 	if (v->pane == RD_PANE_CALLTREE)
@@ -445,6 +451,8 @@ int rd_views_click(struct rd_ui *ui, int x, int y)
 		ui->typing = 0;
 		if (z->kind == RD_Z_VIEW_BUTTON)
 			return press(ui, z->arg);
+		if (z->kind == RD_Z_DT_HEAD || z->kind == RD_Z_DT_ROW)
+			return rd_views_diff_table_click(ui, z->kind, z->arg);
 		return rd_views_calltree_click(ui, z->kind, z->arg);
 	}
 	if (v->pane == RD_PANE_SIDE)

@@ -45,6 +45,12 @@ enum rd_views_zone {
 	RD_Z_CT_ROW,            /* arg: row index */
 	RD_Z_CT_CALLERS,        /* arg: row index */
 	RD_Z_CT_CALLEES,        /* arg: row index */
+	RD_Z_DT_HEAD,           /* diff table: arg = enum rd_dt_sort */
+	RD_Z_DT_ROW,            /* diff table: arg = index in dt */
+};
+
+enum rd_dt_sort {
+	RD_DT_NAME = 0, RD_DT_BEFORE, RD_DT_AFTER, RD_DT_CHANGE,
 };
 
 enum rd_view_button {
@@ -70,6 +76,9 @@ struct rd_views {
 	struct prof_profile *before, *after;
 	struct rd_diff_opts dopt;
 	struct rd_model *own_m;     /* the model the window was opened on */
+	struct prof_diff_fn *dt;    /* the diff table: functions by change */
+	size_t ndt;
+	int dt_sort;                /* enum rd_dt_sort */
 	struct prof_profile *own_p; /* its profile, when not the diff tree */
 	/* Sandwich. */
 	char sw_name[256];
@@ -207,6 +216,10 @@ int rd_views_calltree_graph(struct rd_ui *ui);
 int rd_views_calltree_click(struct rd_ui *ui, int kind, uint32_t arg);
 int rd_views_calltree_step(struct rd_ui *ui, int dir);
 void rd_views_calltree_dump(const struct rd_ui *ui, FILE *out);
+
+/* The top table of a diff, drawn over the window's (render/diff_view.c). */
+int rd_views_diff_table(struct rd_ui *ui);
+int rd_views_diff_table_click(struct rd_ui *ui, int kind, uint32_t arg);
 
 /* Side by side (render/diff_view.c). */
 int rd_views_side_graph(struct rd_ui *ui);

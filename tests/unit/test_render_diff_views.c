@@ -67,6 +67,21 @@ static int has_sbox(const struct rd_views *v, int side, const char *name)
 	return 0;
 }
 
+static const struct rd_zone *zone(const struct rd_ui *ui, int kind, uint32_t arg)
+{
+	for (size_t i = 0; i < ui->nzones; i++)
+		if (ui->zones[i].kind == kind && ui->zones[i].arg == arg)
+			return &ui->zones[i];
+	return NULL;
+}
+
+static void click(struct rd_ui *ui, const struct rd_zone *z)
+{
+	assert_non_null(z);
+	assert_int_equal(rd_ui_click(ui, z->r.x + 1, z->r.y + 1), 1);
+	assert_int_equal(rd_ui_layout(ui, ui->w, ui->h, 1), 0);
+}
+
 static void test_diff_in_window(void **state)
 {
 	struct rd_views *v = rd_views_new();
@@ -101,6 +116,22 @@ static void test_diff_in_window(void **state)
 	assert_int_equal(rd_ui_box_color(&ui, b), 0xE6E2DA);
 	assert_int_equal(rd_views_tip_lines(&ui, box(&ui, "hot_b"), lines, 4), 3);
 	assert_string_equal(lines[0], "Before: 100 (10%)  After: 200 (20%)");
+	/* The top table of a diff: functions by the largest change first
+	 * (hot_b +10 pp), re-sorted by a column, a row finds the function. */
+	ui.show_table = 1;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_non_null(zone(&ui, RD_Z_DT_ROW, 0));
+	assert_int_equal(v->ndt, 6); /* main too */
+	assert_string_equal(prof_str(m->p, v->dt[0].name), "hot_b");
+	assert_true(v->dt[0].change == 10.0);
+	click(&ui, zone(&ui, RD_Z_DT_HEAD, RD_DT_NAME));
+	assert_string_equal(prof_str(m->p, v->dt[0].name), "cold");
+	click(&ui, zone(&ui, RD_Z_DT_ROW, 1));
+	assert_string_equal(ui.query, "^gone$");
+	assert_int_equal(ui.m->match_boxes, 1);
+	ui.show_table = 0;
+	rd_ui_set_query(&ui, "");
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
 	/* Colour-blind palette through its button's state. */
 	v->dopt.palette = RD_DIFF_COLORBLIND;
 	assert_int_equal(rd_ui_box_color(&ui, box(&ui, "hot_b")), 0xCA0020);
