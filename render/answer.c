@@ -17,11 +17,16 @@
 #include "render/format.h"
 #include "render/model.h"
 
+static size_t unnamed_prefix(const char *name);
+
+/* 1 when function @fn can be named in the answer: a function the user can
+ * change, with a name (not perf's "[unknown]" or "module+0x1f0"). */
 static int candidate(const struct rd_model *m, uint32_t fn, int yours)
 {
 	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
+	const char *name = rd_model_fn_name(m, fn);
 
-	if (!fr || !m->fns[fn].row)
+	if (!fr || !m->fns[fn].row || name[0] == '[' || unnamed_prefix(name))
 		return 0;
 	if (yours)
 		return fr->cls == PROF_CLASS_YOURS;

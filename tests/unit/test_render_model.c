@@ -203,6 +203,23 @@ static void test_notice(void **state)
 	prof_free(p);
 }
 
+/* Frames without a name ("[unknown]", "module+0x...") are never the
+ * answer: their time goes to the named caller. */
+static void test_answer_unnamed(void **state)
+{
+	struct prof_profile *p = parse("app;main;render;[unknown] 50\n"
+				       "app;main;render;libfoo.so+0x1f0 30\n"
+				       "app;main;render 5\n"
+				       "app;main;parse 15\n");
+	struct rd_model *m = rd_model_new(p);
+
+	(void)state;
+	assert_string_equal(m->answer, "85% of CPU time was in render, mostly "
+			    "inside [unknown] (50%).");
+	rd_model_free(m);
+	prof_free(p);
+}
+
 /* A flat profile: no function holds 5% of it on its own. */
 static void test_answer_flat(void **state)
 {
@@ -301,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_notice),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_answer_flat),
+		cmocka_unit_test(test_answer_unnamed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
