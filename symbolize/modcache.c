@@ -335,6 +335,66 @@ static int pool_reserve(struct sym_module *m, size_t n)
 	return 0;
 }
 
+/* The demangled form of @name in @m's arena, or @name itself (not
+ * mangled, no demangler, or it failed). Rust's legacy "::h<hash>" suffix
+ * is dropped. */
+static const char *demangled(const struct sym_ctx *ctx, struct sym_module *m,
+			     const char *name)
+{
+	if (!ctx->demangle || name[0] != '_' || name[1] != 'Z')
+		return name;
+	int st = -1;
+	char *d = ctx->demangle(name, NULL, NULL, &st);
+	if (!d || st != 0) {
+		free(d);
+		return name;
+	}
+	size_t len = strlen(d);
+	if (sym_lang_for_symbol(name) == PROF_LANG_RUST && len > 19 &&
+	    memcmp(d + len - 19, "::h", 3) == 0)
+		len -= 19;
+	const char *c = sym_arena_strdup(&m->pool_names, d, len);
+	free(d);
+	return c ? c : name;
+}
+
+/* Writes one frame for @vaddr: @name (NULL: "module+0xoff"), file and
+ * line from @df, class and language. Returns 0 or -ENOMEM. */
+static int fill_frame(const struct sym_ctx *ctx, struct sym_module *m,
+		      uint64_t vaddr, const struct sym_dwarf_frame *df,
+		      const char *name, bool inlined, struct sym_frame *f)
+{
+	uint8_t flags = 0;
+	if (!name) {
+		char buf[64 + 256];
+		int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->base,
+				   vaddr);
+		name = sym_arena_strdup(&m->pool_names, buf,
+					(size_t)len < sizeof(buf) ?
+						(size_t)len : sizeof(buf) - 1);
+		if (!name)
+			return -ENOMEM;
+		flags = SYM_FRAME_UNRESOLVED;
+	}
+	/* class and language from the name as the binary spells it */
+	uint8_t lang = df->lang;
+	if (lang == PROF_LANG_UNKNOWN)
+		lang = sym_lang_for_symbol(name);
+	if (lang == PROF_LANG_UNKNOWN)
+		lang = m->lang;
+	*f = (struct sym_frame){
+		.name = demangled(ctx, m, name),
+		.module = m->base,
+		.file = df->file,
+		.line = df->line,
+		.inlined = inlined,
+		.cls = sym_class_for_symbol(ctx, name),
+		.lang = lang,
+		.flags = flags,
+	};
+	return 0;
+}
+
 /* Fills frames for @vaddr into the pool; returns the count (>= 1) or 0
  * when out of memory. */
 static size_t resolve_into_pool(const struct sym_ctx *ctx,
@@ -352,35 +412,12 @@ static size_t resolve_into_pool(const struct sym_ctx *ctx,
 	if (pool_reserve(m, nd) != 0)
 		return 0;
 	for (size_t i = 0; i < nd; i++) {
-		struct sym_frame *f = &m->pool[m->pool_n + i];
 		const char *name = df[i].name;
 		if (!name && i == nd - 1)
 			name = symname;
-		if (!name) {
-			char buf[64 + 256];
-			int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
-					   m->base, vaddr);
-			name = sym_arena_strdup(&m->pool_names, buf,
-						(size_t)len < sizeof(buf) ?
-							(size_t)len : sizeof(buf) - 1);
-			if (!name)
-				return 0;
-		}
-		uint8_t lang = df[i].lang;
-		if (lang == PROF_LANG_UNKNOWN)
-			lang = sym_lang_for_symbol(name);
-		if (lang == PROF_LANG_UNKNOWN)
-			lang = m->lang;
-		*f = (struct sym_frame){
-			.name = name,
-			.module = m->base,
-			.file = df[i].file,
-			.line = df[i].line,
-			.inlined = i + 1 < nd,
-			.cls = sym_class_for_symbol(ctx, name),
-			.lang = lang,
-			.flags = df[i].name || s ? 0 : SYM_FRAME_UNRESOLVED,
-		};
+		if (fill_frame(ctx, m, vaddr, &df[i], name, i + 1 < nd,
+			       &m->pool[m->pool_n + i]) != 0)
+			return 0;
 	}
 	return nd;
 }

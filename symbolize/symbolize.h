@@ -87,6 +87,12 @@ struct sym_options {
 	 * copied: they must outlive the context. */
 	const struct sym_class_rule *class_rules;
 	size_t nclass_rules;
+	/* 1: C++ and Rust names demangled ("ns::f(int)" for "_ZN2ns1fEi"),
+	 * with libstdc++'s demangler loaded at run time (names stay mangled
+	 * where it is missing); 0: names as the binary spells them, as
+	 * `eu-addr2line -f` prints them. Class and language are decided on
+	 * the mangled name either way. */
+	int demangle;
 };
 
 struct sym_stats {

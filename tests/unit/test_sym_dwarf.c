@@ -395,6 +395,24 @@ static void test_cpp_language(void **state)
 	assert_int_equal(f.lang, PROF_LANG_CPP);
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	sym_free(ctx);
+
+	/* demangled on request; language and class stay those of the
+	 * mangled name */
+	struct sym_options o = { .demangle = 1 };
+	ctx = sym_new(&o);
+	frame_of(ctx, c.pid, a + 1, &f);
+	assert_string_equal(f.name, "fixture::sort_work(int)");
+	assert_int_equal(f.lang, PROF_LANG_CPP);
+	assert_int_equal(f.cls, PROF_CLASS_YOURS);
+	char libstdcxx[PATH_MAX];
+	mapped_lib("libstdc++.so", libstdcxx, sizeof(libstdcxx));
+	uint64_t v, sz;
+	assert_int_equal(elf_symbol(libstdcxx, "_ZSt17__throw_bad_allocv", &v, &sz), 0);
+	struct sym_frame fr[8];
+	int n = sym_file(ctx, libstdcxx, v, fr, 8);
+	assert_string_equal(fr[n - 1].name, "std::__throw_bad_alloc()");
+	assert_int_equal(fr[n - 1].cls, PROF_CLASS_RUNTIME);
+	sym_free(ctx);
 	child_stop(&c);
 }
 
