@@ -3,6 +3,7 @@
  * symbolize: ELF symbols of a live fixture process, /proc/PID/maps
  * parsing, the sorted symbol table and kallsyms parsing.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -206,6 +207,27 @@ static void test_fork_keeps_maps(void **state)
 	assert_true(got >= 1);
 	assert_string_equal(f[got - 1].name, names[0]);
 	sym_free(ctx);
+}
+
+/* The vDSO (no file behind it) is named from our own copy. */
+static void test_vdso(void **state)
+{
+	(void)state;
+	void *vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	assert_non_null(vdso);
+	void *fn = dlsym(vdso, "__vdso_clock_gettime");
+	assert_non_null(fn);
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct sym_frame f[4];
+	int n = sym_user(ctx, getpid(), (uint64_t)(uintptr_t)fn + 4, f, 4);
+	assert_int_equal(n, 1);
+	/* the vDSO exports one code under two names */
+	assert_true(strcmp(f[0].name, "__vdso_clock_gettime") == 0 ||
+		    strcmp(f[0].name, "clock_gettime") == 0);
+	assert_string_equal(f[0].module, "[vdso]");
+	assert_int_equal(f[0].cls, PROF_CLASS_SYSTEM);
+	sym_free(ctx);
+	dlclose(vdso);
 }
 
 /* Processes nobody forgets are dropped past the cap, oldest first. */
@@ -489,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_module_shared),
 		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_kallsyms),
 		cmocka_unit_test(test_kallsyms_hidden),
 		cmocka_unit_test(test_real_kallsyms),
