@@ -234,6 +234,13 @@ static void test_toolbar_table(void **state)
 
 	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_MODE));
 	assert_int_equal(box(ui, "all")->y, ui->graph.y);
+	/* Colour by value: yellow to red by share of the view. */
+	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_COLOR));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "build_report")), rd_value_color(0.62));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "main")), rd_value_color(1.0));
+	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_COLOR));
+	assert_int_equal(rd_ui_box_color(ui, box(ui, "build_report")),
+			 rd_frame_color(PROF_CLASS_UNKNOWN, "build_report"));
 	click_zone(ui, zone(ui, RD_Z_BUTTON, RD_BTN_TABLE));
 	assert_true(ui->graph.w < gw);
 	assert_int_equal(box(ui, "all")->w, ui->graph.w);
