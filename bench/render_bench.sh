@@ -6,7 +6,10 @@ BUILD=${BUILD:-build}
 LINES=${RENDER_BENCH_LINES:-1000000}
 bin=$BUILD/bench/render_bench
 input=$BUILD/bench/render_bench-$LINES.folded
-[ -x "$bin" ] || { echo "render_bench: build $bin first (make bench-render)"; exit 1; }
+if [ ! -x "$bin" ] || [ ! -x "$BUILD/hearth" ]; then
+	# make bench builds the programs, not this benchmark's binary.
+	make --no-print-directory BUILD="$BUILD" "$bin" "$BUILD/hearth" || exit 1
+fi
 mkdir -p "$BUILD/bench"
 echo "== hearth viewer: $LINES folded lines"
 "$bin" "$input" "$LINES" || exit 1
