@@ -209,7 +209,7 @@ void rd_ui_tooltip(struct rd_ui *ui)
 
 		rd_list_text(&ui->list, x + S(ui, 8), y + S(ui, 5) + i * lh,
 			     w - S(ui, 16), i ? RD_FONT_NORMAL : RD_FONT_BOLD,
-			     i ? RD_COL_TEXT : RD_COL_TEXT, fit, n);
+			     RD_COL_TEXT, fit, n);
 	}
 }
 

@@ -246,8 +246,8 @@ static int lay_crumbs(struct rd_ui *ui, int y)
 	}
 	for (size_t i = np; i-- > 0;) {
 		const char *name = path[i] ? frame_name(ui, prof_node_get(ui->m->p, path[i])->frame) : "all";
-		int w = text(ui, x, y, ui->w / 4, i ? RD_FONT_NORMAL : RD_FONT_NORMAL,
-			     i ? RD_COL_ACCENT : RD_COL_TEXT, name);
+		int w = text(ui, x, y, ui->w / 4, RD_FONT_NORMAL,
+			     i || ui->bucket ? RD_COL_ACCENT : RD_COL_TEXT, name);
 
 		rd_ui_zone(ui, RD_Z_CRUMB, path[i], x, y, w, lh);
 		x += w;
