@@ -180,9 +180,29 @@ static int has_display(void)
 	return (d && *d) || (w && *w);
 }
 
+/* The size asked for, else 1280x800 that fits the screen's usable area. */
+static void initial_size(const struct rd_window_opts *o, int *w, int *h)
+{
+	SDL_Rect r;
+
+	*w = o->width ? o->width : 1280;
+	*h = o->height ? o->height : 800;
+	if (o->width || SDL_GetDisplayUsableBounds(0, &r) < 0)
+		return;
+	if (*w > r.w * 9 / 10)
+		*w = r.w * 9 / 10;
+	if (*h > r.h * 9 / 10)
+		*h = r.h * 9 / 10;
+	if (*w < 400)
+		*w = 400;
+	if (*h < 300)
+		*h = 300;
+}
+
 int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 		  char *err, size_t errlen)
 {
+	int ww, wh;
 	struct win v = { .o = o, .scale = 1, .ui_scale = 1 };
 	struct rd_text t;
 	int rc = -EIO;
@@ -199,9 +219,9 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 			 "'hearth export --svg' works without one", SDL_GetError());
 		return -ENODEV;
 	}
+	initial_size(o, &ww, &wh);
 	v.w = SDL_CreateWindow(o->title ? o->title : "hearth", SDL_WINDOWPOS_CENTERED,
-			       SDL_WINDOWPOS_CENTERED, o->width ? o->width : 1280,
-			       o->height ? o->height : 800,
+			       SDL_WINDOWPOS_CENTERED, ww, wh,
 			       SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
 	if (!v.w || !(v.r = SDL_CreateRenderer(v.w, -1, 0))) {
 		snprintf(err, errlen, "cannot create the window: %s", SDL_GetError());
