@@ -1,7 +1,9 @@
 #!/bin/sh
 # What sampling costs: hearth record vs perf record -g vs bpftrace, all
 # whole-host at 99 Hz with kernel and user stacks, on a fixed CPU-bound
-# workload using both cores.
+# workload using both cores. hearth runs twice: --unwind fp, like for like
+# with the frame-pointer walks of perf -g and bpftrace, and --unwind auto
+# (its default: stack copies unwound with DWARF).
 #
 # Prints, from one run:
 #   - the workload's slowdown under each profiler (median of ROUNDS runs,
@@ -33,14 +35,20 @@ sysctl -q kernel.bpf_stats_enabled=1
 start_profiler() {
 	prog_ids >"$T/ids.before"
 	case $1 in
-	hearth) /usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record -o "$T/hearth.folded" 2>"$T/hearth.err" & ;;
+	hearth) /usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record --unwind fp -o "$T/hearth.folded" 2>"$T/hearth.err" & ;;
+	hearth_auto) /usr/bin/time -f '%U %S' -o "$T/cpu" "$HEARTH" record --unwind auto -o "$T/hearth.folded" 2>"$T/hearth.err" & ;;
 	perf) /usr/bin/time -f '%U %S' -o "$T/cpu" perf record -q -F 99 -a -g -o "$T/perf.data" >/dev/null 2>&1 & ;;
 	bpftrace) /usr/bin/time -f '%U %S' -o "$T/cpu" bpftrace -e 'profile:hz:99 { @[kstack,ustack,comm]=count(); }' >"$T/bpftrace.out" 2>&1 & ;;
 	esac
 	TIME_PID=$!
 	sleep 0.3
 	PROF_PID=$(pgrep -P "$TIME_PID" | head -1)
-	# Wait until the profiler is really sampling (bpftrace compiles first).
+	# Wait until the profiler is really sampling: bpftrace compiles first
+	# and says "Attaching" when its probe is in; a signal before that is
+	# lost on it.
+	if [ "$1" = bpftrace ]; then
+		for _ in $(seq 120); do grep -q Attaching "$T/bpftrace.out" 2>/dev/null && break; sleep 0.5; done
+	fi
 	sleep 2
 }
 
@@ -48,15 +56,17 @@ start_profiler() {
 # (Not run in a subshell: only this shell can wait for the profiler.)
 stop_profiler() {
 	kill -INT "$PROF_PID" 2>/dev/null
+	for _ in $(seq 60); do kill -0 "$PROF_PID" 2>/dev/null || break; sleep 0.5; done
+	kill -KILL "$PROF_PID" 2>/dev/null
 	wait "$TIME_PID" 2>/dev/null
 	CPU_S=$(cpu_of "$T/cpu")
 }
 
 run_workload() { "$W" 2 "$ITERS"; }
 
-for p in none hearth perf bpftrace; do : >"$T/wall.$p"; : >"$T/cpu.$p"; : >"$T/bpf.$p"; done
+for p in none hearth hearth_auto perf bpftrace; do : >"$T/wall.$p"; : >"$T/cpu.$p"; : >"$T/bpf.$p"; done
 for r in $(seq 1 "$ROUNDS"); do
-	for p in none hearth perf bpftrace; do
+	for p in none hearth hearth_auto perf bpftrace; do
 		if [ $p = none ]; then
 			run_workload >>"$T/wall.$p"
 			continue
@@ -64,7 +74,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		start_profiler $p
 		run_workload >>"$T/wall.$p"
 		case $p in
-		hearth) bpf_ns '^on_cpu$' >>"$T/bpf.$p" ;;
+		hearth|hearth_auto) bpf_ns '^on_cpu$' >>"$T/bpf.$p" ;;
 		bpftrace) bpf_ns '^99$' >>"$T/bpf.$p" ;; # bpftrace names it after the rate
 		esac
 		echo >>"$T/bpf.$p"
@@ -84,17 +94,18 @@ echo
 base=$(median "$T/wall.none")
 printf '\nworkload: 2 threads x %s iterations, %s rounds, median wall %.3f s without a profiler\n\n' "$ITERS" "$ROUNDS" "$base"
 printf '%-34s %10s %10s %14s %12s\n' profiler wall_s slowdown profiler_cpu_s bpf_ns/run
-for p in hearth perf bpftrace; do
+for p in hearth hearth_auto perf bpftrace; do
 	w=$(median "$T/wall.$p")
 	c=$(median "$T/cpu.$p")
 	b=$(grep -v '^n/a$' "$T/bpf.$p" | grep . >"$T/b" && median "$T/b" || echo n/a)
 	case $p in
-	hearth) label="hearth record (99 Hz, -a, k+u)" ;;
+	hearth) label="hearth record --unwind fp" ;;
+	hearth_auto) label="hearth record --unwind auto (DWARF)" ;;
 	perf) label="perf record -F 99 -a -g + script" ;;
-	bpftrace) label="bpftrace profile:hz:99 k+u" ;;
+	bpftrace) label="bpftrace profile:hz:99 k+u stacks" ;;
 	esac
 	printf '%-34s %10.3f %9.4fx %14s %12s\n' "$label" "$w" "$(awk -v a="$w" -v b="$base" 'BEGIN { print a / b }')" "$c" "$b"
 done
-printf '\nratios: perf cpu / hearth cpu = %s, bpftrace cpu / hearth cpu = %s\n' \
-	"$(awk -v a="$(median "$T/cpu.perf")" -v b="$(median "$T/cpu.hearth")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')" \
-	"$(awk -v a="$(median "$T/cpu.bpftrace")" -v b="$(median "$T/cpu.hearth")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }')"
+ratio() { awk -v a="$(median "$T/cpu.$1")" -v b="$(median "$T/cpu.$2")" 'BEGIN { if (b > 0) printf "%.1f", a / b; else print "inf" }'; }
+printf '\nprofiler CPU ratios: perf / hearth fp = %s, bpftrace / hearth fp = %s, perf / hearth auto = %s, bpftrace / hearth auto = %s\n' \
+	"$(ratio perf hearth)" "$(ratio bpftrace hearth)" "$(ratio perf hearth_auto)" "$(ratio bpftrace hearth_auto)"
