@@ -49,13 +49,19 @@ open_view() { # NAME-IN-TITLE ARGS...
 	rm -f "$dl"
 	ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --size 1200x800 --debug-layout "$dl" "$@" >"$tmp/view.log" 2>&1 &
 	vpid=$!
+	# The window once it has drawn (SDL may replace its first X window
+	# when the renderer starts) and still answers.
 	wid= i=0
 	while [ -z "$wid" ]; do
-		wid=$(xdotool search --onlyvisible --name "$title" 2>/dev/null | head -1)
-		i=$((i + 1)); [ $i -gt 100 ] && fail "no viewer window appeared for $title"
+		if [ -s "$dl" ]; then
+			for w in $(xdotool search --onlyvisible --name "$title" 2>/dev/null); do
+				xdotool getwindowgeometry "$w" >/dev/null 2>&1 && wid=$w
+			done
+		fi
+		i=$((i + 1)); [ $i -gt 150 ] && fail "no viewer window appeared for $title"
+		kill -0 "$vpid" 2>/dev/null || fail "the viewer exited"
 		[ -n "$wid" ] || sleep 0.1
 	done
-	wait_for '[ -s "$dl" ]' "the viewer never drew"
 }
 close_view() {
 	key q
@@ -96,7 +102,7 @@ neutral() { # channels within 12 of each other, and light
 	mn=$r; [ $g -lt $mn ] && mn=$g; [ $b -lt $mn ] && mn=$b
 	[ $((mx - mn)) -le 12 ] && [ $mn -gt 150 ]
 }
-pxbox() { px $(($1 + $3 - 4)) $(($2 + $4 - 4)); } # a pixel inside "X Y W H"
+pxbox() { px $(($1 + $3 - 3)) $(($2 + $4 - 2)); } # "X Y W H": last row, right end (no label there)
 click() { xdotool mousemove --window "$wid" "$1" "$2" click 1; }
 key() { xdotool key --window "$wid" "$@"; }
 

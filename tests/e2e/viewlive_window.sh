@@ -69,12 +69,23 @@ dl=$tmp/layout.txt
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --live --socket "$sock" --last 3s --comm record_work \
 	--size 1200x800 --debug-layout "$dl" >"$tmp/view.log" 2>&1 &
 vpid=$!
-wid= i=0
-while [ -z "$wid" ]; do
-	wid=$(xdotool search --onlyvisible --name 'live' 2>/dev/null | head -1)
-	i=$((i + 1)); [ $i -gt 150 ] && fail "no live window appeared"
-	[ -n "$wid" ] || sleep 0.1
-done
+# find_wid TITLE: the viewer's window, once it has drawn (SDL may replace
+# its first X window when the renderer starts) and still answers.
+find_wid() {
+	wid= i=0
+	while :; do
+		if [ -s "$dl" ]; then
+			for w in $(xdotool search --onlyvisible --name "$1" 2>/dev/null); do
+				xdotool getwindowgeometry "$w" >/dev/null 2>&1 && wid=$w
+			done
+		fi
+		[ -n "$wid" ] && break
+		i=$((i + 1)); [ $i -gt 200 ] && fail "no window named $1 appeared"
+		kill -0 "$vpid" 2>/dev/null || fail "the viewer exited"
+		sleep 0.1
+	done
+}
+find_wid 'live'
 wait_for() { # shell condition, what, [tenths of a second]
 	i=0
 	until eval "$1"; do
@@ -115,27 +126,31 @@ u1=$(updates)
 [ "$u1" -gt "$u0" ] || fail "no update counted ($u0 -> $u1)"
 [ "$(field focus)" = record_work ] || fail "the zoom was lost: focus $(field focus)"
 kill -0 "$vpid" 2>/dev/null || fail "the viewer exited"
-set -- $(box hot_a)
-xdotool mousemove --window "$wid" 5 5
-sleep 0.5
-shot
-set -- $(box hot_a); [ $# -eq 5 ] || fail "hot_a went away again"
-near "$(px $(($1 + $3 / 2)) $(($2 + $4 / 2)))" "$5" || fail "hot_a is not on screen at $1,$2 in $5"
-lat=$(field live | awk '{ print $4 }')
-echo "ok: hot_a appeared after $((u1 - u0)) updates, zoom kept on record_work (last update drawn ${lat} ms after it arrived)"
+echo "ok: hot_a appeared after $((u1 - u0)) updates, zoom kept on record_work"
 
-# 4. Pause freezes the view; Resume brings updates back.
+# 4. Pause freezes the view (so the screen can be checked against the
+#    layout); Resume brings updates back.
 set -- $(awk '$1 == "zone" && $2 == 100 && $7 == 6 { print $3 + 5, $4 + 5; exit }' "$dl"); click "$1" "$2"
 wait_for '[ "$(field live | cut -d" " -f6)" = 1 ]' "Pause did not pause"
+sleep 1.5
+xdotool mousemove --window "$wid" 5 5
+sleep 0.5
 p0=$(updates)
-sleep 3.5
+shot
+set -- $(box hot_a); [ $# -eq 5 ] || fail "hot_a went away again"
+# The box's last row of pixels, right end: below and after its label.
+near "$(px $(($1 + $3 - 3)) $(($2 + $4 - 2)))" "$5" || fail "hot_a is not on screen at $1,$2 in $5"
+[ "$(field focus)" = record_work ] || fail "the zoom was lost while paused"
+echo "ok: hot_a on screen in $5 at $1,$2"
+sleep 2.5
 xdotool mousemove --window "$wid" 7 7
 sleep 0.3
 [ "$(updates)" = "$p0" ] || fail "the view changed while paused ($p0 -> $(updates))"
 field livestatus | grep -q 'paused' || fail "the status does not say paused"
 set -- $(awk '$1 == "zone" && $2 == 100 && $7 == 6 { print $3 + 5, $4 + 5; exit }' "$dl"); click "$1" "$2"
 wait_for '[ "$(updates)" -gt "$p0" ]' "no update after Resume" 80
-echo "ok: pause and resume"
+lat=$(field live | awk '{ print $4 }')
+echo "ok: pause and resume (last update drawn ${lat} ms after it arrived, screenshots included)"
 
 xdotool key --window "$wid" q
 i=0
@@ -151,19 +166,16 @@ rm -f "$dl"
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" diff --at live-change --window 2s --comm record_work \
 	--socket "$sock" --view --debug-layout "$dl" >"$tmp/view.log" 2>&1 &
 vpid=$!
-wid= i=0
-while [ -z "$wid" ]; do
-	wid=$(xdotool search --onlyvisible --name 'diff around live-change' 2>/dev/null | head -1)
-	i=$((i + 1)); [ $i -gt 150 ] && fail "diff --view opened no window"
-	[ -n "$wid" ] || sleep 0.1
-done
-wait_for '[ -s "$dl" ] && [ -n "$(box hot_a)" ]' "the diff window has no hot_a"
+find_wid 'diff around live-change'
+wait_for '[ -s "$dl" ]' "the diff window never drew"
+set -- $(awk '$1 == "zone" && $2 == 2 && $7 == 2 { print $3 + 5, $4 + 5; exit }' "$dl"); click "$1" "$2"
+wait_for '[ -n "$(box hot_a)" ]' "the diff window has no hot_a (every frame shown)"
 field answer | grep -q ' grew from .* of CPU time\.$' || fail "diff answer: $(field answer)"
 set -- $(box hot_a); [ "$5" = E0301E ] || fail "hot_a (only after) is $5, not full red"
 xdotool mousemove --window "$wid" 5 5
 sleep 0.3
 shot
-c=$(px $(($1 + $3 / 2)) $(($2 + $4 / 2))); near "$c" E0301E || fail "hot_a is $c on screen, not red"
+c=$(px $(($1 + $3 - 3)) $(($2 + $4 - 2))); near "$c" E0301E || fail "hot_a is $c on screen, not red"
 xdotool key --window "$wid" q
 i=0
 while kill -0 "$vpid" 2>/dev/null; do
