@@ -57,29 +57,49 @@ static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e
 	return sym_unwind_splice(pcs, (size_t)n, (const uint64_t *)e->fp_ips, nf, out, max);
 }
 
-void sampler_sigs_reset(struct sampler *s)
+/* Starts a new generation of remembered unwinds: the kernel forgets every
+ * signature (so each is copied again), the current generation becomes the
+ * old one. */
+static void rotate_sigs(struct sampler *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.sig_seen);
 	struct hearth_sig next;
+	struct sig_cache *old = s->sigs_old;
 
-	sig_cache_clear(s->sigs);
 	while (bpf_map_get_next_key(fd, NULL, &next) == 0)
 		bpf_map_delete_elem(fd, &next);
+	s->sigs_old = s->sigs;
+	s->sigs = old;
+	sig_cache_clear(s->sigs);
 }
 
-/* Remembers the unwind of an off-CPU wait for its signature. */
+const uint64_t *sampler_sig_unwind(const struct sampler *s,
+				   const struct hearth_sig *sig, size_t *n)
+{
+	const uint64_t *pcs = sig_cache_get(s->sigs, sig, n);
+
+	return pcs ? pcs : sig_cache_get(s->sigs_old, sig, n);
+}
+
+/* Remembers the unwind of an off-CPU wait for its signature; only then is
+ * the kernel told it may stop copying that signature. (An unwind that
+ * stopped early is remembered too: the same signature would stop at the
+ * same place again.) */
 static void remember(struct sampler *s, const struct hearth_sig *sig,
 		     const uint64_t *pcs, size_t n)
 {
+	uint8_t one = 1;
 	int rc;
 
 	if (!sig->tgid)
 		return;
 	rc = sig_cache_put(s->sigs, sig, pcs, n);
 	if (rc == -ENOSPC) {
-		sampler_sigs_reset(s);
-		sig_cache_put(s->sigs, sig, pcs, n);
+		rotate_sigs(s);
+		rc = sig_cache_put(s->sigs, sig, pcs, n);
 	}
+	if (rc == 0)
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.sig_seen), sig, &one, BPF_ANY);
 }
 
 int sampler_take_copy(struct sampler *s, const void *data, size_t len)
@@ -103,6 +123,8 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	in.uips = uips;
 	in.nu = unwind_event(s, e, uips, HEARTH_STACK_DEPTH);
 	remember(s, &e->sig, uips, in.nu);
+	if (off)
+		s->stats.offcpu_ns += e->value;
 	in.kips = (const uint64_t *)e->kips;
 	in.nk = e->nk < HEARTH_STACK_DEPTH ? e->nk : HEARTH_STACK_DEPTH;
 	in.off_cpu = off;

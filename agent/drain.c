@@ -195,6 +195,8 @@ static int add_stack(struct sampler *s, struct stack_input *in,
 	in->involuntary = kind == HEARTH_OFF_CPU_INVOLUNTARY;
 	in->per_thread = s->opts.per_thread;
 	pid_set_add(&s->seen, in->tgid);
+	if (off)
+		s->stats.offcpu_ns += val->ns;
 	return stack_builder_add(s->builder, s->sym, p, in, off ? val->ns : val->count);
 }
 
@@ -210,16 +212,18 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
 }
 
-/* A wait known by signature: its user stack is the remembered unwind, or,
- * when that is gone, the FP walk (and the kernel forgets the signature so
- * the next such wait is copied again). */
+/* A wait known by signature: its user stack is the remembered unwind. The
+ * kernel counts a signature only once user space holds its unwind, and the
+ * old generation is kept across a rotation, so a miss is rare: the wait
+ * then keeps its kernel frames, and the kernel forgets the signature so
+ * the next such wait is copied again. */
 static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 			 const struct hearth_value *val, struct prof_profile *oncpu,
 			 struct prof_profile *offcpu)
 {
 	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
 	struct stack_input in = { .tgid = k->sig.tgid, .tid = k->sig.tid, .kips = kips };
-	const uint64_t *known = sig_cache_get(s->sigs, &k->sig, &in.nu);
+	const uint64_t *known = sampler_sig_unwind(s, &k->sig, &in.nu);
 
 	if (known) {
 		in.uips = known;
@@ -261,9 +265,10 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	gone = s->ngone;
 	__atomic_store_n(&s->skel->bss->active, !old, __ATOMIC_SEQ_CST);
 	usleep(FLIP_GRACE_US);
-	/* Forks and execs up to the flip, so every sample's process is known
-	 * (exits seen now wait for the next drain). */
-	ring_buffer__consume(s->rb_procs);
+	/* Forks, execs and stack copies up to the flip: every sample's
+	 * process is known, and every signature counted on the old side has
+	 * its unwind (exits seen now wait for the next drain). */
+	ring_buffer__consume(s->rb);
 	rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
 			 &got);
 	if (rc == 0)

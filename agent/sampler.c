@@ -126,7 +126,18 @@ static int handle_copy(void *ctx, void *data, size_t len)
 	return sampler_take_copy(s, data, len);
 }
 
-static int tune(struct sampler *s, const struct sampler_opts *o)
+/* Ring room for stack copies: 4 MiB per CPU (about 220 copies), as a
+ * power of two between 8 and 64 MiB. */
+static uint32_t copy_ring_bytes(int ncpus)
+{
+	uint32_t bytes = 8u << 20;
+
+	while (bytes < (uint32_t)ncpus * (4u << 20) && bytes < (64u << 20))
+		bytes <<= 1;
+	return bytes;
+}
+
+static void tune(struct sampler *s, const struct sampler_opts *o)
 {
 	struct sampler_bpf *skel = s->skel;
 
@@ -148,12 +159,12 @@ static int tune(struct sampler *s, const struct sampler_opts *o)
 		skel->rodata->copy_offcpu_bytes = bytes;
 		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
 			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
+		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible));
 	}
 	if (!o->on_cpu)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
 	if (!o->off_cpu)
 		bpf_program__set_autoload(skel->progs.off_cpu, false);
-	return 0;
 }
 
 static int fill_pids(struct sampler *s)
@@ -198,11 +209,12 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	s->builder = stack_builder_new();
 	s->unw = sym_unwinder_new();
 	s->sigs = sig_cache_new(16384);
+	s->sigs_old = sig_cache_new(16384);
 	if (s->opts.on_cpu)
 		s->pend_on = prof_new(PROF_UNIT_SAMPLES);
 	if (s->opts.off_cpu)
 		s->pend_off = prof_new(PROF_UNIT_NANOSECONDS);
-	if (!s->sym || !s->builder || !s->unw || !s->sigs || s->npossible <= 0 ||
+	if (!s->sym || !s->builder || !s->unw || !s->sigs || !s->sigs_old || s->npossible <= 0 ||
 	    (s->opts.on_cpu && !s->pend_on) || (s->opts.off_cpu && !s->pend_off)) {
 		snprintf(err, errlen, "out of memory");
 		goto err_free;
@@ -256,7 +268,7 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return rc < 0 ? rc : 0;
 }
 
-static void read_counters(struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
+static void read_counters(const struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
 {
 	int fd = bpf_map__fd(s->skel->maps.counters);
 	uint64_t *vals = calloc((size_t)s->npossible, sizeof(*vals));
@@ -273,7 +285,7 @@ static void read_counters(struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
 	free(vals);
 }
 
-static void read_prog_stats(struct sampler *s, struct sampler_stats *st)
+static void read_prog_stats(const struct sampler *s, struct sampler_stats *st)
 {
 	struct bpf_program *progs[] = { s->skel->progs.on_cpu, s->skel->progs.off_cpu };
 
@@ -291,9 +303,8 @@ static void read_prog_stats(struct sampler *s, struct sampler_stats *st)
 	}
 }
 
-void sampler_stats(const struct sampler *cs, struct sampler_stats *st)
+void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 {
-	struct sampler *s = (struct sampler *)cs;
 	uint64_t c[HEARTH_CNT_MAX];
 
 	*st = s->stats;
@@ -333,6 +344,7 @@ void sampler_close(struct sampler *s)
 	stack_builder_free(s->builder);
 	sym_unwinder_free(s->unw);
 	sig_cache_free(s->sigs);
+	sig_cache_free(s->sigs_old);
 	prof_free(s->pend_on);
 	prof_free(s->pend_off);
 	sym_free(s->sym);

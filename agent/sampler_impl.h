@@ -30,7 +30,10 @@ struct sampler {
 	struct ring_buffer *rb_procs;  /* process events only, to run first */
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
-	struct sig_cache *sigs; /* off-CPU unwinds by wait signature */
+	/* Off-CPU unwinds by wait signature. When full, the current
+	 * generation becomes the old one (still read until the next
+	 * rotation: waits counted just before it must find their unwind). */
+	struct sig_cache *sigs, *sigs_old;
 	/* Samples unwound from stack copies since the last drain; merged
 	 * into the caller's profiles at sampler_drain(). */
 	struct prof_profile *pend_on, *pend_off;
@@ -45,9 +48,9 @@ struct sampler {
  * symbolizes and adds it to the pending profiles. Returns 0 or -ENOMEM. */
 int sampler_take_copy(struct sampler *s, const void *data, size_t len);
 
-/* Forgets every remembered unwind, here and in the kernel's seen set, so
- * the next wait of each signature is copied again. */
-void sampler_sigs_reset(struct sampler *s);
+/* Returns the remembered user stack of @sig (length in *@n), or NULL. */
+const uint64_t *sampler_sig_unwind(const struct sampler *s,
+				   const struct hearth_sig *sig, size_t *n);
 
 /* Moves the pending profiles into @oncpu / @offcpu (either may be NULL)
  * and starts new empty ones. Returns 0 or -ENOMEM. */

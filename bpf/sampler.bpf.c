@@ -16,6 +16,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define TASK_RUNNING 0
+#define TASK_DEAD 0x80
+#define PF_EXITING 0x4
 #define EFAULT 14 /* bpf_get_stackid: empty stack, not a loss */
 
 const volatile bool filter_pid = false;
@@ -106,7 +108,8 @@ struct {
 	__uint(max_entries, 1);
 } copy_scratch SEC(".maps");
 
-/* Signatures whose unwind user space holds. */
+/* Signatures whose unwind user space holds: only user space adds them,
+ * once it has the unwind, and removes them when it lets the unwind go. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct hearth_sig);
@@ -344,7 +347,6 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 					     __u32 kind, __u64 ns,
 					     const struct hearth_sig *sig)
 {
-	__u8 one = 1;
 	struct hearth_stack_copy *c = bpf_map_lookup_elem(&offcpu_copies, &tid);
 	struct hearth_stack_event *e;
 
@@ -369,10 +371,6 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 	e->sig = *sig;
 	bpf_ringbuf_submit(e, 0);
 	count(HEARTH_CNT_STACK_COPIES);
-	/* Marked only once the event is on its way: user space reads it
-	 * before any wait that reuses it. */
-	if (sig->tgid)
-		bpf_map_update_elem(&sig_seen, sig, &one, BPF_ANY);
 	return true;
 }
 
@@ -443,43 +441,47 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
-	     struct task_struct *next, unsigned int prev_state)
+/* Notes where the current task @prev stops: time, kind, stacks (or a
+ * signature already unwound, or a copy to unwind). A preempted task, or one
+ * still runnable, waits for a CPU: involuntary. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       bool involuntary, __u64 now, __u32 side)
 {
-	struct hearth_offcpu_start *start, st = {};
-	__u32 tgid, pid;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 side = active;
-	bool long_enough, sent = false;
+	struct hearth_offcpu_start st = {};
+	__u32 pid = prev->pid;
 
-	/* prev is still current here: its stacks are where it stops. */
-	pid = prev->pid;
-	tgid = prev->tgid;
-	if (pid != 0 && wanted(prev, tgid)) {
-		st.ts = now;
-		st.gen = side;
-		st.kind = prev_state == TASK_RUNNING ? HEARTH_OFF_CPU_INVOLUNTARY
-						     : HEARTH_OFF_CPU_VOLUNTARY;
-		if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
-			if (bpf_map_lookup_elem(&sig_seen, &st.sig))
-				st.sig_hit = 1;
-			else
-				st.has_copy = keep_offcpu_copy(ctx, prev, pid, now);
-		}
-		/* A known signature's user stack is already unwound: only
-		 * the kernel side is walked. A copied wait keeps the FP walk
-		 * too, in case the ring is full when it ends. */
-		get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit,
-			   &st.kstack, &st.ustack);
-		if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY))
-			count(HEARTH_CNT_DROP_START_FULL);
+	st.ts = now;
+	st.gen = side;
+	st.kind = involuntary ? HEARTH_OFF_CPU_INVOLUNTARY : HEARTH_OFF_CPU_VOLUNTARY;
+	if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
+		if (bpf_map_lookup_elem(&sig_seen, &st.sig))
+			st.sig_hit = 1;
+		else
+			st.has_copy = keep_offcpu_copy(ctx, prev, pid, now);
 	}
+	/* A known signature's user stack is already unwound: only the
+	 * kernel side is walked. A copied wait keeps the FP walk too, in
+	 * case the ring is full when it ends. */
+	get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit, &st.kstack, &st.ustack);
+	if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY)) {
+		count(HEARTH_CNT_DROP_START_FULL);
+		if (st.has_copy)
+			bpf_map_delete_elem(&offcpu_copies, &pid);
+	}
+}
+
+/* @next runs again: adds the time it waited, from where it stopped, to
+ * the counts of @side, or sends the copy of its stack. */
+static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32 side)
+{
+	struct hearth_offcpu_start *start;
+	__u32 pid;
+	bool long_enough, sent = false;
 
 	pid = next->pid;
 	start = bpf_map_lookup_elem(&offcpu_start, &pid);
 	if (!start)
-		return 0;
+		return;
 	long_enough = now > start->ts && now - start->ts >= min_block_ns;
 	if (start->has_copy) {
 		sent = long_enough &&
@@ -519,6 +521,22 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	}
 out:
 	bpf_map_delete_elem(&offcpu_start, &pid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 side = active;
+
+	/* prev is still current here: its stacks are where it stops. A
+	 * dying thread's last switch is no wait: it never runs again. */
+	if (prev->pid != 0 && !(prev_state & TASK_DEAD) && !(prev->flags & PF_EXITING) &&
+	    wanted(prev, prev->tgid))
+		switch_out(ctx, prev, preempt || prev_state == TASK_RUNNING, now, side);
+
+	switch_in(next, now, side);
 	return 0;
 }
 
@@ -567,7 +585,8 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 
 	bpf_map_delete_elem(&offcpu_start, &pid);
 	bpf_map_delete_elem(&offcpu_copies, &pid);
-	if (p->pid != p->tgid)
+	/* The process is gone when its last thread goes, not its leader. */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	emit(HEARTH_EV_EXIT, p, 0);
 	return 0;

@@ -378,7 +378,6 @@ int cmd_record(int argc, char **argv)
 		cli_error("sampling failed: %s.", strerror(-rc));
 		goto out;
 	}
-	st.offcpu_ns = off ? prof_total(off) : 0;
 	set_meta(on, &a, &st, start, elapsed, false);
 	set_meta(off, &a, &st, start, elapsed, true);
 	if (cli_write_profiles(a.output, on, off, a.out_flags) == 0)

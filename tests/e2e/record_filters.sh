@@ -17,7 +17,7 @@ others=$(awk -F';' '{ print $1 ";" $2 }' "$T/p.folded" | grep -v "^record_work;r
 ok "-p keeps only pid $a"
 
 kill "$b"
-"$T/other_work" spinrep 2 >"$T/c.out" &
+nice -n -20 "$T/other_work" spinrep 2 >"$T/c.out" &
 cpid=$!
 BG_PIDS="$BG_PIDS $cpid"
 "$HEARTH" record -d 4 --comm other_work -o "$T/c.folded" 2>"$T/c.err" || fail "record --comm exited non-zero"

@@ -23,9 +23,10 @@ kill "$wpid"
 # One thread spinning: hz x the CPU time it spent spinning, +-5%. The
 # workload measures its own CPU time from the moment it starts spinning
 # (after the recorder has attached) to the moment it stops, and recording
-# ends when it exits, so the window is exact whatever else the machine does.
+# ends when it exits, so the window is exact. It runs at the highest
+# priority so that other load on the machine barely interrupts it.
 spin_check() { # HZ SECONDS
-	"$W" spinrep "$2" >"$T/spin.out" &
+	nice -n -20 "$W" spinrep "$2" >"$T/spin.out" &
 	wpid=$!
 	BG_PIDS="$BG_PIDS $wpid"
 	"$HEARTH" record -F "$1" -p "$wpid" -o "$T/spin.folded" 2>"$T/spin.err" || fail "record exited non-zero"
