@@ -379,6 +379,30 @@ static int poll_timeout(const struct daemon *d)
 	return ms < POLL_MS ? (int)ms : POLL_MS;
 }
 
+/* Test-only fault switch: HEARTHD_TEST_HANG_AFTER=SECONDS hangs the main
+ * loop that long after start, so a test sees systemd's watchdog act. */
+static uint64_t test_hang_after(void)
+{
+	const char *v = getenv("HEARTHD_TEST_HANG_AFTER");
+	unsigned long long s;
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	s = strtoull(v, &end, 10);
+	return errno || *end || s == 0 || s > 86400 ? 0 : s * 1000000000ull;
+}
+
+static void test_fault(const struct daemon *d)
+{
+	if (!d->test_hang_ns || daemon_mono_ns() - d->start_mono_ns < d->test_hang_ns)
+		return;
+	daemon_log("HEARTHD_TEST_HANG_AFTER: hanging the main loop now (test fault)");
+	for (;;)
+		pause();
+}
+
 static void loop(struct daemon *d)
 {
 	struct pollfd *fds = d->fds;
@@ -408,6 +432,7 @@ static void loop(struct daemon *d)
 			notify_status(d);
 		}
 		pet_watchdog(d, &last_pet);
+		test_fault(d);
 	}
 }
 
@@ -462,6 +487,7 @@ int daemon_run(const struct daemon_args *a)
 	}
 	d->args = a;
 	d->sigfd = -1;
+	d->test_hang_ns = test_hang_after();
 	d->start_mono_ns = daemon_mono_ns();
 	if (start(d) == 0) {
 		if (sd_watchdog_enabled(0, &usec) > 0)

@@ -49,6 +49,7 @@ struct daemon {
 	bool store_failing;
 	uint64_t ev_count[CTL_EV_COUNT];
 	uint64_t watchdog_usec;
+	uint64_t test_hang_ns;      /* HEARTHD_TEST_HANG_AFTER, 0 = off */
 	struct pollfd fds[DAEMON_POLLFDS_MAX];
 };
 

@@ -9,6 +9,11 @@ FUZZ_SRCS_fuzz_store_codec := agent/store_codec.c agent/store_codec_read.c $(SRC
 # adds the tools and files; nothing is started.
 PKGS_TEST += systemd man-db
 
+# The boot test (tests/e2e/daemon_nspawn.sh) builds a Debian 12 root with
+# debootstrap, cached in /var/cache/hearth-nspawn, and boots it with
+# systemd-nspawn.
+PKGS_TEST += debootstrap systemd-container
+
 # The daemon benchmark's helper: store sizes against gzip'd folded text,
 # and long synthetic stores for timing snapshots.
 $(BUILD)/bench/daemon_store_tool: bench/daemon_store_tool.c $(LIBS_DAEMON)
