@@ -278,8 +278,11 @@ static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
 		rd_list_rect(&ui->list, g->x, y, g->w, rh, 0xF4F5F7);
 	cell(ui, x + ind, y + RD_S(ui, 2), RD_S(ui, 14), RD_COL_DIM,
 	     r->leaf ? "" : r->open ? "\xe2\x96\xbe" : "\xe2\x96\xb8", 0);
-	rd_list_rect(&ui->list, x + ind + RD_S(ui, 14), y + RD_S(ui, 4), RD_S(ui, 3),
-		     rh - RD_S(ui, 8), rd_class_color(rd_frame_class(f)));
+	/* The mark: the change of a diff's node, else the class. */
+	rd_list_rect(&ui->list, x + ind + RD_S(ui, 14), y + RD_S(ui, 4), RD_S(ui, 4),
+		     rh - RD_S(ui, 8), rd_views_diff_on(ui) && m == ui->m ?
+		     rd_diff_color(rd_diff_node_shade(v->diff, t->id, &v->dopt).shown,
+				   v->dopt.palette) : rd_class_color(rd_frame_class(f)));
 	cell(ui, x + ind + RD_S(ui, 22), y + RD_S(ui, 2), cn - ind - RD_S(ui, 28),
 	     cur ? RD_COL_MATCH : RD_COL_TEXT, rd_model_fn_name(m, t->fn), 0);
 	snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->total, u),

@@ -265,9 +265,14 @@ void rd_live_pause(struct rd_live *l, int on)
 	pthread_mutex_unlock(&l->mu);
 }
 
-int rd_live_paused(const struct rd_live *l)
+int rd_live_paused(struct rd_live *l)
 {
-	return l->paused;
+	int on;
+
+	pthread_mutex_lock(&l->mu);
+	on = l->paused;
+	pthread_mutex_unlock(&l->mu);
+	return on;
 }
 
 static void clock_text(uint64_t ns, char *buf, size_t n)

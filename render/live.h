@@ -74,7 +74,7 @@ void rd_live_shown(struct rd_live *l, uint64_t from_ns, uint64_t to_ns);
 
 /* Pauses (@on = 1) or resumes fetching. */
 void rd_live_pause(struct rd_live *l, int on);
-int rd_live_paused(const struct rd_live *l);
+int rd_live_paused(struct rd_live *l);
 
 /* The status line: "live · 10:01:02–10:06:02 (last 5 min) · every 10 s"
  * plus "paused" or the last error ("hearthd stopped answering") into
