@@ -1,13 +1,14 @@
 # Short-lived processes through hearth record: a parent forks 20 children
 # a second, each burns 30 ms and exits; the children's function must be
 # named in at least 95% of their samples (their maps are gone by the time
-# the window is drained). MODE=exec (sym_short_exec.sh): children that
-# exec a fresh image first.
+# the window is drained). By hand, MODE=exec: children that exec a fresh
+# image first (named only when the sampler reads them before they exit).
+# UNWIND picks the recorder's --unwind mode (default auto).
 . tests/e2e/lib.sh
 require_root
 check() { # MODE ("" or exec)
 	# the recorder first, so every child is born while it watches
-	"$HEARTH" record -d 6 --comm sym_forker --per-thread --no-kernel -o "$T/f.folded" 2>"$T/f.err" &
+	"$HEARTH" record -d 6 --comm sym_forker --per-thread --no-kernel --unwind "${UNWIND:-auto}" -o "$T/f.folded" 2>"$T/f.err" &
 	rpid=$!
 	sleep 1.5
 	"$FIXTURES/sym_forker" 3 $1 &
