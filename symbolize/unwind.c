@@ -218,6 +218,11 @@ int sym_unwind_fork(struct sym_unwinder *u, pid_t parent, pid_t child)
 
 void sym_unwind_forget(struct sym_unwinder *u, pid_t pid)
 {
+	/* Children that borrowed this session (it exited, or exec'd into
+	 * another image) open their own from now on. */
+	for (size_t i = 0; i < u->len; i++)
+		if (u->v[i]->alias_of == pid)
+			u->v[i]->alias_of = 0;
 	for (size_t i = 0; i < u->len; i++) {
 		if (u->v[i]->pid != pid)
 			continue;
@@ -442,11 +447,16 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	if (!s)
 		return -ENOMEM;
 	if (s->alias_of && !s->dwfl) {
-		struct session *parent = session_get(u, s->alias_of);
+		pid_t ppid = s->alias_of;
+		struct session *parent = session_get(u, ppid);
 
-		if (parent && !parent->dwfl && session_open(parent) < 0)
+		if (parent && !parent->dwfl && session_open(parent) < 0) {
+			sym_unwind_forget(u, ppid); /* gone too */
 			parent = NULL;
+		}
 		s = parent ? parent : session_find(u, pid);
+		if (!s)
+			return -ENOMEM;
 	}
 	if (!max)
 		return -EINVAL;
@@ -460,9 +470,10 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 		return (int)w.n;
 	}
 	rc = walk(s, tid, copy, &w);
-	/* Code libdw does not know: a library mapped since the session was
-	 * opened. Read the mappings again, not more than once a second. */
-	if (w.n <= 1 && !dwfl_addrmodule(s->dwfl, copy->regs.ip) &&
+	/* Stopped in code libdw does not know: a library mapped since the
+	 * session was opened. Read the mappings again, not more than once a
+	 * second. */
+	if (rc != 0 && w.n > 0 && !dwfl_addrmodule(s->dwfl, w.pcs[w.n - 1]) &&
 	    mono_ns() - s->reported_ns > REPORT_INTERVAL_NS && session_open(s) == 0)
 		rc = walk(s, tid, copy, &w);
 	if (w.n == 0)
@@ -478,18 +489,28 @@ size_t sym_unwind_splice(const uint64_t *dwarf, size_t nd, const uint64_t *fp,
 	size_t n;
 
 	/* The deepest DWARF frame the FP walk also has: from there on, the
-	 * FP walk knows the callers the copy was too short for. */
+	 * FP walk knows the callers the copy was too short for. In recursion
+	 * the same return address repeats: take the occurrence at the most
+	 * similar depth, so no level is added or lost. */
 	for (size_t j = nd; j-- > 1;) {
+		size_t best = 0, dist = SIZE_MAX;
+
 		for (size_t i = 1; i < nf; i++) {
-			if (dwarf[j] != fp[i])
-				continue;
-			n = 0;
-			for (size_t k = 0; k <= j && n < max; k++)
-				out[n++] = dwarf[k];
-			for (size_t k = i + 1; k < nf && n < max; k++)
-				out[n++] = fp[k];
-			return n;
+			size_t d = i > j ? i - j : j - i;
+
+			if (fp[i] == dwarf[j] && d < dist) {
+				best = i;
+				dist = d;
+			}
 		}
+		if (!best)
+			continue;
+		n = 0;
+		for (size_t k = 0; k <= j && n < max; k++)
+			out[n++] = dwarf[k];
+		for (size_t k = best + 1; k < nf && n < max; k++)
+			out[n++] = fp[k];
+		return n;
 	}
 	src = nd >= nf ? dwarf : fp;
 	n = nd >= nf ? nd : nf;
