@@ -199,6 +199,80 @@ static void test_sandwich_key(void **state)
 	prof_free(p);
 }
 
+static const char *ct_name(const struct rd_views *v, size_t row)
+{
+	return rd_model_fn_name(v->ct_of, v->ct_of->tree.v[v->ct.rows[row].pre].fn);
+}
+
+static long ct_find(const struct rd_views *v, const char *name)
+{
+	for (size_t i = 0; i < v->ct.nrows; i++)
+		if (!strcmp(ct_name(v, i), name))
+			return (long)i;
+	return -1;
+}
+
+/* The call tree's rows open on click and show a function's callers as
+ * the tree; side by side zooms the diff from a click in "after". */
+static void test_panes(void **state)
+{
+	struct rd_views *v = rd_views_new();
+	const struct prof_profile *ap;
+	struct rd_model *m;
+	struct rd_ui ui;
+	char err[256];
+	long r;
+
+	(void)state;
+	assert_int_equal(rd_views_set_diff(v,
+		parse("app;main;hot_b;spin 100\napp;main;cold;spin 200\napp;main;steady 700\n"),
+		parse("app;main;hot_b;spin 200\napp;main;cold;spin 100\napp;main;steady 700\n"),
+		&m, err, sizeof(err)), 0);
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	click(&ui, zone(&ui, RD_Z_VIEW_BUTTON, RD_VB_CALLTREE));
+	assert_int_equal(v->pane, RD_PANE_CALLTREE);
+	assert_int_equal(v->ct.nrows, 1);
+	click(&ui, zone(&ui, RD_Z_CT_ROW, 0)); /* app */
+	click(&ui, zone(&ui, RD_Z_CT_ROW, 1)); /* main */
+	assert_int_equal(v->ct.nrows, 5);
+	assert_string_equal(ct_name(v, 2), "steady"); /* largest first */
+	assert_true((r = ct_find(v, "spin")) < 0);
+	assert_true((r = ct_find(v, "cold")) > 0);
+	click(&ui, zone(&ui, RD_Z_CT_ROW, (uint32_t)r));
+	assert_true((r = ct_find(v, "spin")) > 0);
+	/* spin's callers as the tree: spin, then cold and hot_b. */
+	click(&ui, zone(&ui, RD_Z_CT_CALLERS, (uint32_t)r));
+	assert_int_equal(v->ct_side, 0);
+	assert_string_equal(v->ct_name, "spin");
+	assert_string_equal(ct_name(v, 0), "spin");
+	assert_int_equal(v->ct.nrows, 3);
+	assert_true(ct_find(v, "cold") == 1 || ct_find(v, "cold") == 2);
+	assert_true(ct_find(v, "hot_b") == 1 || ct_find(v, "hot_b") == 2);
+	click(&ui, zone(&ui, RD_Z_VIEW_BUTTON, RD_VB_CT_WHOLE));
+	assert_int_equal(v->ct_side, -1);
+	/* Side by side. */
+	click(&ui, zone(&ui, RD_Z_VIEW_BUTTON, RD_VB_SIDE));
+	assert_int_equal(v->pane, RD_PANE_SIDE);
+	assert_true(v->side_boxes[0].n > 0 && v->side_boxes[1].n > 0);
+	ap = v->side_m[1]->p;
+	for (size_t i = 0; i < v->side_boxes[1].n; i++) {
+		const struct rd_box *b = &v->side_boxes[1].v[i];
+
+		if (b->node && !strcmp(prof_str(ap, prof_frame_get(ap, prof_node_get(ap, b->node)->frame)->name), "hot_b")) {
+			assert_int_equal(rd_ui_click(&ui, b->x + 1, b->y + 1), 1);
+			break;
+		}
+	}
+	assert_true(ui.focus != 0);
+	assert_string_equal(rd_model_fn_name(ui.m, rd_model_node_fn(ui.m, ui.focus)), "hot_b");
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+}
+
 /* A fake hearthd: each status reports a new window; snapshots cycle
  * through three profiles. */
 struct fake {
@@ -282,6 +356,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_in_window),
 		cmocka_unit_test(test_sandwich_key),
+		cmocka_unit_test(test_panes),
 		cmocka_unit_test(test_live_keeps_zoom),
 	};
 
