@@ -229,5 +229,7 @@ bool sym_kernel_name_is_bpf(const char *name, const char *module)
 	       has_prefix(name, "bpf_trace_run") ||
 	       has_prefix(name, "__bpf_trace_") ||
 	       has_prefix(name, "bpf_trampoline_") ||
+	       /* the tracepoint's own dispatch, under every off-CPU wait */
+	       has_prefix(name, "__traceiter_") ||
 	       strcmp(name, "bpf_overflow_handler") == 0;
 }

@@ -13,7 +13,7 @@ check() { # name expected-substring command...
 
 # Unprivileged: a user without CAP_BPF/CAP_PERFMON.
 check "unprivileged" "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HEARTH" record -d 1
-# Root with every capability dropped but CAP_SYS_PTRACE: still refused.
+# Root with every capability dropped: still refused.
 check "no capabilities" "needs root" setpriv --inh-caps=-all --bounding-set=-all "$HEARTH" record -d 1
 check "no BTF" "no BTF" env HEARTH_BTF_PATH=/nonexistent/vmlinux "$HEARTH" record -d 1
 # The kernel refuses perf events (a seccomp filter makes perf_event_open fail).

@@ -46,9 +46,12 @@ grep -q '^other_work;' "$T/host.folded" || fail "whole-host record misses the sp
 ok "whole host, --no-kernel"
 
 # Whole host for several drains: every sample the kernel counted is in the
-# profile once, none lost or counted twice across buffer flips.
-"$HEARTH" record -d 4 --unwind fp -o "$T/all.folded" 2>"$T/all.err" || fail "whole-host record exited non-zero"
-n=$(total "$T/all.folded")
-counted=$(sed -n 's/^hearth: \([0-9]*\) on-CPU samples.*/\1/p' "$T/all.err")
-[ "$n" = "$counted" ] || fail "the sampler counted $counted samples over 4 drains, the profile holds $n"
-ok "whole host over 4 drains: $n samples counted, $n written"
+# profile once, none lost or counted twice across buffer flips, with
+# frame pointers (kernel aggregation) and with stack copies (ring buffer).
+for mode in fp auto; do
+	"$HEARTH" record -d 4 --unwind $mode -o "$T/all.folded" 2>"$T/all.err" || fail "whole-host record exited non-zero"
+	n=$(total "$T/all.folded")
+	counted=$(sed -n 's/^hearth: \([0-9]*\) on-CPU samples.*/\1/p' "$T/all.err")
+	[ "$n" = "$counted" ] || fail "--unwind $mode: the sampler counted $counted samples over 4 drains, the profile holds $n"
+	ok "--unwind $mode, whole host over 4 drains: $n samples counted, $n written"
+done

@@ -6,7 +6,7 @@
 require_root
 
 bg "$FIXTURES/unwind_nofp" pingpong 30
-bg sh -c 'while :; do /bin/true; sleep 0.02; done'
+bg sh -c 'while :; do /bin/true; sleep 0.02; done' # short-lived: true, sleep
 bg "$FIXTURES/record_work" spin 30
 "$HEARTH" record -d 4 --both -o "$T/host" 2>"$T/host.err" || { cat "$T/host.err"; fail "whole-host record --both exited non-zero"; }
 cat "$T/host.err"
@@ -14,7 +14,14 @@ cat "$T/host.err"
 [ -s "$T/host.offcpu.folded" ] || fail "no off-CPU profile"
 grep -q '^record_work;.*;main;spin' "$T/host.oncpu.folded" || fail "the spinning workload is not in the on-CPU profile"
 grep -q '^unwind_nofp;.*;level1;level2;level3;level4;level5;leaf;.*read' "$T/host.offcpu.folded" || fail "the ping-pong waits are not in the off-CPU profile with their whole stack"
-grep -q '^true;\|^sh;' "$T/host.oncpu.folded" "$T/host.offcpu.folded" || fail "none of the short-lived processes was seen"
+# sleep lives 20 ms and always blocks: it must be in the off-CPU profile,
+# named down to its nanosleep.
+grep -q '^sleep;.*nanosleep' "$T/host.offcpu.folded" || fail "the short-lived sleep processes are not in the off-CPU profile"
+grep -Eq 'bpf_prog_|bpf_trace_run|__bpf_trace|__traceiter_' "$T/host.offcpu.folded" "$T/host.oncpu.folded" && fail "the sampler's own frames are in the stacks"
+# Every wait of the ping-pong fixture has user frames: none is left with
+# kernel frames only (a signature counted without its unwind would be).
+bare=$(grep '^unwind_nofp;entry_SYSCALL' "$T/host.offcpu.folded" | wc -l)
+[ "$bare" -eq 0 ] || fail "$bare ping-pong waits lost their user frames"
 n=$(grep -c '^\[unknown\];' "$T/host.oncpu.folded" || true)
 [ "$n" -eq 0 ] || fail "$n stacks without a process name"
 ok "whole host, both kinds, under fork/exec/exit churn"
