@@ -9,10 +9,10 @@ SRC=$(cd "$(dirname "$0")/../fixtures" && pwd)/sym_funcs.c
 command -v go >/dev/null || fail "go is needed to read pprof output (Debian package golang-go)"
 command -v eu-addr2line >/dev/null || fail "eu-addr2line is needed (Debian package elfutils)"
 
-bg "$B" spin 5
+bg "$B" spin 7
 wpid=$LAST_PID
 "$HEARTH" record -d 3 -p "$wpid" --no-kernel --annotate -o "$T/p.folded" 2>"$T/err1" || { cat "$T/err1"; fail "record (folded) failed"; }
-"$HEARTH" record -d 1 -p "$wpid" --no-kernel -o "$T/p.pb.gz" 2>"$T/err2" || { cat "$T/err2"; fail "record (pprof) failed"; }
+"$HEARTH" record -d 2 -p "$wpid" --no-kernel -o "$T/p.pb.gz" 2>"$T/err2" || { cat "$T/err2"; fail "record (pprof) failed"; }
 kill "$wpid" 2>/dev/null
 
 # Folded, annotated: the helper sits on top of its caller, marked _[i].
@@ -28,6 +28,7 @@ ok "inlined helper is its own frame above sym_hot_loop in $pct% of samples"
 go tool pprof -raw "$T/p.pb.gz" >"$T/raw" 2>"$T/raw.err" || { cat "$T/raw.err"; fail "go tool pprof cannot read our pprof"; }
 helper=$(awk '/^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ sym_inline_helper / { print $5; getline; print $1, $2; exit }' "$T/raw")
 echo "pprof location: $helper"
+[ -n "$helper" ] || { head -30 "$T/raw"; cat "$T/err2"; fail "no location with sym_inline_helper in the pprof profile"; }
 hfile=$(echo "$helper" | sed -n 1p)
 caller=$(echo "$helper" | sed -n 2p)
 [ "$(echo "$caller" | cut -d' ' -f1)" = sym_hot_loop ] || fail "the helper's caller is '$caller', expected sym_hot_loop"
