@@ -188,6 +188,59 @@ static void load_existing_procs(struct sampler *s)
 		sym_proc_load(s->sym, s->opts.pids[i]);
 }
 
+/* The user-space state: symbolizer, unwinder, caches, pending profiles.
+ * Returns 0 or -ENOMEM. */
+static int alloc_state(struct sampler *s)
+{
+	s->npossible = libbpf_num_possible_cpus();
+	s->sym = sym_new(NULL);
+	s->builder = stack_builder_new();
+	s->unw = sym_unwinder_new();
+	s->sigs = sig_cache_new(16384);
+	s->sigs_old = sig_cache_new(16384);
+	if (s->opts.on_cpu)
+		s->pend_on = prof_new(PROF_UNIT_SAMPLES);
+	if (s->opts.off_cpu)
+		s->pend_off = prof_new(PROF_UNIT_NANOSECONDS);
+	if (!s->sym || !s->builder || !s->unw || !s->sigs || !s->sigs_old || s->npossible <= 0 ||
+	    (s->opts.on_cpu && !s->pend_on) || (s->opts.off_cpu && !s->pend_off))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Opens, tunes and loads the programs, fills the pid filter and opens the
+ * rings. Returns 0, or -1 with one sentence in @err. */
+static int load_programs(struct sampler *s, char *err, size_t errlen)
+{
+	int rc;
+
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		snprintf(err, errlen, "cannot open the BPF programs (%s)", strerror(errno));
+		return -1;
+	}
+	tune(s, &s->opts);
+	rc = sampler_bpf__load(s->skel);
+	if (rc) {
+		snprintf(err, errlen,
+			 "the kernel refused hearth's BPF programs (%s); run with HEARTH_DEBUG_BPF=1 to see the verifier's log",
+			 strerror(-rc));
+		return -1;
+	}
+	if (fill_pids(s) < 0) {
+		snprintf(err, errlen, "cannot set the pid filter (%s)", strerror(errno));
+		return -1;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb || !s->rb_procs ||
+	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
+		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 			     size_t errlen)
 {
@@ -204,46 +257,13 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	if (preflight_check(s->opts.on_cpu, err, errlen) < 0)
 		goto err_free;
 	libbpf_set_print(libbpf_quiet);
-	s->npossible = libbpf_num_possible_cpus();
-	s->sym = sym_new(NULL);
-	s->builder = stack_builder_new();
-	s->unw = sym_unwinder_new();
-	s->sigs = sig_cache_new(16384);
-	s->sigs_old = sig_cache_new(16384);
-	if (s->opts.on_cpu)
-		s->pend_on = prof_new(PROF_UNIT_SAMPLES);
-	if (s->opts.off_cpu)
-		s->pend_off = prof_new(PROF_UNIT_NANOSECONDS);
-	if (!s->sym || !s->builder || !s->unw || !s->sigs || !s->sigs_old || s->npossible <= 0 ||
-	    (s->opts.on_cpu && !s->pend_on) || (s->opts.off_cpu && !s->pend_off)) {
+	if (alloc_state(s) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto err_free;
 	}
-	s->skel = sampler_bpf__open();
-	if (!s->skel) {
-		snprintf(err, errlen, "cannot open the BPF programs (%s)", strerror(errno));
+	if (load_programs(s, err, errlen) < 0)
 		goto err_free;
-	}
-	tune(s, &s->opts);
-	rc = sampler_bpf__load(s->skel);
-	if (rc) {
-		snprintf(err, errlen,
-			 "the kernel refused hearth's BPF programs (%s); run with HEARTH_DEBUG_BPF=1 to see the verifier's log",
-			 strerror(-rc));
-		goto err_free;
-	}
-	if (fill_pids(s) < 0) {
-		snprintf(err, errlen, "cannot set the pid filter (%s)", strerror(errno));
-		goto err_free;
-	}
 	load_existing_procs(s);
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->rb || !s->rb_procs ||
-	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
-		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
-		goto err_free;
-	}
 	rc = sampler_bpf__attach(s->skel);
 	if (rc) {
 		snprintf(err, errlen, "cannot attach to the scheduler tracepoints (%s)", strerror(-rc));

@@ -45,13 +45,14 @@ struct sampler_opts {
 
 /* Counters since sampler_open(). */
 struct sampler_stats {
-	uint64_t samples;         /* on-CPU samples with a stack */
+	uint64_t samples;         /* on-CPU samples of the chosen tasks */
 	uint64_t idle_samples;    /* on-CPU samples that hit the idle task */
 	uint64_t offcpu_events;   /* off-CPU waits recorded */
 	uint64_t offcpu_ns;       /* off-CPU nanoseconds recorded */
 	uint64_t drop_stack;      /* stack map full or collision */
 	uint64_t drop_map_full;   /* aggregation map full */
-	uint64_t drop_events;     /* ring buffer full */
+	uint64_t drop_events;     /* process event ring full (a short-lived
+				   * process may go unnamed) */
 	uint64_t processes;       /* distinct processes seen */
 	uint64_t stack_copies;    /* samples unwound from a stack copy */
 	uint64_t copy_fallbacks;  /* copies over budget: FP walk used */

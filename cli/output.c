@@ -52,10 +52,12 @@ int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 		return -1;
 	}
 	rc = write_to(f, p, flags, is_pprof(path));
-	if (fclose(f) != 0)
-		rc = -EIO;
-	if (rc < 0 || rename(tmp, path) != 0) {
-		cli_error("cannot write %s: %s.", path, strerror(errno ? errno : EIO));
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc < 0) {
+		cli_error("cannot write %s: %s.", path, strerror(-rc));
 		unlink(tmp);
 		return -1;
 	}

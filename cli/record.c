@@ -110,6 +110,21 @@ static int parse_ulong(const char *s, unsigned long lo, unsigned long hi,
 	return 0;
 }
 
+static int parse_unwind(const char *arg, enum sampler_unwind *u)
+{
+	if (!strcmp(arg, "fp"))
+		*u = SAMPLER_UNWIND_FP;
+	else if (!strcmp(arg, "dwarf"))
+		*u = SAMPLER_UNWIND_DWARF;
+	else if (!strcmp(arg, "auto"))
+		*u = SAMPLER_UNWIND_AUTO;
+	else {
+		cli_error("--unwind takes fp, dwarf or auto, not '%s'.", arg);
+		return -1;
+	}
+	return 0;
+}
+
 static int add_pid(struct sampler_opts *o, const char *arg)
 {
 	unsigned long pid;
@@ -132,11 +147,66 @@ static int add_pid(struct sampler_opts *o, const char *arg)
 	return 0;
 }
 
+/* Applies option @c (with optarg) to @a and the kinds chosen to @on/@off.
+ * Returns 0, or -1 after reporting a bad value. */
+static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'd':
+		if (cli_parse_duration(optarg, &a->duration_ns) < 0 || !a->duration_ns) {
+			cli_error("'%s' is not a duration: use seconds (10) or a unit (500ms, 30s, 5m).", optarg);
+			return -1;
+		}
+		return 0;
+	case 'F':
+		if (parse_ulong(optarg, 1, 10000, &v) < 0) {
+			cli_error("'%s' is not a frequency: use a whole number of Hz from 1 to 10000.", optarg);
+			return -1;
+		}
+		a->opts.hz = (uint32_t)v;
+		return 0;
+	case 'p':
+		return add_pid(&a->opts, optarg);
+	case OPT_COMM:
+		if (!*optarg || strlen(optarg) >= sizeof(a->opts.comm)) {
+			cli_error("--comm takes a process name of 1 to 15 characters (the kernel's comm).");
+			return -1;
+		}
+		strcpy(a->opts.comm, optarg);
+		return 0;
+	case OPT_ON: *on = true; return 0;
+	case OPT_OFF: *off = true; return 0;
+	case OPT_BOTH: *on = *off = true; return 0;
+	case OPT_MIN_BLOCK:
+		if (parse_ulong(optarg, 0, 3600000000UL, &v) < 0) {
+			cli_error("'%s' is not a number of microseconds.", optarg);
+			return -1;
+		}
+		a->opts.min_block_ns = (uint64_t)v * 1000;
+		return 0;
+	case OPT_KERNEL: a->opts.kernel_stacks = true; return 0;
+	case OPT_NO_KERNEL: a->opts.kernel_stacks = false; return 0;
+	case OPT_PER_THREAD: a->opts.per_thread = true; return 0;
+	case OPT_ANNOTATE: a->out_flags |= CLI_OUT_ANNOTATE; return 0;
+	case OPT_UNWIND: return parse_unwind(optarg, &a->opts.unwind);
+	case OPT_STACK_BYTES:
+		if (parse_ulong(optarg, 1024, 16384, &v) < 0 || v % 1024) {
+			cli_error("--stack-bytes takes a multiple of 1024 from 1024 to 16384, not '%s'.", optarg);
+			return -1;
+		}
+		a->opts.stack_bytes = (uint32_t)v;
+		return 0;
+	case 'o': a->output = optarg; return 0;
+	}
+	return -1;
+}
+
 /* Returns 0 to run, 1 when --help was printed, -1 on a bad option. */
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
 	bool on = false, off = false;
-	unsigned long v;
 	int c;
 
 	a->opts.hz = 99;
@@ -147,75 +217,20 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:F:p:o:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (cli_parse_duration(optarg, &a->duration_ns) < 0 || !a->duration_ns) {
-				cli_error("'%s' is not a duration: use seconds (10) or a unit (500ms, 30s, 5m).", optarg);
-				return -1;
-			}
-			break;
-		case 'F':
-			if (parse_ulong(optarg, 1, 10000, &v) < 0) {
-				cli_error("'%s' is not a frequency: use a whole number of Hz from 1 to 10000.", optarg);
-				return -1;
-			}
-			a->opts.hz = (uint32_t)v;
-			break;
-		case 'p':
-			if (add_pid(&a->opts, optarg) < 0)
-				return -1;
-			break;
-		case OPT_COMM:
-			if (!*optarg || strlen(optarg) >= sizeof(a->opts.comm)) {
-				cli_error("--comm takes a process name of 1 to 15 characters (the kernel's comm).");
-				return -1;
-			}
-			strcpy(a->opts.comm, optarg);
-			break;
-		case OPT_ON: on = true; break;
-		case OPT_OFF: off = true; break;
-		case OPT_BOTH: on = off = true; break;
-		case OPT_MIN_BLOCK:
-			if (parse_ulong(optarg, 0, 3600000000UL, &v) < 0) {
-				cli_error("'%s' is not a number of microseconds.", optarg);
-				return -1;
-			}
-			a->opts.min_block_ns = (uint64_t)v * 1000;
-			break;
-		case OPT_KERNEL: a->opts.kernel_stacks = true; break;
-		case OPT_NO_KERNEL: a->opts.kernel_stacks = false; break;
-		case OPT_PER_THREAD: a->opts.per_thread = true; break;
-		case OPT_ANNOTATE: a->out_flags |= CLI_OUT_ANNOTATE; break;
-		case OPT_UNWIND:
-			if (!strcmp(optarg, "fp"))
-				a->opts.unwind = SAMPLER_UNWIND_FP;
-			else if (!strcmp(optarg, "dwarf"))
-				a->opts.unwind = SAMPLER_UNWIND_DWARF;
-			else if (!strcmp(optarg, "auto"))
-				a->opts.unwind = SAMPLER_UNWIND_AUTO;
-			else {
-				cli_error("--unwind takes fp, dwarf or auto, not '%s'.", optarg);
-				return -1;
-			}
-			break;
-		case OPT_STACK_BYTES:
-			if (parse_ulong(optarg, 1024, 16384, &v) < 0 || v % 1024) {
-				cli_error("--stack-bytes takes a multiple of 1024 from 1024 to 16384, not '%s'.", optarg);
-				return -1;
-			}
-			a->opts.stack_bytes = (uint32_t)v;
-			break;
-		case 'o': a->output = optarg; break;
-		case 'h':
+		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return 1;
-		case ':':
+		}
+		if (c == ':') {
 			cli_error("option '%s' needs a value; see 'hearth record --help'.", argv[optind - 1]);
 			return -1;
-		default:
+		}
+		if (c == '?') {
 			cli_error("unknown option '%s'; see 'hearth record --help'.", argv[optind - 1]);
 			return -1;
 		}
+		if (parse_opt(c, a, &on, &off) < 0)
+			return -1;
 	}
 	if (optind < argc) {
 		cli_error("unexpected argument '%s'; see 'hearth record --help'.", argv[optind]);
