@@ -278,48 +278,52 @@ static int frame_of(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	return n;
 }
 
-static void test_classes(void **state)
+/* The runtime address of symlib_work in process @pid: its ELF value plus
+ * the bias of libsymlib.so's first mapping. */
+static uint64_t symlib_addr(pid_t pid)
+{
+	uint64_t v, sz;
+	assert_int_equal(elf_symbol(fix("libsymlib.so"), "symlib_work", &v, &sz), 0);
+	char maps[64], line[1024], real[PATH_MAX];
+	assert_non_null(realpath(fix("libsymlib.so"), real));
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	FILE *mf = fopen(maps, "r");
+	assert_non_null(mf);
+	uint64_t base = 0;
+	while (!base && fgets(line, sizeof(line), mf)) {
+		unsigned long long s, off;
+		if (strstr(line, real) &&
+		    sscanf(line, "%llx-%*x %*s %llx", &s, &off) == 2 && off == 0)
+			base = s;
+	}
+	fclose(mf);
+	assert_true(base != 0);
+	return base + v + 1;
+}
+
+/* The main binary is your code; a library built by the test is your code
+ * outside system folders, a library inside them, your code again under a
+ * "yours" prefix. */
+static void test_classes_by_folder(void **state)
 {
 	(void)state;
 	char *argv[] = { (char *)fix("sym_uselib"), NULL };
 	struct child c;
 	child_start(&c, argv, NULL);
 	uint64_t a_main = child_addr(&c, "main");
-	/* child_addr consumed up to "ready"; read the library's from ELF */
+	uint64_t a_lib = symlib_addr(c.pid);
 	struct sym_frame f;
 	struct sym_ctx *ctx = sym_new(NULL);
 	frame_of(ctx, c.pid, a_main, &f);
 	assert_string_equal(f.name, "main");
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	assert_int_equal(f.lang, PROF_LANG_C);
-
-	/* find symlib_work through its module: vaddr + the mapping's bias */
-	uint64_t v, sz;
-	assert_int_equal(elf_symbol(fix("libsymlib.so"), "symlib_work", &v, &sz), 0);
-	char maps[64], line[1024], real[PATH_MAX];
-	assert_non_null(realpath(fix("libsymlib.so"), real));
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)c.pid);
-	FILE *mf = fopen(maps, "r");
-	uint64_t base = 0;
-	while (fgets(line, sizeof(line), mf)) {
-		unsigned long long s, off;
-		if (strstr(line, real) && sscanf(line, "%llx-%*x %*s %llx", &s, &off) == 2 &&
-		    off == 0) {
-			base = s;
-			break;
-		}
-	}
-	fclose(mf);
-	assert_true(base != 0);
-	uint64_t a_lib = base + v + 1;
-	/* outside system folders and not configured: your code */
 	frame_of(ctx, c.pid, a_lib, &f);
 	assert_string_equal(f.name, "symlib_work");
 	assert_string_equal(f.module, "libsymlib.so");
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	sym_free(ctx);
 
-	/* its folder configured as a system folder: a library */
 	char dir[PATH_MAX + 2];
 	snprintf(dir, sizeof(dir), "%s/", fixdir);
 	const char *sys[] = { dir, NULL };
@@ -332,20 +336,30 @@ static void test_classes(void **state)
 	assert_int_equal(f.cls, PROF_CLASS_YOURS); /* the executable */
 	sym_free(ctx);
 
-	/* and with a "yours" prefix too: your code again */
 	struct sym_options o2 = { .system_prefixes = sys, .yours_prefixes = sys };
 	ctx = sym_new(&o2);
 	frame_of(ctx, c.pid, a_lib, &f);
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	sym_free(ctx);
+	child_stop(&c);
+}
 
-	/* configured rules come before the built-in table: by basename, and
-	 * by symbol (which wins over the module's class) */
+/* Configured rules come before the built-in table: by basename, and by
+ * symbol (which wins over the module's class). */
+static void test_classes_configured(void **state)
+{
+	(void)state;
+	char *argv[] = { (char *)fix("sym_uselib"), NULL };
+	struct child c;
+	child_start(&c, argv, NULL);
+	uint64_t a_main = child_addr(&c, "main");
+	uint64_t a_lib = symlib_addr(c.pid);
+	struct sym_frame f;
 	const struct sym_class_rule by_base[] = {
 		{ "libsymlib", SYM_MATCH_BASENAME, PROF_CLASS_RUNTIME },
 	};
 	struct sym_options o3 = { .class_rules = by_base, .nclass_rules = 1 };
-	ctx = sym_new(&o3);
+	struct sym_ctx *ctx = sym_new(&o3);
 	frame_of(ctx, c.pid, a_lib, &f);
 	assert_int_equal(f.cls, PROF_CLASS_RUNTIME);
 	sym_free(ctx);
@@ -361,13 +375,18 @@ static void test_classes(void **state)
 	assert_int_equal(f.cls, PROF_CLASS_YOURS); /* the executable stays */
 	sym_free(ctx);
 	child_stop(&c);
+}
 
-	/* libstdc++ is runtime, libc is system, the kernel is system */
+/* libstdc++ is runtime, libc is system, the kernel is system. */
+static void test_classes_system(void **state)
+{
+	(void)state;
 	char libc[PATH_MAX], libstdcxx[PATH_MAX];
 	mapped_lib("libc.so", libc, sizeof(libc));
 	mapped_lib("libstdc++.so", libstdcxx, sizeof(libstdcxx));
-	ctx = sym_new(NULL);
+	struct sym_ctx *ctx = sym_new(NULL);
 	struct sym_frame fr[8];
+	uint64_t v, sz;
 	assert_int_equal(elf_symbol(libstdcxx, "_ZSt17__throw_bad_allocv", &v, &sz), 0);
 	int n = sym_file(ctx, libstdcxx, v, fr, 8);
 	assert_int_equal(fr[n - 1].cls, PROF_CLASS_RUNTIME);
@@ -524,7 +543,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inline_helper),
 		cmocka_unit_test(test_stripped_and_debug_files),
-		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_classes_by_folder),
+		cmocka_unit_test(test_classes_configured),
+		cmocka_unit_test(test_classes_system),
 		cmocka_unit_test(test_cpp_language),
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_mount_namespace),
