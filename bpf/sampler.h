@@ -40,7 +40,11 @@ struct hearth_value {
 /* Identifies a thread's user call path at a wait without copying its
  * stack: the registers plus a hash of the top of the stack, where the
  * return addresses of the innermost frames are. The first wait with a new
- * signature is copied and unwound; later ones reuse that unwind. */
+ * signature is copied and unwound; later ones reuse that unwind.
+ * Limit: two call paths of one thread that reach the same wait with equal
+ * registers and equal innermost 1 KiB (e.g. a frame with a large local
+ * buffer right above the wait, entered from two callers at the same
+ * depth) share a signature, and the second borrows the first's callers. */
 #define HEARTH_SIG_WINDOW 1024
 
 struct hearth_sig {
