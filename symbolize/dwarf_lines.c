@@ -131,6 +131,8 @@ struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes)
 	d->elf = e;
 	d->dw = dw;
 	*bytes += debug_bytes(e);
+	/* everything is read from the mapping: the caller may close @fd */
+	elf_cntl(e, ELF_C_FDDONE);
 	return d;
 }
 

@@ -38,6 +38,29 @@ int sym_open_in_proc(struct sym_ctx *ctx, pid_t pid, const char *path,
 	return fd >= 0 ? fd : -errno;
 }
 
+/* Module descriptors are counted: past SYM_MOD_FDS_MAX, loaded modules
+ * give theirs back (they reopen by path if they are ever reloaded), so
+ * a host with thousands of binaries does not run out of descriptors. */
+#ifndef SYM_MOD_FDS_MAX
+#define SYM_MOD_FDS_MAX 256
+#endif
+
+static void mod_set_fd(struct sym_ctx *ctx, struct sym_module *m, int fd)
+{
+	m->fd = fd;
+	if (fd >= 0)
+		ctx->mod_fds++;
+}
+
+static void mod_close_fd(struct sym_ctx *ctx, struct sym_module *m)
+{
+	if (m->fd < 0)
+		return;
+	close(m->fd);
+	m->fd = -1;
+	ctx->mod_fds--;
+}
+
 static struct sym_module *find_by_file(struct sym_ctx *ctx, dev_t dev,
 				       ino_t ino, const char *path)
 {
@@ -96,8 +119,7 @@ static void module_unload(struct sym_ctx *ctx, struct sym_module *m)
 static void module_free(struct sym_ctx *ctx, struct sym_module *m)
 {
 	module_unload(ctx, m);
-	if (m->fd >= 0)
-		close(m->fd);
+	mod_close_fd(ctx, m);
 	free(m->segs);
 	free(m->path);
 	free(m);
@@ -139,8 +161,8 @@ struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 		m = find_by_file(ctx, dev, (ino_t)ml->ino, ml->path);
 	if (m) {
 		if (m->fd < 0)
-			m->fd = sym_open_in_proc(ctx, pid, ml->path, ml->start,
-						 ml->end);
+			mod_set_fd(ctx, m, sym_open_in_proc(ctx, pid, ml->path,
+							    ml->start, ml->end));
 		m->refs++;
 		return m;
 	}
@@ -154,14 +176,14 @@ struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 	struct sym_module *t = calloc(1, sizeof(*t));
 	if (!t)
 		goto err_close;
-	t->fd = fd;
 	t->debug_fd = -1;
+	mod_set_fd(ctx, t, fd);
 	if (sym_elf_read_header(fd, t) != 0)
 		goto err_free;
 	m = find_by_build_id(ctx, t);
 	if (m) {
 		if (m->fd < 0) { /* keep a descriptor for reloading */
-			m->fd = t->fd;
+			m->fd = t->fd; /* moves: the count stays */
 			t->fd = -1;
 		}
 		module_free(ctx, t);
@@ -204,10 +226,8 @@ void sym_modcache_unref(struct sym_ctx *ctx, struct sym_module *m)
 		m->refs--;
 	if (m->refs == 0 && !m->loaded)
 		module_remove(ctx, m);
-	else if (m->refs == 0 && m->fd >= 0) {
-		close(m->fd); /* keep the symbols, not the descriptor */
-		m->fd = -1;
-	}
+	else if (m->refs == 0)
+		mod_close_fd(ctx, m); /* keep the symbols, not the descriptor */
 }
 
 static void evict_for(struct sym_ctx *ctx, const struct sym_module *keep)
@@ -239,18 +259,28 @@ static size_t module_bytes(const struct sym_module *m)
 	       m->dwarf_bytes;
 }
 
+/* Marks @m loaded with what it has (possibly nothing), so its resolved
+ * addresses ("module+0x...") are accounted like any other. */
+static void mark_loaded(struct sym_ctx *ctx, struct sym_module *m)
+{
+	m->loaded = true;
+	m->bytes = module_bytes(m);
+	ctx->loaded_bytes += m->bytes;
+}
+
 int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 {
-	(void)pid;
 	if (m->loaded)
 		return 0;
-	if (m->load_failed || m->fd < 0)
-		return -ENOENT;
+	if (m->fd < 0 && !m->load_failed) /* gave its descriptor back */
+		mod_set_fd(ctx, m, sym_open_in_proc(ctx, pid, m->path, 0, 0));
 	bool has_symtab = false, dbg_symtab = false;
-	int err = sym_elf_load_symbols(m->fd, &m->symtab, &has_symtab);
+	int err = m->load_failed || m->fd < 0 ? -ENOENT :
+		sym_elf_load_symbols(m->fd, &m->symtab, &has_symtab);
 	if (err) {
 		m->load_failed = true;
 		sym_symtab_free(&m->symtab);
+		mark_loaded(ctx, m);
 		return err;
 	}
 	m->debug_fd = sym_debug_open(ctx, m, pid);
@@ -265,9 +295,13 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 	m->dwarf = sym_dwarf_open(m->debug_fd >= 0 ? m->debug_fd : m->fd,
 				  &m->dwarf_bytes);
 	m->has_debug = m->dwarf != NULL;
-	m->loaded = true;
-	m->bytes = module_bytes(m);
-	ctx->loaded_bytes += m->bytes;
+	/* the DWARF lives in its own mapping now: descriptors can go */
+	if (m->debug_fd >= 0)
+		close(m->debug_fd);
+	m->debug_fd = -1;
+	if (ctx->mod_fds > SYM_MOD_FDS_MAX)
+		mod_close_fd(ctx, m);
+	mark_loaded(ctx, m);
 	evict_for(ctx, m);
 	return 0;
 }

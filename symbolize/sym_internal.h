@@ -206,8 +206,8 @@ struct sym_dwarf_frame {
 	uint32_t line;
 	uint8_t lang;     /* enum prof_lang of the compile unit */
 };
-/* Opens the DWARF of the ELF file on @fd (the fd stays the caller's and
- * must outlive the handle). Returns NULL when there is none. Adds its
+/* Opens the DWARF of the ELF file on @fd (the fd stays the caller's, who
+ * may close it once this returns). Returns NULL when there is none. Adds its
  * memory estimate to *@bytes. */
 struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes);
 /* Resolves @vaddr: innermost inline first, the containing function last.
@@ -260,6 +260,7 @@ struct sym_ctx {
 
 	struct sym_module **mods;
 	size_t nmods, capmods;
+	size_t mod_fds;      /* descriptors modules hold open */
 	size_t loaded_bytes; /* bytes of loaded modules */
 	size_t max_bytes;    /* eviction threshold */
 
