@@ -364,8 +364,8 @@ int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,
 {
 	const struct rd_views *v = ui->views;
 
-	if (!rd_views_diff_on(ui))
-		return 0;
+	if (!rd_views_diff_on(ui) || (b->flags & RD_BOX_SMALL))
+		return 0; /* "N small functions" stay the window's grey */
 	*color = rd_diff_color(rd_diff_node_shade(v->diff, b->node, &v->dopt).shown,
 			       v->dopt.palette);
 	return 1;
