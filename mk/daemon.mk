@@ -16,7 +16,9 @@ PKGS_TEST += debootstrap systemd-container
 
 # The daemon benchmark's helper: store sizes against gzip'd folded text,
 # and long synthetic stores for timing snapshots.
-$(BUILD)/bench/daemon_store_tool: bench/daemon_store_tool.c $(LIBS_DAEMON)
+# (LIBS_DAEMON is defined after this fragment is read: name the libraries.)
+$(BUILD)/bench/daemon_store_tool: bench/daemon_store_tool.c $(BUILD)/libagent.a \
+		$(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_DAEMON) $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
