@@ -484,6 +484,8 @@ int rd_views_diff_table(struct rd_ui *ui)
 		dt_cell(ui, xs[3] + pad, y + RD_S(ui, 2), cv - 2 * pad, RD_FONT_NORMAL,
 			sh.noise ? RD_COL_DIM : RD_COL_TEXT, s, 1);
 		rd_ui_zone(ui, RD_Z_DT_ROW, (uint32_t)i, t->x, y, t->w, rh);
+		rd_views_row_sandwich(ui, xs[1] - RD_S(ui, 2), y, rh, RD_Z_DT_SANDWICH,
+				      (uint32_t)i);
 	}
 	return 0;
 }
@@ -502,6 +504,9 @@ int rd_views_diff_table_click(struct rd_ui *ui, int kind, uint32_t arg)
 	}
 	if (arg >= v->ndt)
 		return 0;
+	if (kind == RD_Z_DT_SANDWICH)
+		return rd_views_sandwich(ui, prof_str(prof_diff_tree_const(v->diff),
+						      v->dt[arg].name)) < 0 ? (ui->oom = 1) : 1;
 	rd_model_exact_query(prof_str(prof_diff_tree_const(v->diff), v->dt[arg].name),
 			     q, sizeof(q));
 	return rd_ui_set_query(ui, q);

@@ -327,13 +327,46 @@ int rd_views_graph(struct rd_ui *ui)
 	}
 }
 
+void rd_views_row_sandwich(struct rd_ui *ui, int x, int y, int h, int kind,
+			   uint32_t arg)
+{
+	static const char *label = "\xe2\x87\x85"; /* up and down arrows */
+	int w = tw(ui, label) + S(ui, 8);
+
+	rd_list_rect(&ui->list, x - w, y + S(ui, 1), w, h - S(ui, 2), RD_COL_PANEL);
+	rd_list_outline(&ui->list, x - w, y + S(ui, 1), w, h - S(ui, 2), RD_COL_LINE);
+	rd_views_text_at(ui, x - w + S(ui, 4), y + (h - ui->text.line_h[0]) / 2, w,
+			 RD_FONT_NORMAL, RD_COL_ACCENT, label);
+	rd_ui_zone(ui, kind, arg, x - w, y, w, h);
+}
+
+/* A sandwich button on each row of the window's top table, at the end of
+ * its name column (the table's two value columns are 120 px each). */
+static void table_buttons(struct rd_ui *ui)
+{
+	size_t n = ui->nzones;
+	int right = ui->table.x + ui->table.w - 2 * S(ui, 120) - S(ui, 2);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_zone z = ui->zones[i];
+
+		if (z.kind == RD_Z_TABLE_ROW)
+			rd_views_row_sandwich(ui, right, z.r.y, z.r.h, RD_Z_TT_SANDWICH, z.arg);
+	}
+}
+
 int rd_views_tooltip(struct rd_ui *ui)
 {
 	struct rd_views *v = ui->views;
 
-	/* Called after the window's table: a diff's table replaces it. */
-	if (ui->show_table && rd_views_diff_on(ui) && rd_views_diff_table(ui) < 0)
-		ui->oom = 1;
+	/* Called after the window's table: a diff's table replaces it; the
+	 * window's rows get a sandwich button. */
+	if (ui->show_table && rd_views_diff_on(ui)) {
+		if (rd_views_diff_table(ui) < 0)
+			ui->oom = 1;
+	} else if (ui->show_table) {
+		table_buttons(ui);
+	}
 
 	if (v->pane == RD_PANE_SANDWICH)
 		return rd_views_sandwich_tooltip(ui);
@@ -451,8 +484,12 @@ int rd_views_click(struct rd_ui *ui, int x, int y)
 		ui->typing = 0;
 		if (z->kind == RD_Z_VIEW_BUTTON)
 			return press(ui, z->arg);
-		if (z->kind == RD_Z_DT_HEAD || z->kind == RD_Z_DT_ROW)
+		if (z->kind == RD_Z_DT_HEAD || z->kind == RD_Z_DT_ROW ||
+		    z->kind == RD_Z_DT_SANDWICH)
 			return rd_views_diff_table_click(ui, z->kind, z->arg);
+		if (z->kind == RD_Z_TT_SANDWICH)
+			return rd_views_sandwich(ui, rd_model_fn_name(ui->m, z->arg)) < 0 ?
+			       (ui->oom = 1) : 1;
 		return rd_views_calltree_click(ui, z->kind, z->arg);
 	}
 	if (v->pane == RD_PANE_SIDE)

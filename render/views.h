@@ -47,6 +47,8 @@ enum rd_views_zone {
 	RD_Z_CT_CALLEES,        /* arg: row index */
 	RD_Z_DT_HEAD,           /* diff table: arg = enum rd_dt_sort */
 	RD_Z_DT_ROW,            /* diff table: arg = index in dt */
+	RD_Z_TT_SANDWICH,       /* top table row's sandwich: arg = function */
+	RD_Z_DT_SANDWICH,       /* diff table row's sandwich: arg = index */
 };
 
 enum rd_dt_sort {
@@ -216,6 +218,11 @@ int rd_views_calltree_graph(struct rd_ui *ui);
 int rd_views_calltree_click(struct rd_ui *ui, int kind, uint32_t arg);
 int rd_views_calltree_step(struct rd_ui *ui, int dir);
 void rd_views_calltree_dump(const struct rd_ui *ui, FILE *out);
+
+/* A small "sandwich" button at the right end of a table's name column,
+ * with zone @kind and @arg. */
+void rd_views_row_sandwich(struct rd_ui *ui, int x, int y, int h, int kind,
+			   uint32_t arg);
 
 /* The top table of a diff, drawn over the window's (render/diff_view.c). */
 int rd_views_diff_table(struct rd_ui *ui);

@@ -129,6 +129,12 @@ static void test_diff_in_window(void **state)
 	click(&ui, zone(&ui, RD_Z_DT_ROW, 1));
 	assert_string_equal(ui.query, "^gone$");
 	assert_int_equal(ui.m->match_boxes, 1);
+	/* A row's sandwich button. */
+	click(&ui, zone(&ui, RD_Z_DT_SANDWICH, 0));
+	assert_int_equal(v->pane, RD_PANE_SANDWICH);
+	assert_string_equal(v->sw_name, "cold");
+	assert_int_equal(rd_ui_key(&ui, RD_KEY_ESCAPE), 1);
+	assert_int_equal(v->pane, RD_PANE_GRAPH);
 	ui.show_table = 0;
 	rd_ui_set_query(&ui, "");
 	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
@@ -184,6 +190,24 @@ static void test_sandwich_key(void **state)
 	/* Escape goes back to the graph. */
 	assert_int_equal(rd_ui_key(&ui, RD_KEY_ESCAPE), 1);
 	assert_int_equal(v->pane, RD_PANE_GRAPH);
+	/* The top table's sandwich button on parse's row. */
+	ui.show_table = 1;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	{
+		const struct rd_zone *z = NULL;
+
+		for (size_t i = 0; i < ui.nzones; i++)
+			if (ui.zones[i].kind == RD_Z_TT_SANDWICH &&
+			    !strcmp(rd_model_fn_name(m, ui.zones[i].arg), "parse"))
+				z = &ui.zones[i];
+		assert_non_null(z);
+		assert_int_equal(rd_ui_click(&ui, z->r.x + 1, z->r.y + 1), 1);
+	}
+	assert_int_equal(v->pane, RD_PANE_SANDWICH);
+	assert_string_equal(v->sw_name, "parse");
+	assert_int_equal(rd_ui_key(&ui, RD_KEY_ESCAPE), 1);
+	ui.show_table = 0;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
 	/* The call tree pane follows the window's search: 2 parse nodes
 	 * (parse under main is a third). */
 	v->pane = RD_PANE_CALLTREE;
