@@ -22,6 +22,28 @@ static Elf *elf_open_fd(int fd)
 	return e;
 }
 
+/* How much naming the file itself carries: 2 = DWARF, 1 = .symtab,
+ * 0 = dynamic symbols at most. */
+static uint8_t richness(Elf *e)
+{
+	size_t shstrndx;
+	uint8_t r = 0;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && r < 1)
+			r = 1;
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && strcmp(n, ".debug_info") == 0)
+			r = 2;
+	}
+	return r;
+}
+
 static void read_build_id(Elf *e, struct sym_module *m)
 {
 	Elf_Scn *scn = NULL;
@@ -76,6 +98,7 @@ int sym_elf_read_header(int fd, struct sym_module *m)
 			.filesz = ph.p_filesz, .memsz = ph.p_memsz };
 	}
 	read_build_id(e, m);
+	m->richness = richness(e);
 out:
 	elf_end(e);
 	return err;

@@ -182,9 +182,19 @@ struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 		goto err_free;
 	m = find_by_build_id(ctx, t);
 	if (m) {
-		if (m->fd < 0) { /* keep a descriptor for reloading */
+		/* Same build, another copy: keep a descriptor for reloading,
+		 * and when this copy names more (an unstripped one, say, in
+		 * another container) read from it instead. */
+		if (m->fd < 0 || t->richness > m->richness) {
+			bool richer = t->richness > m->richness;
+			mod_close_fd(ctx, m);
 			m->fd = t->fd; /* moves: the count stays */
 			t->fd = -1;
+			m->richness = t->richness;
+			if (richer && m->loaded) {
+				module_unload(ctx, m);
+				m->load_failed = false;
+			}
 		}
 		module_free(ctx, t);
 		m->refs++;

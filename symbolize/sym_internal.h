@@ -103,6 +103,7 @@ struct sym_module {
 	struct sym_seg *segs;
 	size_t nsegs;
 	uint16_t e_type;    /* ET_EXEC or ET_DYN */
+	uint8_t richness;   /* of the file behind fd: 2 DWARF, 1 .symtab */
 
 	bool loaded;        /* symbols (and debug info) are present */
 	bool load_failed;   /* the file could not be read */

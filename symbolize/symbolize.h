@@ -31,8 +31,8 @@
 #include "../profile/profile.h"
 
 /* One resolved frame. Strings are owned by the sym_ctx and stay valid until
- * the next call that may evict (sym_user, sym_proc_forget, sym_free):
- * copy or intern them before the next call. */
+ * the next call on the context (any of them may evict or reload a
+ * module): copy or intern them before the next call. */
 struct sym_frame {
 	const char *name;   /* never NULL: the symbol, or "module+0xoffset" */
 	const char *module; /* basename of the mapped file, "[kernel]" or the

@@ -239,6 +239,13 @@ static void test_stripped_and_debug_files(void **state)
 	sym_stats(ctx, &st);
 	assert_int_equal(st.stripped, 1);
 	assert_int_equal(st.misses, 1);
+	/* an unstripped copy of the same build (same build-id) turns up:
+	 * the shared module is read again from it, and names both */
+	n = sym_file(ctx, fix("sym_funcs"), v + 2, f, 8);
+	assert_string_equal(f[n - 1].name, "sym_alpha");
+	n = sym_file(ctx, fix("sym_stripped"), v + 2, f, 8);
+	assert_string_equal(f[n - 1].name, "sym_alpha");
+	assert_int_equal(sym_stripped_modules(ctx, NULL, 0), 0);
 	sym_free(ctx);
 
 	/* The three copies share one build-id, so one context would take
