@@ -12,8 +12,14 @@
  *       spread over its executable mappings; then the warm rate of
  *       sym_user() on the same addresses.
  *
+ *   sym_bench host N                  every process on the host: its maps
+ *       and N addresses spread over its executable mappings, from one
+ *       fresh context (what hearthd does when it starts); prints the
+ *       time, the processes and modules, and the memory held.
+ *
  * Output lines are "key value" for the script to format.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -212,6 +218,46 @@ static int cmd_proc(const char *fixture, size_t naddr)
 	return 0;
 }
 
+static int cmd_host(size_t per_proc)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 1;
+	struct sym_frame fr[16];
+	uint64_t seed = 777, sink = 0, addrs = 0;
+	size_t procs = 0;
+	double t0 = now_s(), c0 = cpu_s();
+	struct sym_ctx *ctx = sym_new(NULL);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		struct region reg[256];
+		size_t nr = exec_regions((pid_t)pid, reg, 256);
+		if (nr == 0 || sym_proc_load(ctx, (pid_t)pid) != 0)
+			continue;
+		procs++;
+		for (size_t i = 0; i < per_proc; i++) {
+			const struct region *r = &reg[i % nr];
+			uint64_t a = r->start + rng(&seed) % (r->end - r->start);
+			sink += (uint64_t)sym_user(ctx, (pid_t)pid, a, fr, 16);
+			addrs++;
+		}
+	}
+	closedir(d);
+	double t1 = now_s(), c1 = cpu_s();
+	struct sym_stats st;
+	sym_stats(ctx, &st);
+	printf("host procs %zu addrs %" PRIu64 " wall_ms %.1f cpu_ms %.1f modules %"
+	       PRIu64 " module_bytes %" PRIu64 " misses %" PRIu64 " sink %" PRIu64
+	       "\n", procs, addrs, (t1 - t0) * 1e3, (c1 - c0) * 1e3, st.modules,
+	       st.module_bytes, st.misses, sink % 2);
+	sym_free(ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && strcmp(argv[1], "files") == 0) {
@@ -232,6 +278,15 @@ int main(int argc, char **argv)
 		}
 		return cmd_proc(argv[2], (size_t)n);
 	}
-	fprintf(stderr, "usage: sym_bench files OUTDIR N BIN... | proc FIXTURE N\n");
+	if (argc == 3 && strcmp(argv[1], "host") == 0) {
+		char *end;
+		long n = strtol(argv[2], &end, 10);
+		if (*end || n <= 0) {
+			fprintf(stderr, "sym_bench: N must be a positive number\n");
+			return 2;
+		}
+		return cmd_host((size_t)n);
+	}
+	fprintf(stderr, "usage: sym_bench files OUTDIR N BIN... | proc FIXTURE N | host N\n");
 	return 2;
 }

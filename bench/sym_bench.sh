@@ -98,3 +98,10 @@ for n in 100 2000; do
 			ms[int((runs + 1) / 2)], ms[1], cpu,
 			w[int((runs + 1) / 2)], m, b / 1048576 }'
 done
+echo
+echo "Whole host from a fresh context (what hearthd does when it starts):"
+echo "every process's maps and 50 addresses spread over its executable"
+echo "mappings (random addresses also land in padding and PLT stubs, which"
+echo "count as misses)."
+echo
+"$B" host 50 | awk '{ printf "%d processes, %d addresses: %.0f ms wall, %.0f ms CPU; %d modules cached, %.1f MiB; %d misses.\n", $3, $5, $7, $9, $11, $13 / 1048576, $15 }'
