@@ -80,7 +80,7 @@ static int live_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
 	int rc;
 
 	if (snapshot) {
-		if (!(a->p = cli_fetch_snapshot(s->sock, &s->req, 60000, &info)))
+		if (!(a->p = cli_fetch_snapshot(s->sock, &s->req, 20000, &info)))
 			return -EIO;
 		a->from_ns = info.from_ns;
 		a->to_ns = info.to_ns;

@@ -285,12 +285,22 @@ static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
 				   v->dopt.palette) : rd_class_color(rd_frame_class(f)));
 	cell(ui, x + ind + RD_S(ui, 22), y + RD_S(ui, 2), cn - ind - RD_S(ui, 28),
 	     cur ? RD_COL_MATCH : RD_COL_TEXT, rd_model_fn_name(m, t->fn), 0);
-	snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->total, u),
-		 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->total / tot));
-	cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
-	snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->self, u),
-		 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->self / tot));
-	cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
+	if (rd_views_diff_on(ui) && m == ui->m) {
+		/* A diff: the total's share before and after. */
+		struct prof_delta d = prof_diff_node_delta(v->diff, t->id, 0);
+
+		snprintf(s, sizeof(s), "%.2f%%", d.p_before);
+		cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
+		snprintf(s, sizeof(s), "%.2f%%", d.p_after);
+		cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
+	} else {
+		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->total, u),
+			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->total / tot));
+		cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
+		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->self, u),
+			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->self / tot));
+		cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
+	}
 	rd_ui_zone(ui, RD_Z_CT_ROW, (uint32_t)i, g->x, y, cn, rh);
 	x = g->x + cn + 2 * cv + RD_S(ui, 4);
 	cell(ui, x, y + RD_S(ui, 2), cb / 2, RD_COL_ACCENT, "\xe2\x86\x91 callers", 0);
@@ -321,8 +331,14 @@ int rd_views_calltree_graph(struct rd_ui *ui)
 	if (v->ct_side >= 0)
 		cell(ui, g->x + RD_S(ui, 90), y + RD_S(ui, 2), cn - RD_S(ui, 90),
 		     RD_COL_TEXT, v->ct_name, 0);
-	cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, "Total", 1);
-	cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, "Self", 1);
+	{
+		int diff = rd_views_diff_on(ui) && v->ct_side < 0;
+
+		cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT,
+		     diff ? "Total before" : "Total", 1);
+		cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT,
+		     diff ? "Total after" : "Self", 1);
+	}
 	y += rh;
 	for (size_t i = v->ct.scroll; i < v->ct.nrows && y + rh <= g->y + g->h; i++, y += rh)
 		ct_row(ui, i, y, cn, cv, cb);
