@@ -207,4 +207,24 @@ set -- $lb; c=$(pxbox "$@"); near "$c" "$5" || fail "load in the sandwich is $c,
 set -- $sb; c=$(pxbox "$@"); near "$c" "$5" || fail "save in the sandwich is $c, not $5"
 close_view
 echo "ok: sandwich of parse shows both callers (load, save)"
+# 8. Noise: noisy went from 12 to 14 of 1,000 samples (1.2% -> 1.4%,
+#    +16.67%, z = 0.40): neutral with the noise filter, coloured without.
+open_view diff_noise_after.folded --diff "$here/tests/fixtures/profiles/diff_noise_before.folded" \
+	"$here/tests/fixtures/profiles/diff_noise_after.folded"
+set -- $(box noisy); [ $# -eq 5 ] || fail "no noisy box"
+[ "$5" = E6E2DA ] || fail "noisy (within noise) is $5, not neutral"
+xdotool mousemove --window "$wid" 5 5
+sleep 0.3
+shot
+c=$(pxbox "$@"); neutral "$c" || fail "noisy's pixel $c is not neutral with the filter on"
+set -- $(vzone 5); click "$1" "$2"
+wait_for '[ "$(field diff)" = "palette 0 absolute 0 noise 0" ]' "the noise filter did not turn off"
+set -- $(box noisy)
+[ "$5" = E5C4BB ] || fail "noisy without the filter is $5, not E5C4BB (+16.67% towards red)"
+xdotool mousemove --window "$wid" 5 5
+sleep 0.3
+shot
+c=$(pxbox "$@"); near "$c" E5C4BB || fail "noisy's pixel $c is not E5C4BB without the filter"
+close_view
+echo "ok: a change within noise stays neutral; without the filter it is coloured ($c)"
 echo "viewdiff_window: all checks passed"
