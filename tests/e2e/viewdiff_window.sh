@@ -10,7 +10,9 @@
 #  - the call tree pane finds parse twice ("1 of 2", then "2 of 2");
 #  - side by side draws before and after, and a click there zooms the diff;
 #  - plain `hearth view`: `s` on parse (called from load and from save)
-#    shows both callers.
+#    shows both callers;
+#  - a change within sampling noise (12 -> 14 of 1,000) stays neutral, and
+#    is coloured once the noise filter is off.
 # Where to click comes from --debug-layout; what a person sees is checked
 # on screenshots at known pixels.
 set -u
