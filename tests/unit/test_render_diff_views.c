@@ -299,25 +299,28 @@ static void test_panes(void **state)
 
 /* A fake hearthd: each status reports a new window; snapshots cycle
  * through three profiles. */
+static const char *const windows[] = {
+	"app;main;a 10\napp;main;b 5\n",
+	"app;main;a 10\napp;main;c 7\n",
+	"other;x 5\n",
+};
+
 struct fake {
 	int n;
+	const char *const *data;
+	int ndata;
 };
 
 static int fake_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
 {
-	static const char *const data[] = {
-		"app;main;a 10\napp;main;b 5\n",
-		"app;main;a 10\napp;main;c 7\n",
-		"other;x 5\n",
-	};
 	struct fake *f = ctx;
 
 	if (!snapshot) {
-		a->window_ns = 1000000000ull;
+		a->window_ns = 5000000000ull; /* a poll a second: no window skipped */
 		a->end_ns = (uint64_t)++f->n;
 		return 0;
 	}
-	a->p = parse(data[(f->n - 1) % 3]);
+	a->p = parse(f->data[(f->n - 1) % f->ndata]);
 	a->from_ns = 1;
 	a->to_ns = 2;
 	return 0;
@@ -336,7 +339,7 @@ static void next_update(struct rd_ui *ui)
 
 static void test_live_keeps_zoom(void **state)
 {
-	struct fake f = { 0 };
+	struct fake f = { .data = windows, .ndata = 3 };
 	struct rd_views *v = rd_views_new();
 	struct rd_live *l = rd_live_new(fake_fetch, &f, 300000000000ull);
 	struct rd_model *m;
@@ -375,6 +378,46 @@ static void test_live_keeps_zoom(void **state)
 	assert_string_equal(err, "hearthd is not running: start it with sudo systemctl start hearthd");
 }
 
+/* An open sandwich follows the data, and closes (saying so) when its
+ * function is gone. */
+static void test_live_sandwich(void **state)
+{
+	static const char *const data[] = {
+		"app;main;a 10\napp;main;b;a 5\n",
+		"app;main;a 10\napp;main;b;a 5\napp;main;c;a 2\n",
+		"other;x 5\n",
+	};
+	struct fake f = { .data = data, .ndata = 3 };
+	struct rd_views *v = rd_views_new();
+	struct rd_live *l = rd_live_new(fake_fetch, &f, 300000000000ull);
+	struct rd_model *m;
+	struct rd_ui ui;
+
+	(void)state;
+	assert_int_equal(rd_views_set_live(v, l, parse("app;main;a 1\n"), 1, 2, &m), 0);
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	rd_live_pause(l, 1);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(rd_views_sandwich(&ui, "a"), 1);
+	rd_live_pause(l, 0);
+	next_update(&ui); /* main;a and b;a */
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(v->pane, RD_PANE_SANDWICH);
+	assert_true(has_sbox(v, 0, "b"));
+	next_update(&ui); /* a new caller, c */
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(v->pane, RD_PANE_SANDWICH);
+	assert_true(has_sbox(v, 0, "c"));
+	next_update(&ui); /* no a */
+	assert_int_equal(v->pane, RD_PANE_GRAPH);
+	assert_string_equal(v->notice, "a is not in the latest data; the sandwich closed.");
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_sandwich_key),
 		cmocka_unit_test(test_panes),
 		cmocka_unit_test(test_live_keeps_zoom),
+		cmocka_unit_test(test_live_sandwich),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
