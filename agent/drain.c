@@ -243,6 +243,7 @@ static void forget_gone(struct sampler *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
+		sampler_fp_forget(s, s->gone[i]);
 	}
 	if (n == 0)
 		return;

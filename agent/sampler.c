@@ -93,6 +93,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 	case HEARTH_EV_EXEC:
 		sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_forget(s->unw, (pid_t)e->pid);
+		sampler_fp_forget(s, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
@@ -156,6 +157,7 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 		 * mode off-CPU copies are budgeted and the FP walk takes the
 		 * rest. */
 		skel->rodata->copy_oncpu_bytes = bytes;
+		skel->rodata->copy_auto = o->unwind == SAMPLER_UNWIND_AUTO;
 		skel->rodata->copy_offcpu_bytes = bytes;
 		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
 			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
@@ -365,6 +367,7 @@ void sampler_close(struct sampler *s)
 	sym_unwinder_free(s->unw);
 	sig_cache_free(s->sigs);
 	sig_cache_free(s->sigs_old);
+	fp_check_free(&s->fpc);
 	prof_free(s->pend_on);
 	prof_free(s->pend_off);
 	sym_free(s->sym);

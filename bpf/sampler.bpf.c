@@ -30,6 +30,9 @@ const volatile __u64 min_block_ns = 0;
 /* User stack copies for DWARF unwinding (0 = frame pointers only). */
 const volatile __u32 copy_oncpu_bytes = 0;
 const volatile __u32 copy_offcpu_bytes = 0;
+/* Auto mode: processes in fp_ok have frame pointers user space checked,
+ * and their on-CPU samples are walked, not copied. */
+const volatile bool copy_auto = false;
 /* Most off-CPU copies per second per CPU (0 = no limit): switches can come
  * in the hundreds of thousands, copies must not. */
 const volatile __u32 copy_offcpu_per_sec = 0;
@@ -107,6 +110,14 @@ struct {
 	__type(value, struct hearth_stack_copy);
 	__uint(max_entries, 1);
 } copy_scratch SEC(".maps");
+
+/* Auto mode: processes whose frame-pointer walks match DWARF unwinds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} fp_ok SEC(".maps");
 
 /* Signatures whose unwind user space holds: only user space adds them,
  * once it has the unwind, and removes them when it lets the unwind go. */
@@ -428,7 +439,8 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	}
 	key.kind = HEARTH_ON_CPU;
 	key.gen = side;
-	if (copy_oncpu_bytes && task->mm) {
+	if (copy_oncpu_bytes && task->mm &&
+	    !(copy_auto && bpf_map_lookup_elem(&fp_ok, &key.tgid))) {
 		if (send_oncpu_copy(ctx, task, &key)) {
 			count(HEARTH_CNT_SAMPLES);
 			return 0;
