@@ -387,9 +387,15 @@ int rd_views_diff_on(const struct rd_ui *ui)
 int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 		       char (*lines)[256], int max)
 {
-	if (!rd_views_diff_on(ui) || (b->flags & RD_BOX_SMALL))
+	int k = 0;
+
+	if (b->flags & RD_BOX_SMALL || b->node == 0)
 		return 0;
-	return rd_diff_tip(ui->views->diff, b->node, &ui->views->dopt, lines, max);
+	if (rd_views_diff_on(ui))
+		k = rd_diff_tip(ui->views->diff, b->node, &ui->views->dopt, lines, max);
+	if (k < max)
+		snprintf(lines[k++], 256, "s: its callers and callees (sandwich)");
+	return k;
 }
 
 int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,

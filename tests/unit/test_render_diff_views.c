@@ -114,7 +114,8 @@ static void test_diff_in_window(void **state)
 	assert_int_equal(rd_ui_box_color(&ui, b), 0x1F6FD1);
 	assert_non_null(b = box(&ui, "steady"));
 	assert_int_equal(rd_ui_box_color(&ui, b), 0xE6E2DA);
-	assert_int_equal(rd_views_tip_lines(&ui, box(&ui, "hot_b"), lines, 4), 3);
+	assert_int_equal(rd_views_tip_lines(&ui, box(&ui, "hot_b"), lines, 4), 4);
+	assert_string_equal(lines[3], "s: its callers and callees (sandwich)");
 	assert_string_equal(lines[0], "Before: 100 (10%)  After: 200 (20%)");
 	/* The top table of a diff: functions by the largest change first
 	 * (hot_b +10 pp), re-sorted by a column, a row finds the function. */
