@@ -2,6 +2,10 @@
 # copies with and without separate debug files), and the benchmark.
 SYM_FIX := $(BUILD)/fixtures
 
+# libc's separate debug file: the tests check DWARF names, lines, inline
+# frames and languages in libc against eu-addr2line.
+PKGS_TEST += libc6-dbg
+
 $(SYM_FIX)/sym_funcs: FIXTURE_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline
 $(SYM_FIX)/sym_cpp: FIXTURE_FLAGS := -O2 -g -fno-omit-frame-pointer
 $(SYM_FIX)/sym_jit: FIXTURE_FLAGS := -O1 -g -fno-omit-frame-pointer
