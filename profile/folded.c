@@ -15,13 +15,44 @@
 #define SUFFIX_LEN 4
 #define UTF8_BOM "\xef\xbb\xbf"
 
+/* One distinct frame text seen by this parse: its hash, length (with
+ * FLAG_PROCESS when it is a process row), the frame it interned as
+ * (0 = empty slot) and where its bytes sit in the parse's own arena.
+ * Looking a text up here costs one 16-byte slot and one compare in a
+ * small arena, where prof_intern() + prof_frame_intern() cost two tables
+ * and the entries behind them: the cache misses that dominate big files. */
+#define FLAG_PROCESS 0x80000000u
+
+struct text_slot {
+	uint32_t hash;
+	uint32_t len; /* | FLAG_PROCESS */
+	uint32_t frame;
+	uint32_t off;
+};
+
+/* One frame's text in the current or the last line. */
+struct token {
+	const char *s;
+	size_t len;
+	uint32_t hash;
+};
+
 struct parse_ctx {
 	struct prof_profile *p;
-	uint32_t *frames; /* this line's frame ids, the last line's beyond */
-	const char **prev_s; /* the last line's frame texts (in the buffer) */
-	size_t *prev_len;
+	uint32_t *frames; /* this line's frame ids (the last line's beyond) */
+	struct token *tok, *prev; /* this line's and the last line's texts */
 	size_t prev_n;
 	uint32_t cap;
+	struct text_slot *texts;
+	size_t ntexts, texts_cap;
+	char *arena; /* the distinct texts, back to back */
+	size_t arena_len, arena_cap;
+	/* Parsed lines, added to the tree after the text is read: per line
+	 * its frame count, its count's two halves, then its frame ids.
+	 * Reading first and building after keeps the text table in the
+	 * cache instead of fighting the tree's tables for it. */
+	uint32_t *out;
+	size_t nout, out_cap;
 	int first_is_process;
 	char *err;
 	size_t errlen;
@@ -63,13 +94,14 @@ static int ends_with(const char *s, size_t len, const char *suffix)
 	       memcmp(s + len - SUFFIX_LEN, suffix, SUFFIX_LEN) == 0;
 }
 
-/* Interns one frame's text; returns its id or UINT32_MAX on ENOMEM. */
+/* Interns one frame's text in the profile; returns its id or UINT32_MAX
+ * on ENOMEM. */
 static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
-			     size_t index)
+			     int process)
 {
 	struct prof_frame f = { 0 };
 
-	if (index == 0 && c->first_is_process) {
+	if (process) {
 		f.kind = PROF_KIND_PROCESS;
 	} else if (ends_with(s, len, KERNEL_SUFFIX)) {
 		f.kind = PROF_KIND_KERNEL;
@@ -84,37 +116,143 @@ static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
 	return prof_frame_intern(c->p, &f);
 }
 
+static uint32_t text_hash(const char *s, size_t len, int process)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len ^ (process ? FLAG_PROCESS : 0);
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (i < len) {
+		uint64_t w = 0;
+
+		memcpy(&w, s + i, len - i);
+		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Doubles the text table; 0 or -ENOMEM. */
+static int texts_grow(struct parse_ctx *c)
+{
+	size_t cap = c->texts_cap ? c->texts_cap * 2 : 4096;
+	struct text_slot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->texts_cap; i++) {
+		size_t j;
+
+		if (!c->texts[i].frame)
+			continue;
+		for (j = c->texts[i].hash & (cap - 1); t[j].frame;
+		     j = (j + 1) & (cap - 1))
+			;
+		t[j] = c->texts[i];
+	}
+	free(c->texts);
+	c->texts = t;
+	c->texts_cap = cap;
+	return 0;
+}
+
+/* Remembers text @s[0..len) in the arena; its offset, or UINT32_MAX when
+ * it does not fit (the text is then looked up in the profile each time). */
+static uint32_t arena_add(struct parse_ctx *c, const char *s, size_t len)
+{
+	size_t off = c->arena_len;
+
+	if ((size_t)UINT32_MAX - off <= len)
+		return UINT32_MAX;
+	if (c->arena_cap - off < len) {
+		size_t cap = c->arena_cap ? c->arena_cap : 1 << 16;
+		char *a;
+
+		while (cap - off < len)
+			cap *= 2;
+		if (!(a = realloc(c->arena, cap)))
+			return UINT32_MAX;
+		c->arena = a;
+		c->arena_cap = cap;
+	}
+	memcpy(c->arena + off, s, len);
+	c->arena_len += len;
+	return (uint32_t)off;
+}
+
+/* The frame of token @t (@process: the line's process row); UINT32_MAX on
+ * ENOMEM. */
+static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
+			   int process)
+{
+	uint32_t key, id, off;
+	size_t j, mask;
+
+	if (FLAG_PROCESS <= t->len)
+		return intern_frame(c, t->s, t->len, process);
+	key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0);
+	if (c->texts_cap) {
+		mask = c->texts_cap - 1;
+		for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
+			if (c->texts[j].hash == t->hash &&
+			    c->texts[j].len == key &&
+			    memcmp(c->arena + c->texts[j].off, t->s, t->len) == 0)
+				return c->texts[j].frame;
+	}
+	id = intern_frame(c, t->s, t->len, process);
+	if (id == UINT32_MAX)
+		return UINT32_MAX;
+	if (c->texts_cap <= 2 * (c->ntexts + 1) && texts_grow(c) < 0)
+		return UINT32_MAX;
+	off = arena_add(c, t->s, t->len);
+	if (off == UINT32_MAX)
+		return id;
+	mask = c->texts_cap - 1;
+	for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
+		;
+	c->texts[j] = (struct text_slot){ t->hash, key, id, off };
+	c->ntexts++;
+	return id;
+}
+
 /* Doubles the room for one line's frames; 0 or -ENOMEM. */
 static int grow_frames(struct parse_ctx *c)
 {
 	uint32_t cap = c->cap ? c->cap * 2 : 64;
 	uint32_t *f = realloc(c->frames, cap * sizeof(*f));
-	const char **ps;
-	size_t *pl;
+	struct token *t;
 
 	if (!f)
 		return -ENOMEM;
 	c->frames = f;
-	ps = realloc(c->prev_s, cap * sizeof(*ps));
-	if (!ps)
+	t = realloc(c->tok, cap * sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	c->prev_s = ps;
-	pl = realloc(c->prev_len, cap * sizeof(*pl));
-	if (!pl)
+	c->tok = t;
+	t = realloc(c->prev, cap * sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	c->prev_len = pl;
+	c->prev = t;
 	c->cap = cap;
 	return 0;
 }
 
-/* Parses the stack @s[0..len) into c->frames; returns the frame count, or
- * a negative errno. */
-static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
+/* Splits the stack @s[0..len) into c->tok; returns the frame count, or a
+ * negative errno. Hashes the texts the last line did not have at the same
+ * place and prefetches their slots, so the lookups' misses overlap. */
+static long split_stack(struct parse_ctx *c, const char *s, size_t len)
 {
 	size_t n = 0, start = 0;
 
 	for (size_t i = 0; i <= len; i++) {
-		uint32_t id;
+		struct token *t;
 
 		if (i < len && s[i] != ';')
 			continue;
@@ -122,23 +260,91 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 			return fail(c, "has an empty frame");
 		if (n == c->cap && grow_frames(c) < 0)
 			return -ENOMEM;
+		t = &c->tok[n];
+		t->s = s + start;
+		t->len = i - start;
+		t->hash = 0;
 		/* Sorted input repeats the last line's frames: same text at
 		 * the same position is the same frame, no hashing needed. */
-		if (n < c->prev_n && c->prev_len[n] == i - start &&
-		    memcmp(c->prev_s[n], s + start, i - start) == 0) {
-			n++;
-		} else {
-			id = intern_frame(c, s + start, i - start, n);
-			if (id == UINT32_MAX)
-				return -ENOMEM;
-			c->prev_s[n] = s + start;
-			c->prev_len[n] = i - start;
-			c->frames[n++] = id;
+		if (!(n < c->prev_n && c->prev[n].len == t->len &&
+		      memcmp(c->prev[n].s, t->s, t->len) == 0)) {
+			t->hash = text_hash(t->s, t->len,
+					    n == 0 && c->first_is_process) | 1;
+			if (c->texts_cap)
+				__builtin_prefetch(&c->texts[t->hash &
+							     (c->texts_cap - 1)]);
 		}
+		n++;
 		start = i + 1;
 	}
-	c->prev_n = n;
 	return (long)n;
+}
+
+/* Parses the stack @s[0..len) into c->frames; returns the frame count, or
+ * a negative errno. */
+static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
+{
+	long n = split_stack(c, s, len);
+	struct token *t;
+
+	if (n < 0)
+		return n;
+	for (long i = 0; i < n; i++) {
+		/* hash 0: the last line's frame at this place. */
+		if (!c->tok[i].hash)
+			continue;
+		c->frames[i] = text_frame(c, &c->tok[i],
+					  i == 0 && c->first_is_process);
+		if (c->frames[i] == UINT32_MAX)
+			return -ENOMEM;
+	}
+	t = c->prev;
+	c->prev = c->tok;
+	c->tok = t;
+	c->prev_n = (size_t)n;
+	return n;
+}
+
+/* Queues the stack in c->frames[0..n) with @count; 0 or -ENOMEM. */
+static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
+{
+	size_t need = c->nout + 3 + n;
+	uint32_t *o;
+
+	if (UINT32_MAX < n)
+		return -ENOMEM;
+	if (c->out_cap < need) {
+		size_t cap = c->out_cap ? c->out_cap : 1 << 16;
+
+		while (cap < need)
+			cap *= 2;
+		if (SIZE_MAX / sizeof(*o) < cap ||
+		    !(o = realloc(c->out, cap * sizeof(*o))))
+			return -ENOMEM;
+		c->out = o;
+		c->out_cap = cap;
+	}
+	o = c->out + c->nout;
+	o[0] = (uint32_t)n;
+	o[1] = (uint32_t)count;
+	o[2] = (uint32_t)(count >> 32);
+	memcpy(o + 3, c->frames, n * sizeof(*o));
+	c->nout = need;
+	return 0;
+}
+
+/* Adds the queued stacks to the profile; 0 or -ENOMEM. */
+static int add_queued(struct parse_ctx *c)
+{
+	for (size_t i = 0; i < c->nout;) {
+		const uint32_t *o = c->out + i;
+		uint64_t count = (uint64_t)o[2] << 32 | o[1];
+
+		if (prof_add_stack(c->p, o + 3, o[0], count) == UINT32_MAX)
+			return -ENOMEM;
+		i += 3 + (size_t)o[0];
+	}
+	return 0;
 }
 
 static int is_blank(char ch)
@@ -172,9 +378,7 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 	n = parse_stack(c, s, (size_t)(sp - s));
 	if (n < 0)
 		return (int)n;
-	if (prof_add_stack(c->p, c->frames, (size_t)n, count) == UINT32_MAX)
-		return -ENOMEM;
-	return 0;
+	return queue_stack(c, (size_t)n, count);
 }
 
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
@@ -187,7 +391,7 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		.errlen = errlen,
 	};
 	size_t pos = 0;
-	int ret = 0;
+	int ret = 0, added;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -204,11 +408,18 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 			break;
 		pos = end + 1;
 	}
+	/* The lines before a bad one are kept. */
+	added = add_queued(&c);
+	if (added < 0 && ret == 0)
+		ret = added;
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
 	free(c.frames);
-	free(c.prev_s);
-	free(c.prev_len);
+	free(c.tok);
+	free(c.prev);
+	free(c.texts);
+	free(c.arena);
+	free(c.out);
 	return ret;
 }
 
