@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "profile_impl.h"
 
@@ -77,6 +78,39 @@ static int frame_equal(const struct prof_frame *a, const struct prof_frame *b)
 	       a->kind == b->kind && a->cls == b->cls && a->lang == b->lang;
 }
 
+/* Tables and arrays of this size or more ask for huge pages: their
+ * accesses are random, and 4 KiB pages make each one a TLB miss too. */
+#define HUGE_SIZE (4u << 20)
+#define HUGE_PAGE (2u << 20)
+
+/* Asks the kernel to back @a[0..size) with huge pages; a hint only. */
+static void want_huge(void *a, size_t size)
+{
+	uintptr_t lo = ((uintptr_t)a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)a + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (HUGE_SIZE <= size && lo < hi)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* calloc() that asks for huge pages when big; free with free(). */
+static void *big_calloc(size_t n, size_t size)
+{
+	void *a;
+
+	if (n == 0 || (SIZE_MAX - HUGE_PAGE) / size < n)
+		return calloc(n, size);
+	if (n * size < HUGE_SIZE)
+		return calloc(n, size);
+	a = aligned_alloc(HUGE_PAGE, (n * size + HUGE_PAGE - 1) &
+				     ~(size_t)(HUGE_PAGE - 1));
+	if (!a)
+		return NULL;
+	want_huge(a, n * size);
+	memset(a, 0, n * size);
+	return a;
+}
+
 /* ---- the generic index ---------------------------------------------------- */
 
 #define SLOT_ID(s) ((uint32_t)(s))
@@ -96,7 +130,7 @@ static int table_reserve(struct id_table *t, uint32_t extra)
 		return 0;
 	if ((uint64_t)UINT32_MAX < cap)
 		return -ENOMEM;
-	slots = calloc(cap, sizeof(*slots));
+	slots = big_calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < t->cap; i++) {
@@ -141,6 +175,7 @@ static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 	a = realloc(*arr, n * size);
 	if (!a)
 		return -ENOMEM;
+	want_huge(a, n * size);
 	*arr = a;
 	*cap = (uint32_t)n;
 	return 0;
@@ -492,14 +527,52 @@ static int last_reserve(struct prof_profile *p, size_t n)
 	return 0;
 }
 
+/* How many edge slots add_chain() prefetches ahead of the insert. */
+#define CHAIN_AHEAD 16u
+
+/* Appends the chain @frames[0..n) under @parent, which has none of its
+ * first frame's child, so every node is new and no lookup is needed. The
+ * new edges' hashes are known before the nodes exist (ids are consecutive),
+ * so their slots are prefetched ahead and the cache misses of a big index
+ * overlap instead of queueing. Room must have been reserved. Returns the
+ * leaf. */
+static uint32_t add_chain(struct prof_profile *p, uint32_t parent,
+			  const uint32_t *frames, size_t n, uint64_t value,
+			  size_t depth, int cache)
+{
+	uint32_t first = p->nnodes, mask = p->edge_index.cap - 1, cur = parent;
+	const uint64_t *slots = p->edge_index.slots;
+
+	for (size_t i = 0; i < n && i < CHAIN_AHEAD; i++)
+		__builtin_prefetch(&slots[(uint32_t)hash_edge(
+			i ? first + (uint32_t)i - 1 : parent, frames[i]) & mask], 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t ahead = i + CHAIN_AHEAD;
+
+		if (ahead < n)
+			__builtin_prefetch(&slots[(uint32_t)hash_edge(
+				first + (uint32_t)ahead - 1, frames[ahead]) & mask], 1);
+		cur = node_append(p, cur, frames[i]);
+		table_insert(&p->edge_index, cur,
+			     hash_edge(p->nodes[cur].parent, frames[i]));
+		p->nodes[cur].total = value;
+		if (cache) {
+			p->last_frames[depth + i] = frames[i];
+			p->last_nodes[depth + i] = cur;
+		}
+	}
+	p->edges_indexed = p->nnodes;
+	return cur;
+}
+
 uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 			size_t n, uint64_t value)
 {
 	uint32_t cur = 0;
-	size_t k = 0;
+	size_t k = 0, i;
 	int cache;
 
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		if (frames[i] == 0 || p->nframes <= frames[i])
 			return UINT32_MAX;
 	while (k < n && k < p->last_n && p->last_frames[k] == frames[k])
@@ -509,14 +582,21 @@ uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 	/* Without room to remember this stack, forget the last one. */
 	cache = last_reserve(p, n) == 0;
 	p->nodes[0].total = sat_add(p->nodes[0].total, value);
-	for (size_t i = 0; i < n; i++) {
-		cur = i < k ? p->last_nodes[i] : node_child(p, cur, frames[i]);
+	for (i = 0; i < n; i++) {
+		uint32_t id = i < k ? p->last_nodes[i] :
+				      prof_child_find(p, cur, frames[i]);
+
+		if (!id)
+			break;
+		cur = id;
 		p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
 		if (cache) {
 			p->last_frames[i] = frames[i];
 			p->last_nodes[i] = cur;
 		}
 	}
+	if (i < n)
+		cur = add_chain(p, cur, frames + i, n - i, value, i, cache);
 	p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
 	p->last_n = cache ? n : 0;
 	return cur;
