@@ -466,7 +466,7 @@ static int start(struct daemon *d)
 	d->store = store_open(d->cfg.state_dir, &l, &err);
 	if (!d->store) {
 		daemon_log("cannot open the state directory %s (%s)", d->cfg.state_dir,
-			   strerror(-err));
+			   err == -EBUSY ? "another hearthd writes there" : strerror(-err));
 		return -1;
 	}
 	if (open_sampler(d) || open_server(d))

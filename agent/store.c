@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +147,12 @@ struct store *store_open(const char *dir, const struct store_limits *lim,
 	if (s->dirfd < 0) {
 		rc = -errno;
 		goto fail;
+	}
+	/* One writer per store: a second hearthd on the same directory would
+	 * delete the first one's segments. The lock dies with the process. */
+	if (flock(s->dirfd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		goto fail_dir;
 	}
 	rc = store_list_segments(s->dirfd, &starts, &n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -63,8 +63,10 @@ struct store_stats {
 struct store;
 
 /* Opens (creating when missing, mode 0750) the state directory @dir for
- * appending. Counts what is there; does not create a segment until the
- * first append. Returns NULL with a negative errno in *@err. */
+ * appending, holding an exclusive lock on it until store_close(). Counts
+ * what is there; does not create a segment until the first append.
+ * Returns NULL with a negative errno in *@err: -EBUSY when another writer
+ * holds the directory. */
 struct store *store_open(const char *dir, const struct store_limits *lim,
 			 int *err);
 

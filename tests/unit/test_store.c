@@ -353,6 +353,20 @@ static void test_retention_age(void **state)
 	assert_int_equal(seen.start[0], 100 * SEC);
 }
 
+static void test_one_writer(void **state)
+{
+	struct store_limits l = { 0 };
+	struct store *a = open_store(*state, 0), *b;
+	int err = 0;
+
+	b = store_open(*state, &l, &err);
+	assert_null(b);
+	assert_int_equal(err, -EBUSY);
+	store_close(a);
+	b = open_store(*state, 0);
+	store_close(b);
+}
+
 static void test_too_large(void **state)
 {
 	struct store *s = open_store(*state, 4096);
@@ -433,6 +447,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restart_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_age, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_marks, setup, teardown),
 		cmocka_unit_test(test_mark_names),
