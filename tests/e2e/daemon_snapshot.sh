@@ -4,6 +4,8 @@
 # while hearthd cuts 1 s windows into a temporary store.
 #  - after 3 windows, `hearth snapshot --last` holds the workload's stacks
 #    with those shares (±8 points: the host is shared), for --pid and --comm;
+#  - `--off-cpu` of a shell that always waits shows it blocked for most of
+#    the windows' span;
 #  - `hearth mark` + behaviour change + `hearth diff --at` ranks `shifting`
 #    first, with a rise of its share; `hearth diff a b` on two snapshot
 #    files does the same;
@@ -12,7 +14,7 @@
 set -u
 T=$(mktemp -d /tmp/hearthd-e2e.XXXXXX)
 S="--socket $T/ctl.sock"
-HD= FX=
+HD= FX= SL=
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
@@ -20,6 +22,7 @@ fail() {
 }
 cleanup() {
 	[ -n "$FX" ] && kill "$FX" 2>/dev/null
+	[ -n "$SL" ] && kill "$SL" 2>/dev/null
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
 	rm -rf "$T"
 }
@@ -54,6 +57,9 @@ done
 
 "$FIXTURES/daemon_shift" &
 FX=$!
+# A shell that waits for short sleeps all the time: off-CPU almost always.
+sh -c 'while :; do sleep 0.1; done' &
+SL=$!
 sleep 0.3
 wait_windows 4
 "$HEARTH" snapshot $S --last 3s --pid "$FX" -o "$T/before.folded" || fail "snapshot --last --pid failed"
@@ -69,6 +75,14 @@ total=$(awk '{ t += $NF } END { print t + 0 }' "$T/before.folded")
 "$HEARTH" snapshot $S --last 3s --comm daemon_shift -o "$T/comm.folded" || fail "snapshot --comm failed"
 grep -v '^daemon_shift[; ]' "$T/comm.folded" | grep -q . && fail "--comm let other processes through"
 grep -q ';main;shifting' "$T/comm.folded" || fail "--comm lost the workload"
+
+"$HEARTH" snapshot $S --last 3s --pid "$SL" --off-cpu -o "$T/off.folded" || fail "snapshot --off-cpu failed"
+blocked=$(awk '{ t += $NF } END { printf "%.2f", t / 1e9 }' "$T/off.folded")
+echo "off-CPU: the waiting shell blocked $blocked s in the windows of the last 3 s"
+# The windows overlapping the last 3 s cover 3 to 4 s; the shell waits
+# nearly all of it (minus its own short runs).
+awk -v b="$blocked" 'BEGIN { exit !(b >= 2.4 && b <= 4.4) }' || fail "off-CPU time $blocked s is off"
+kill "$SL"; SL=
 
 "$HEARTH" mark $S deploy-42 || fail "mark failed"
 "$HEARTH" marks $S | grep -q ' deploy-42$' || fail "marks does not list deploy-42"
