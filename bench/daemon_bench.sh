@@ -9,8 +9,8 @@
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
 # Prints a Markdown section for bench/RESULTS-daemon.md. Run as root:
-#   make BUILD=build all fixtures build/bench/daemon_store_tool
-#   BUILD=build sh bench/daemon_bench.sh
+#   make BUILD=build all fixtures
+#   BUILD=build sh bench/daemon_bench.sh    (builds its store tool if needed)
 set -eu
 BUILD=${BUILD:-build}
 DURATION=${DURATION:-600}
@@ -29,7 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-[ -x "$TOOL" ] || { echo "daemon_bench: build $TOOL first" >&2; exit 1; }
+[ -x "$TOOL" ] || make --no-print-directory -s BUILD="$BUILD" "$BUILD/bench/daemon_store_tool" ||
+	{ echo "daemon_bench: cannot build $TOOL" >&2; exit 1; }
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 HZ=$(getconf CLK_TCK)
 PAGE=$(getconf PAGESIZE)

@@ -22,4 +22,3 @@ $(BUILD)/bench/daemon_store_tool: bench/daemon_store_tool.c $(BUILD)/libagent.a 
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_DAEMON) $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
-bench: $(BUILD)/bench/daemon_store_tool
