@@ -194,8 +194,12 @@ static void load_existing_procs(struct sampler *s)
  * Returns 0 or -ENOMEM. */
 static int alloc_state(struct sampler *s)
 {
+	/* People read these names: C++ and Rust come demangled, as perf
+	 * shows them. */
+	struct sym_options so = { .demangle = 1 };
+
 	s->npossible = libbpf_num_possible_cpus();
-	s->sym = sym_new(NULL);
+	s->sym = sym_new(&so);
 	s->builder = stack_builder_new();
 	s->unw = sym_unwinder_new();
 	s->sigs = sig_cache_new(16384);
