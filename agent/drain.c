@@ -275,8 +275,14 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	if (rc == 0)
 		rc = take_counts(bpf_map__fd(old ? s->skel->maps.sig_counts1
 						 : s->skel->maps.sig_counts0), &sigs);
-	for (size_t i = 0; rc == 0 && i < got.len; i++)
+	for (size_t i = 0; rc == 0 && i < got.len; i++) {
+		/* Symbolizing a busy window takes a while: meanwhile, keep
+		 * caching the mappings of processes that just started, before
+		 * the short-lived ones are gone. */
+		if (i % 256 == 255)
+			ring_buffer__consume(s->rb_procs);
 		rc = add_entry(s, entry_key(&got, i), entry_val(&got, i), oncpu, offcpu);
+	}
 	for (size_t i = 0; rc == 0 && i < sigs.len; i++)
 		rc = add_sig_entry(s, entry_key(&sigs, i), entry_val(&sigs, i), oncpu, offcpu);
 	clear_stacks(s, old);
