@@ -209,24 +209,30 @@ int rd_diff_answer(const struct prof_diff *d, char *buf, size_t n)
 {
 	const struct prof_profile *t = prof_diff_tree_const(d);
 	struct prof_diff_fn *fn = NULL;
-	size_t nfn = 0;
+	size_t nfn = 0, i;
 	char pb[16], pa[16];
 
 	if (prof_diff_rank(d, PROF_RANK_TOTAL, &fn, &nfn) < 0)
 		return -ENOMEM;
+	/* What grew most (the regression one looks for); what shrank most
+	 * when nothing grew. The ranking is by the size of the change. */
+	for (i = 0; i < nfn && !(0 < fn[i].change); i++)
+		;
+	if (i == nfn)
+		i = 0;
 	if (!prof_diff_total_before(d) || !prof_diff_total_after(d))
 		snprintf(buf, n, "One of the two profiles is empty; there is nothing to compare.");
-	else if (!nfn || fn[0].change == 0)
+	else if (!nfn || fn[i].change == 0)
 		snprintf(buf, n, "No function's share of %s changed.", what_of(t));
 	else {
-		rd_fmt_pct(pb, sizeof(pb), fn[0].total_delta.p_before);
-		rd_fmt_pct(pa, sizeof(pa), fn[0].total_delta.p_after);
+		rd_fmt_pct(pb, sizeof(pb), fn[i].total_delta.p_before);
+		rd_fmt_pct(pa, sizeof(pa), fn[i].total_delta.p_after);
 		if (!strcmp(pa, pb)) { /* a small change: show the decimals */
-			snprintf(pb, sizeof(pb), "%.2f%%", fn[0].total_delta.p_before);
-			snprintf(pa, sizeof(pa), "%.2f%%", fn[0].total_delta.p_after);
+			snprintf(pb, sizeof(pb), "%.2f%%", fn[i].total_delta.p_before);
+			snprintf(pa, sizeof(pa), "%.2f%%", fn[i].total_delta.p_after);
 		}
-		snprintf(buf, n, "%s %s from %s to %s of %s.", prof_str(t, fn[0].name),
-			 fn[0].change > 0 ? "grew" : "shrank", pb, pa, what_of(t));
+		snprintf(buf, n, "%s %s from %s to %s of %s.", prof_str(t, fn[i].name),
+			 fn[i].change > 0 ? "grew" : "shrank", pb, pa, what_of(t));
 	}
 	free(fn);
 	return 0;

@@ -85,8 +85,9 @@ int rd_diff_tip_values(const struct prof_diff_values *v, uint64_t tb,
 		       uint64_t ta, enum prof_unit unit,
 		       const struct rd_diff_opts *o, char (*lines)[256], int max);
 
-/* Writes the answer sentence of @d into @buf: what grew (or shrank) most,
- * "hot_b grew from 30% to 46% of CPU time.". Returns 0 or -ENOMEM. */
+/* Writes the answer sentence of @d into @buf: what grew most (by points of
+ * share), "hot_b grew from 30% to 46% of CPU time."; what shrank most when
+ * nothing grew. Returns 0 or -ENOMEM. */
 int rd_diff_answer(const struct prof_diff *d, char *buf, size_t n);
 
 #endif /* HEARTH_RENDER_DIFF_VIEW_H */

@@ -205,6 +205,27 @@ static void test_tree_answer_tip(void **state)
 	assert_true(sh.delta == 0.0);
 	assert_int_equal(rd_diff_answer(d, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "hot_b grew from 30% to 46% of CPU time.");
+	prof_diff_free(d);
+	/* What grew most is named even when a shrink is larger: x loses 40
+	 * points, z (new) gains 30, y gains 10. Nothing changed: says so. */
+	{
+		struct prof_profile *b2 = parse("app;main;x 800\napp;main;y 200\n");
+		struct prof_profile *a2 = parse("app;main;x 400\napp;main;y 300\napp;main;z 300\n");
+		struct prof_profile *a3 = parse("app;main;x 400\napp;main;y 100\n");
+
+		assert_int_equal(prof_diff_build(b2, a2, &d), 0);
+		assert_int_equal(rd_diff_answer(d, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "z grew from 0% to 30% of CPU time.");
+		prof_diff_free(d);
+		assert_int_equal(prof_diff_build(b2, a3, &d), 0);
+		assert_int_equal(rd_diff_answer(d, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "No function's share of CPU time changed.");
+		prof_diff_free(d);
+		prof_free(b2);
+		prof_free(a2);
+		prof_free(a3);
+	}
+	assert_int_equal(prof_diff_build(b, a, &d), 0);
 	k = rd_diff_tip(d, find(prof_diff_tree(d), "hot_b"), &o, lines, 4);
 	assert_int_equal(k, 3);
 	assert_string_equal(lines[0], "Before: 300 (30%)  After: 460 (46%)");
