@@ -193,7 +193,8 @@ static int build_window(struct daemon *d, struct store_window *w)
 	struct window_filter f = {
 		.exclude = (const char (*)[16])d->cfg.exclude_comm,
 		.nexclude = d->cfg.nexclude,
-		.tgid_of = daemon_window_proc_tgid,
+		.tgid_of = tgid_cache_get,
+		.arg = d->tgids,
 	};
 	struct prof_profile *raw_on = NULL, *raw_off = NULL;
 	int rc = -ENOMEM;
@@ -279,6 +280,8 @@ static void cut_window(struct daemon *d)
 				   (unsigned long long)w.end_ns, len);
 	}
 	free(blob);
+	/* Threads unseen for a minute are forgotten. */
+	tgid_cache_tick(d->tgids, (uint32_t)(60000000000ull / d->cfg.window_ns) + 1);
 	d->last_end_ns = w.end_ns;
 	d->win_start_ns = w.end_ns;
 	store_window_clear(&w);
@@ -458,6 +461,11 @@ static int start(struct daemon *d)
 
 	if (load_config(d->args, &d->cfg))
 		return -1;
+	d->tgids = tgid_cache_new();
+	if (!d->tgids) {
+		daemon_log("out of memory");
+		return -1;
+	}
 	if (open_signals(d) < 0) {
 		daemon_log("cannot set up signal handling (%s)", strerror(errno));
 		return -1;
@@ -513,6 +521,7 @@ int daemon_run(const struct daemon_args *a)
 	ctl_server_close(d->srv);
 	sampler_close(d->smp);
 	store_close(d->store);
+	tgid_cache_free(d->tgids);
 	if (d->sigfd >= 0)
 		close(d->sigfd);
 	free(d);

@@ -17,11 +17,9 @@ struct copy_ctx {
 	uint32_t *map;       /* src frame -> dst frame, UNMAPPED = not yet */
 	uint32_t *path;
 	size_t cap;
-	/* tid -> tgid for this copy */
-	uint32_t *tids;
-	uint32_t *tgids;
-	size_t ntids;
-	size_t tidcap;
+	/* the last thread row seen and its pid: stacks come grouped by thread */
+	uint32_t last_thread;
+	uint32_t last_pid;
 };
 
 uint32_t daemon_window_proc_tgid(void *arg, uint32_t tid)
@@ -49,33 +47,6 @@ uint32_t daemon_window_proc_tgid(void *arg, uint32_t tid)
 	return errno || v > UINT32_MAX ? 0 : (uint32_t)v;
 }
 
-static uint32_t cached_tgid(struct copy_ctx *c, uint32_t tid)
-{
-	uint32_t tgid;
-
-	for (size_t i = 0; i < c->ntids; i++)
-		if (c->tids[i] == tid)
-			return c->tgids[i];
-	tgid = c->f->tgid_of ? c->f->tgid_of(c->f->arg, tid) : 0;
-	if (c->ntids == c->tidcap) {
-		size_t cap = c->tidcap ? c->tidcap * 2 : 64;
-		uint32_t *a = realloc(c->tids, cap * sizeof(*a));
-		uint32_t *b;
-
-		if (!a)
-			return tgid;
-		c->tids = a;
-		b = realloc(c->tgids, cap * sizeof(*b));
-		if (!b)
-			return tgid;
-		c->tgids = b;
-		c->tidcap = cap;
-	}
-	c->tids[c->ntids] = tid;
-	c->tgids[c->ntids++] = tgid;
-	return tgid;
-}
-
 /* The tid at the end of a thread row "name-tid", 0 when none. */
 static uint32_t thread_tid(const char *name)
 {
@@ -88,6 +59,17 @@ static uint32_t thread_tid(const char *name)
 	errno = 0;
 	v = strtoul(dash + 1, &end, 10);
 	return errno || *end || v > UINT32_MAX ? 0 : (uint32_t)v;
+}
+
+/* The pid of the thread row @frame named "name-tid"; stacks come grouped
+ * by thread, so the last answer is kept. */
+static uint32_t thread_pid(struct copy_ctx *c, uint32_t frame, const char *name)
+{
+	if (c->last_thread != frame) {
+		c->last_thread = frame;
+		c->last_pid = c->f->tgid_of ? c->f->tgid_of(c->f->arg, thread_tid(name)) : 0;
+	}
+	return c->last_pid;
 }
 
 static uint32_t copy_frame(struct copy_ctx *c, const struct prof_profile *src,
@@ -137,7 +119,7 @@ static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
 	if (excluded(c->f, comm))
 		return 0;
 	if (th && th->kind == PROF_KIND_THREAD) {
-		pid = cached_tgid(c, thread_tid(prof_str(src, th->name)));
+		pid = thread_pid(c, frames[1], prof_str(src, th->name));
 		skip = 2;
 	}
 	if (n - skip + 1 > c->cap) {
@@ -175,7 +157,5 @@ int daemon_window_copy(struct prof_profile *dst, const struct prof_profile *src,
 	rc = prof_walk_stacks(src, copy_stack, &c);
 	free(c.map);
 	free(c.path);
-	free(c.tids);
-	free(c.tgids);
 	return rc;
 }
