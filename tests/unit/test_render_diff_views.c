@@ -354,6 +354,7 @@ static void test_live_keeps_zoom(void **state)
 	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
 	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
 	ui.focus = prof_node_get(m->p, prof_node_get(m->p, 0)->child)->child; /* main */
+	rd_ui_set_query(&ui, "^a$");
 	rd_live_pause(l, 1);
 	/* Until the profile with c arrives, the zoom on main is kept. */
 	rd_live_pause(l, 0);
@@ -363,6 +364,10 @@ static void test_live_keeps_zoom(void **state)
 		assert_string_equal(prof_str(ui.m->p, prof_frame_get(ui.m->p,
 				    prof_node_get(ui.m->p, ui.focus)->frame)->name), "main");
 		seen_c = box(&ui, "c") != NULL;
+		/* The search is applied to the new data. */
+		assert_string_equal(ui.query, "^a$");
+		assert_int_equal(ui.m->match_boxes, 1);
+		assert_int_equal(ui.m->match_value, 10);
 	}
 	assert_true(seen_c);
 	assert_string_equal(v->notice, "");
