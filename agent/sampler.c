@@ -138,6 +138,19 @@ static uint32_t copy_ring_bytes(int ncpus)
 	return bytes;
 }
 
+/* A few chosen processes need far smaller maps than the whole host, and
+ * preallocated maps cost their full size at load. */
+static void size_for_few_tasks(struct sampler_bpf *skel)
+{
+	bpf_map__set_max_entries(skel->maps.stacks0, 2048);
+	bpf_map__set_max_entries(skel->maps.stacks1, 2048);
+	bpf_map__set_max_entries(skel->maps.counts0, 8192);
+	bpf_map__set_max_entries(skel->maps.counts1, 8192);
+	bpf_map__set_max_entries(skel->maps.sig_counts0, 4096);
+	bpf_map__set_max_entries(skel->maps.sig_counts1, 4096);
+	bpf_map__set_max_entries(skel->maps.offcpu_start, 4096);
+}
+
 static void tune(struct sampler *s, const struct sampler_opts *o)
 {
 	struct sampler_bpf *skel = s->skel;
@@ -163,6 +176,8 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
 		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible));
 	}
+	if (o->npids || o->comm[0])
+		size_for_few_tasks(skel);
 	if (!o->on_cpu)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
 	if (!o->off_cpu)
@@ -277,9 +292,9 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	}
 	if (s->opts.on_cpu && attach_on_cpu(s, err, errlen) < 0)
 		goto err_free;
-	/* Our programs are in kallsyms now: read it again so their frames
-	 * are known, and dropped, rather than shown as bare addresses. */
-	sym_kernel_reload(s->sym);
+	/* Kernel symbols are read at the first kernel frame, after this
+	 * point: our programs are in them then, so their frames are known
+	 * (and dropped) rather than shown as bare addresses. */
 	return s;
 
 err_free:
