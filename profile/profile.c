@@ -389,24 +389,66 @@ uint32_t prof_frame_count(const struct prof_profile *p)
 
 /* ---- the call tree ------------------------------------------------------------- */
 
+/* Makes room so that @extra more edges fit under a 3/4 load factor.
+ * Returns 0 or -ENOMEM. */
+static int edge_reserve(struct edge_table *t, uint32_t extra)
+{
+	uint64_t need = (uint64_t)t->used + extra;
+	uint64_t cap = t->cap ? t->cap : MIN_TABLE;
+	struct edge_slot *slots;
+
+	while (cap * 3 < need * 4)
+		cap *= 2;
+	if (cap == t->cap)
+		return 0;
+	if ((uint64_t)UINT32_MAX < cap)
+		return -ENOMEM;
+	slots = big_calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		const struct edge_slot *sl = &t->slots[i];
+		uint64_t j;
+
+		if (!sl->id)
+			continue;
+		j = hash_edge(sl->parent, sl->frame) & (cap - 1);
+		while (slots[j].id)
+			j = (j + 1) & (cap - 1);
+		slots[j] = *sl;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
+/* Stores edge (@parent, @frame) -> @id; room must have been reserved. */
+static void edge_insert(struct edge_table *t, uint32_t parent, uint32_t frame,
+			uint32_t id)
+{
+	uint32_t mask = t->cap - 1, j = (uint32_t)hash_edge(parent, frame) & mask;
+
+	while (t->slots[j].id)
+		j = (j + 1) & mask;
+	t->slots[j] = (struct edge_slot){ parent, frame, id, 0 };
+	t->used++;
+}
+
 /* Looks (parent, frame) up in the edge index only; 0 when absent. */
 static uint32_t edge_lookup(const struct prof_profile *p, uint32_t parent,
 			    uint32_t frame)
 {
-	uint32_t h, mask, j, id;
-	uint64_t sl;
+	const struct edge_slot *slots = p->edge_index.slots;
+	uint32_t mask, j;
 
 	if (!p->edge_index.cap)
 		return 0;
-	h = (uint32_t)hash_edge(parent, frame);
 	mask = p->edge_index.cap - 1;
-	for (j = h & mask; (sl = p->edge_index.slots[j]) != 0;
-	     j = (j + 1) & mask) {
-		id = SLOT_ID(sl);
-		if (SLOT_HASH(sl) == h && p->nodes[id].parent == parent &&
-		    p->nodes[id].frame == frame)
-			return id;
-	}
+	for (j = (uint32_t)hash_edge(parent, frame) & mask; slots[j].id;
+	     j = (j + 1) & mask)
+		if (slots[j].parent == parent && slots[j].frame == frame)
+			return slots[j].id;
 	return 0;
 }
 
@@ -432,11 +474,11 @@ static int edges_index(struct prof_profile *p)
 {
 	if (p->nnodes <= p->edges_indexed)
 		return 0;
-	if (table_reserve(&p->edge_index, p->nnodes - p->edges_indexed) < 0)
+	if (edge_reserve(&p->edge_index, p->nnodes - p->edges_indexed) < 0)
 		return -ENOMEM;
 	for (uint32_t id = p->edges_indexed; id < p->nnodes; id++)
-		table_insert(&p->edge_index, id,
-			     hash_edge(p->nodes[id].parent, p->nodes[id].frame));
+		edge_insert(&p->edge_index, p->nodes[id].parent,
+			    p->nodes[id].frame, id);
 	p->edges_indexed = p->nnodes;
 	return 0;
 }
@@ -452,7 +494,7 @@ static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed)
 	if ((uint64_t)UINT32_MAX - 1 < need)
 		return -ENOMEM;
 	if (indexed && (edges_index(p) < 0 ||
-			table_reserve(&p->edge_index, (uint32_t)extra) < 0))
+			edge_reserve(&p->edge_index, (uint32_t)extra) < 0))
 		return -ENOMEM;
 	if (grow((void **)&p->nodes, &c1, need, sizeof(*p->nodes)) < 0 ||
 	    grow((void **)&p->last_child, &c2, need, sizeof(*p->last_child)) < 0)
@@ -495,7 +537,7 @@ static uint32_t node_child(struct prof_profile *p, uint32_t parent,
 	if (id)
 		return id;
 	id = node_append(p, parent, frame);
-	table_insert(&p->edge_index, id, hash_edge(parent, frame));
+	edge_insert(&p->edge_index, parent, frame, id);
 	p->edges_indexed = p->nnodes;
 	return id;
 }
@@ -541,7 +583,7 @@ static uint32_t add_chain(struct prof_profile *p, uint32_t parent,
 			  size_t depth, int cache)
 {
 	uint32_t first = p->nnodes, mask = p->edge_index.cap - 1, cur = parent;
-	const uint64_t *slots = p->edge_index.slots;
+	const struct edge_slot *slots = p->edge_index.slots;
 
 	for (size_t i = 0; i < n && i < CHAIN_AHEAD; i++)
 		__builtin_prefetch(&slots[(uint32_t)hash_edge(
@@ -553,8 +595,7 @@ static uint32_t add_chain(struct prof_profile *p, uint32_t parent,
 			__builtin_prefetch(&slots[(uint32_t)hash_edge(
 				first + (uint32_t)ahead - 1, frames[ahead]) & mask], 1);
 		cur = node_append(p, cur, frames[i]);
-		table_insert(&p->edge_index, cur,
-			     hash_edge(p->nodes[cur].parent, frames[i]));
+		edge_insert(&p->edge_index, p->nodes[cur].parent, frames[i], cur);
 		p->nodes[cur].total = value;
 		if (cache) {
 			p->last_frames[depth + i] = frames[i];

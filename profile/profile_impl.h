@@ -29,6 +29,23 @@ struct id_table {
 	uint32_t used;
 };
 
+/* The tree's edge index: each slot holds the key (parent node, frame)
+ * beside the child's id (0 = empty), so a lookup reads one slot and never
+ * the node, whose memory is a second cache miss on big trees. Capacity is
+ * a power of two; the load factor stays under 3/4. */
+struct edge_slot {
+	uint32_t parent;
+	uint32_t frame;
+	uint32_t id;
+	uint32_t pad;
+};
+
+struct edge_table {
+	struct edge_slot *slots;
+	uint32_t cap;
+	uint32_t used;
+};
+
 struct prof_profile {
 	struct prof_meta meta;
 
@@ -45,7 +62,7 @@ struct prof_profile {
 	struct prof_node *nodes;
 	uint32_t *last_child; /* per node: its last child, for appending */
 	uint32_t nnodes, node_cap;
-	struct id_table edge_index;
+	struct edge_table edge_index;
 	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
 	int sorted; /* 1 when no node was added since the last prof_sort() */
 
