@@ -105,6 +105,11 @@ int rd_calltree_toggle(struct rd_calltree *ct, uint32_t pre)
 	return list(ct);
 }
 
+int rd_calltree_refresh(struct rd_calltree *ct)
+{
+	return list(ct);
+}
+
 long rd_calltree_row_of(const struct rd_calltree *ct, uint32_t pre)
 {
 	for (size_t i = 0; i < ct->nrows; i++)
@@ -209,6 +214,15 @@ char *rd_calltree_status(const struct rd_calltree *ct, char *buf, size_t n)
 
 /* ---- the call tree pane of the window ----------------------------------- */
 
+static void drop_keep(struct rd_views *v)
+{
+	for (size_t i = 0; i < v->nct_keep; i++)
+		free(v->ct_keep[i]);
+	free(v->ct_keep);
+	v->ct_keep = NULL;
+	v->nct_keep = 0;
+}
+
 void rd_views_calltree_clear(struct rd_views *v)
 {
 	rd_calltree_free(&v->ct);
@@ -217,6 +231,99 @@ void rd_views_calltree_clear(struct rd_views *v)
 	v->ct_swm = NULL;
 	rd_sandwich_free(&v->ct_sw);
 	v->ct_side = -1;
+	drop_keep(v);
+}
+
+/* The names from the top to node @id of @p, '\x1f' apart, malloc'd. */
+static char *joined_path(const struct prof_profile *p, uint32_t id)
+{
+	const char *path[RD_PATH_MAX];
+	int n = rd_views_name_path(p, id, path);
+	size_t len = 1, o = 0;
+	char *s;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(path[i]) + 1;
+	if (!n || !(s = malloc(len)))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		o += (size_t)sprintf(s + o, "%s%s", i ? "\x1f" : "", path[i]);
+	return s;
+}
+
+void rd_views_calltree_keep(struct rd_ui *ui)
+{
+	struct rd_views *v = ui->views;
+	const struct rd_model *m = v->ct_of;
+	int side = v->ct_side;
+	char name[256];
+	size_t n = 0;
+
+	snprintf(name, sizeof(name), "%s", v->ct_name);
+	drop_keep(v);
+	for (uint32_t i = 1; m && i < m->tree.n; i++)
+		n += v->ct.open[i];
+	v->ct_keep = n ? calloc(n, sizeof(*v->ct_keep)) : NULL;
+	for (uint32_t i = 1; v->ct_keep && i < m->tree.n; i++)
+		if (v->ct.open[i] && (v->ct_keep[v->nct_keep] = joined_path(m->p, m->tree.v[i].id)))
+			v->nct_keep++;
+	{
+		char **keep = v->ct_keep;
+		size_t nk = v->nct_keep;
+
+		v->ct_keep = NULL;
+		v->nct_keep = 0;
+		rd_views_calltree_clear(v);
+		v->ct_keep = keep;
+		v->nct_keep = nk;
+	}
+	/* The callers or callees tree is built again on the new data. */
+	v->ct_side = side;
+	snprintf(v->ct_name, sizeof(v->ct_name), "%s", name);
+}
+
+/* Builds the callers/callees tree of ct_name on the data shown, or falls
+ * back to the whole profile when the function is gone. */
+static void ct_side_tree(struct rd_ui *ui)
+{
+	struct rd_views *v = ui->views;
+
+	if (v->ct_side < 0 || v->ct_swm)
+		return;
+	if (rd_sandwich_build(ui->m->p, NULL, v->ct_name, &v->ct_sw) < 0 ||
+	    !(v->ct_swm = rd_model_new(v->ct_side ? v->ct_sw.callees : v->ct_sw.callers))) {
+		rd_sandwich_free(&v->ct_sw);
+		v->ct_side = -1;
+	}
+}
+
+/* Reopens the rows remembered by rd_views_calltree_keep() that exist in
+ * the new data. */
+static int reopen(struct rd_views *v, const struct rd_model *m)
+{
+	for (size_t k = 0; k < v->nct_keep; k++) {
+		const char *path[RD_PATH_MAX];
+		char *s = v->ct_keep[k];
+		int n = 0;
+		uint32_t id;
+
+		for (char *p = s; n < RD_PATH_MAX; n++) {
+			char *e = strchr(p, '\x1f');
+
+			path[n] = p;
+			if (!e) {
+				n++;
+				break;
+			}
+			*e = '\0';
+			p = e + 1;
+		}
+		id = rd_views_find_path(m->p, path, n);
+		if (id)
+			v->ct.open[m->tree.pre[id]] = 1;
+	}
+	drop_keep(v);
+	return rd_calltree_refresh(&v->ct);
 }
 
 static int row_h(const struct rd_ui *ui)
@@ -228,8 +335,10 @@ static int row_h(const struct rd_ui *ui)
 static int ct_sync(struct rd_ui *ui, size_t visible)
 {
 	struct rd_views *v = ui->views;
-	const struct rd_model *m = v->ct_side >= 0 && v->ct_swm ? v->ct_swm : ui->m;
+	const struct rd_model *m;
 
+	ct_side_tree(ui);
+	m = v->ct_side >= 0 && v->ct_swm ? v->ct_swm : ui->m;
 	if (v->ct_of != m || v->ct_base != ui->base || v->ct_filter != ui->filter) {
 		rd_calltree_free(&v->ct);
 		if (rd_calltree_init(&v->ct, m) < 0)
@@ -237,8 +346,13 @@ static int ct_sync(struct rd_ui *ui, size_t visible)
 		v->ct_of = m;
 		v->ct_base = ui->base;
 		v->ct_filter = ui->filter;
-		if (v->ct_side >= 0 && m->tree.n > 1 && rd_calltree_toggle(&v->ct, 1) < 0)
+		if (v->nct_keep) {
+			if (reopen(v, m) < 0)
+				return -ENOMEM;
+		} else if (v->ct_side >= 0 && m->tree.n > 1 &&
+			   rd_calltree_toggle(&v->ct, 1) < 0) {
 			return -ENOMEM;
+		}
 	}
 	if (strcmp(v->ct.query, ui->query)) {
 		if (rd_calltree_search(&v->ct, ui->query, visible) < 0)

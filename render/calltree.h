@@ -56,6 +56,10 @@ long rd_calltree_search(struct rd_calltree *ct, const char *query,
  * as above. Returns 0, -ENOENT without matches, -ENOMEM. */
 int rd_calltree_step(struct rd_calltree *ct, int dir, size_t visible);
 
+/* Lists the rows again after ct->open[] was changed directly. Returns 0
+ * or -ENOMEM. */
+int rd_calltree_refresh(struct rd_calltree *ct);
+
 /* The row showing preorder node @pre, or -1 when it is not listed. */
 long rd_calltree_row_of(const struct rd_calltree *ct, uint32_t pre);
 

@@ -645,6 +645,7 @@ int rd_views_update(struct rd_ui *ui)
 
 	if (!v->live || !rd_live_take(v->live, &p, &m, &from, &to, &arrived))
 		return 0;
+	rd_views_calltree_keep(ui); /* before the models it points into go */
 	nf = rd_views_name_path(ui->m->p, ui->focus, fpath);
 	ns = rd_views_name_path(ui->m->p, ui->selected, spath);
 	if (own_path(fpath, nf) < 0)
@@ -676,7 +677,6 @@ int rd_views_update(struct rd_ui *ui)
 	free_path(spath, ns);
 	ui->scroll = scroll;
 	rd_views_sandwich_refresh(ui);
-	rd_views_calltree_clear(v);
 	rd_live_discard(v->live, old_p, old_m);
 	v->live_updates++;
 	v->live_arrived_ns = arrived;

@@ -100,6 +100,8 @@ struct rd_views {
 	struct rd_model *ct_swm;
 	char ct_name[256];
 	size_t ct_visible;
+	char **ct_keep;               /* open rows to reopen after new data: */
+	size_t nct_keep;              /*   names from the top, '\x1f' apart */
 	/* Side by side. */
 	struct rd_model *side_m[2]; /* before, after */
 	struct rd_boxes side_boxes[2];
@@ -214,6 +216,9 @@ void rd_views_sandwich_refresh(struct rd_ui *ui);
 
 /* The call tree pane (render/calltree.c). */
 void rd_views_calltree_clear(struct rd_views *v);
+/* Before new data replaces the model: remembers the open rows (and the
+ * callers/callees tree shown) so the pane reopens them on the new data. */
+void rd_views_calltree_keep(struct rd_ui *ui);
 int rd_views_calltree_graph(struct rd_ui *ui);
 int rd_views_calltree_click(struct rd_ui *ui, int kind, uint32_t arg);
 int rd_views_calltree_step(struct rd_ui *ui, int dir);

@@ -424,6 +424,49 @@ static void test_live_sandwich(void **state)
 	rd_views_free(v);
 }
 
+/* The call tree pane keeps its open rows, and the callers tree it shows,
+ * across new data. */
+static void test_live_calltree(void **state)
+{
+	struct fake f = { .data = windows, .ndata = 2 };
+	struct rd_views *v = rd_views_new();
+	struct rd_live *l = rd_live_new(fake_fetch, &f, 300000000000ull);
+	struct rd_model *m;
+	struct rd_ui ui;
+
+	(void)state;
+	assert_int_equal(rd_views_set_live(v, l, parse("app;main;a 1\napp;main;b 1\n"), 1, 2, &m), 0);
+	assert_int_equal(rd_ui_init(&ui, m, &text), 0);
+	rd_live_pause(l, 1);
+	assert_int_equal(rd_views_attach(v, &ui, NULL, NULL), 0);
+	v->pane = RD_PANE_CALLTREE;
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	click(&ui, zone(&ui, RD_Z_CT_ROW, 0)); /* app */
+	click(&ui, zone(&ui, RD_Z_CT_ROW, 1)); /* main */
+	assert_int_equal(v->ct.nrows, 4);
+	rd_live_pause(l, 0);
+	next_update(&ui); /* main: a 10, b 5 */
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(v->ct.nrows, 4);
+	assert_string_equal(ct_name(v, 1), "main");
+	assert_int_equal(v->ct.rows[1].open, 1);
+	assert_string_equal(ct_name(v, 2), "a");
+	/* The callers of a as the tree, kept through the next window. */
+	click(&ui, zone(&ui, RD_Z_CT_CALLERS, 2));
+	assert_int_equal(v->ct_side, 0);
+	assert_string_equal(ct_name(v, 0), "a");
+	next_update(&ui); /* main: a 10, c 7 */
+	assert_int_equal(rd_ui_layout(&ui, 1200, 800, 1), 0);
+	assert_int_equal(v->ct_side, 0);
+	assert_string_equal(v->ct_name, "a");
+	assert_string_equal(ct_name(v, 0), "a");
+	assert_int_equal(v->ct.rows[0].open, 1);
+	assert_string_equal(ct_name(v, 1), "main");
+	rd_views_detach(v);
+	rd_ui_release(&ui);
+	rd_views_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_panes),
 		cmocka_unit_test(test_live_keeps_zoom),
 		cmocka_unit_test(test_live_sandwich),
+		cmocka_unit_test(test_live_calltree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
