@@ -36,23 +36,34 @@ static struct hearth_value *entry_val(const struct entries *e, size_t i)
 	return (struct hearth_value *)(e->buf + i * (e->ksz + e->vsz) + e->ksz);
 }
 
-/* Reads every entry of counts map @fd into @out, then deletes them. No
- * program writes to it during this (its side is inactive). */
-static int take_counts(int fd, struct entries *out)
+static int entries_reserve(struct entries *out, size_t more)
+{
+	size_t cap = out->cap ? out->cap : 1024;
+	uint8_t *buf;
+
+	if (out->len + more <= out->cap)
+		return 0;
+	while (cap < out->len + more)
+		cap *= 2;
+	buf = realloc(out->buf, cap * (out->ksz + out->vsz));
+	if (!buf)
+		return -ENOMEM;
+	out->buf = buf;
+	out->cap = cap;
+	return 0;
+}
+
+/* The old way, one lookup and one delete per entry, for kernels without
+ * batch operations on hash maps. */
+static int take_counts_one_by_one(int fd, struct entries *out)
 {
 	uint8_t key[sizeof(struct hearth_sig_key)], next[sizeof(struct hearth_sig_key)];
 	void *prev = NULL;
+	size_t first = out->len;
 
 	while (bpf_map_get_next_key(fd, prev, next) == 0) {
-		if (out->len == out->cap) {
-			size_t cap = out->cap ? out->cap * 2 : 1024;
-			uint8_t *buf = realloc(out->buf, cap * (out->ksz + out->vsz));
-
-			if (!buf)
-				return -ENOMEM;
-			out->buf = buf;
-			out->cap = cap;
-		}
+		if (entries_reserve(out, 1) < 0)
+			return -ENOMEM;
 		if (bpf_map_lookup_elem(fd, next, entry_val(out, out->len)) == 0) {
 			memcpy(entry_key(out, out->len), next, out->ksz);
 			out->len++;
@@ -60,9 +71,50 @@ static int take_counts(int fd, struct entries *out)
 		memcpy(key, next, out->ksz);
 		prev = key;
 	}
-	for (size_t i = 0; i < out->len; i++)
+	for (size_t i = first; i < out->len; i++)
 		bpf_map_delete_elem(fd, entry_key(out, i));
 	return 0;
+}
+
+#define BATCH 1024
+
+/* Reads and deletes every entry of counts map @fd into @out, a batch of
+ * entries per system call. No program writes to it meanwhile (its side is
+ * inactive). Returns 0 or -ENOMEM. */
+static int take_counts(int fd, struct entries *out)
+{
+	uint8_t *keys = malloc(BATCH * out->ksz);
+	struct hearth_value *vals = malloc(BATCH * sizeof(*vals));
+	uint8_t token[sizeof(struct hearth_sig_key)];
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	void *in = NULL;
+	int ret = -ENOMEM;
+
+	while (keys && vals) {
+		__u32 n = BATCH;
+		int rc = bpf_map_lookup_and_delete_batch(fd, in, token, keys, vals, &n, &opts);
+		int err = rc < 0 ? errno : 0;
+
+		if (rc < 0 && err != ENOENT && n == 0) {
+			ret = in ? -err : take_counts_one_by_one(fd, out);
+			break;
+		}
+		if (entries_reserve(out, n) < 0)
+			break;
+		for (__u32 i = 0; i < n; i++) {
+			memcpy(entry_key(out, out->len), keys + i * out->ksz, out->ksz);
+			*entry_val(out, out->len) = vals[i];
+			out->len++;
+		}
+		if (rc < 0) {
+			ret = err == ENOENT ? 0 : -err;
+			break;
+		}
+		in = token;
+	}
+	free(keys);
+	free(vals);
+	return ret;
 }
 
 static int cmp_s32(const void *a, const void *b)
