@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile_impl.h"
+
 #define KERNEL_SUFFIX "_[k]"
 #define INLINE_SUFFIX "_[i]"
 #define SUFFIX_LEN 4
@@ -52,7 +54,7 @@ struct parse_ctx {
 	 * Reading first and building after keeps the text table in the
 	 * cache instead of fighting the tree's tables for it. */
 	uint32_t *out;
-	size_t nout, out_cap;
+	size_t nout, out_cap, nlines;
 	int first_is_process;
 	char *err;
 	size_t errlen;
@@ -330,11 +332,12 @@ static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
 	o[2] = (uint32_t)(count >> 32);
 	memcpy(o + 3, c->frames, n * sizeof(*o));
 	c->nout = need;
+	c->nlines++;
 	return 0;
 }
 
-/* Adds the queued stacks to the profile; 0 or -ENOMEM. */
-static int add_queued(struct parse_ctx *c)
+/* Adds the queued stacks one by one; 0 or -ENOMEM. */
+static int add_each(struct parse_ctx *c)
 {
 	for (size_t i = 0; i < c->nout;) {
 		const uint32_t *o = c->out + i;
@@ -345,6 +348,43 @@ static int add_queued(struct parse_ctx *c)
 		i += 3 + (size_t)o[0];
 	}
 	return 0;
+}
+
+/* Adds the queued stacks to the profile: first every path, then every
+ * count in one pass over the tree, so a path's existing nodes are only
+ * looked up, not written (each write was a cache miss). Falls back to one
+ * stack at a time without memory for the leaves. 0 or -ENOMEM. */
+static int add_queued(struct parse_ctx *c)
+{
+	uint32_t *leaves = malloc((c->nlines ? c->nlines : 1) * sizeof(*leaves));
+	uint64_t *values = malloc((c->nlines ? c->nlines : 1) * sizeof(*values));
+	size_t k = 0;
+	int ret = 0;
+
+	if (!leaves || !values) {
+		free(leaves);
+		free(values);
+		return add_each(c);
+	}
+	for (size_t i = 0; i < c->nout; k++) {
+		const uint32_t *o = c->out + i;
+
+		leaves[k] = prof_path_get(c->p, o + 3, o[0]);
+		if (leaves[k] == UINT32_MAX) {
+			ret = -ENOMEM;
+			break;
+		}
+		values[k] = (uint64_t)o[2] << 32 | o[1];
+		i += 3 + (size_t)o[0];
+	}
+	/* The parsed text is no longer needed: make room for the pass. */
+	free(c->out);
+	c->out = NULL;
+	c->nout = 0;
+	prof_add_values(c->p, leaves, values, k);
+	free(leaves);
+	free(values);
+	return ret;
 }
 
 static int is_blank(char ch)

@@ -606,8 +606,11 @@ static uint32_t add_chain(struct prof_profile *p, uint32_t parent,
 	return cur;
 }
 
-uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
-			size_t n, uint64_t value)
+/* Finds or makes the path @frames[0..n) and returns its leaf, as
+ * prof_add_stack() does; @value goes to the totals on the path and the
+ * leaf's self only with @totals. */
+static uint32_t add_path(struct prof_profile *p, const uint32_t *frames,
+			 size_t n, uint64_t value, int totals)
 {
 	uint32_t cur = 0;
 	size_t k = 0, i;
@@ -622,7 +625,8 @@ uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 		return UINT32_MAX;
 	/* Without room to remember this stack, forget the last one. */
 	cache = last_reserve(p, n) == 0;
-	p->nodes[0].total = sat_add(p->nodes[0].total, value);
+	if (totals)
+		p->nodes[0].total = sat_add(p->nodes[0].total, value);
 	for (i = 0; i < n; i++) {
 		uint32_t id = i < k ? p->last_nodes[i] :
 				      prof_child_find(p, cur, frames[i]);
@@ -630,17 +634,69 @@ uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
 		if (!id)
 			break;
 		cur = id;
-		p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
+		if (totals)
+			p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
 		if (cache) {
 			p->last_frames[i] = frames[i];
 			p->last_nodes[i] = cur;
 		}
 	}
 	if (i < n)
-		cur = add_chain(p, cur, frames + i, n - i, value, i, cache);
-	p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
+		cur = add_chain(p, cur, frames + i, n - i, totals ? value : 0, i,
+				cache);
+	if (totals)
+		p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
 	p->last_n = cache ? n : 0;
 	return cur;
+}
+
+uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
+			size_t n, uint64_t value)
+{
+	return add_path(p, frames, n, value, 1);
+}
+
+uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
+		       size_t n)
+{
+	return add_path(p, frames, n, 0, 0);
+}
+
+void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
+		     const uint64_t *values, size_t count)
+{
+	uint64_t *delta = big_calloc(p->nnodes, sizeof(*delta));
+
+	for (size_t i = 0; i < count; i++) {
+		struct prof_node *nd = &p->nodes[leaves[i]];
+
+		nd->self = sat_add(nd->self, values[i]);
+		if (delta) {
+			delta[leaves[i]] = sat_add(delta[leaves[i]], values[i]);
+			continue;
+		}
+		/* No room for the one pass: walk up from each leaf. */
+		for (uint32_t id = leaves[i];; id = p->nodes[id].parent) {
+			p->nodes[id].total = sat_add(p->nodes[id].total, values[i]);
+			if (id == 0)
+				break;
+		}
+	}
+	if (!delta)
+		return;
+	/* A parent's id is smaller than its children's: going down the ids,
+	 * each node's delta is complete before it passes to its parent. */
+	for (uint32_t id = p->nnodes - 1; id > 0; id--) {
+		uint64_t d = delta[id];
+
+		if (!d)
+			continue;
+		p->nodes[id].total = sat_add(p->nodes[id].total, d);
+		delta[p->nodes[id].parent] =
+			sat_add(delta[p->nodes[id].parent], d);
+	}
+	p->nodes[0].total = sat_add(p->nodes[0].total, delta[0]);
+	free(delta);
 }
 
 uint32_t prof_child_get(struct prof_profile *p, uint32_t parent,

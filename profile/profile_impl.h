@@ -72,4 +72,19 @@ struct prof_profile {
 	size_t last_n, last_cap;
 };
 
+/* For bulk loads (the folded parser): finds or makes the path
+ * @frames[0..n) like prof_add_stack() but leaves every total and self
+ * alone, so the path's nodes need not be read. Returns the leaf (0 for
+ * n == 0), or UINT32_MAX when out of memory or for an unknown frame. The
+ * caller then passes the leaves to prof_add_values(). */
+uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
+		       size_t n);
+
+/* Adds @values[i] to the self of node @leaves[i] (valid ids) and to the
+ * total of it and every ancestor, for each i < @count, in one pass over
+ * the nodes (walking up from each leaf when out of memory for it). Values
+ * saturate. The result equals prof_add_stack() per leaf. */
+void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
+		     const uint64_t *values, size_t count);
+
 #endif /* HEARTH_PROFILE_IMPL_H */
