@@ -255,6 +255,9 @@ struct sym_ctx {
 	struct sym_kallsyms *kallsyms;
 	bool kallsyms_failed;
 	uint64_t kallsyms_loaded_ns;
+	/* Kernel addresses that stayed unnamed after a reread: asking about
+	 * them again must not reread kallsyms every few seconds. */
+	uint64_t kallsyms_missed[64];
 
 	struct sym_proc *procs[SYM_PROC_BUCKETS]; /* chained by pid */
 	size_t nprocs;

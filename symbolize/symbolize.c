@@ -413,13 +413,19 @@ static int kernel_find(struct sym_ctx *ctx, uint64_t addr, const char **name,
 		return -ENOENT;
 	if (sym_kallsyms_find(ctx->kallsyms, addr, name, mod) == 0)
 		return 0;
+	uint64_t *missed = &ctx->kallsyms_missed[(addr >> 4) % 64];
+	if (*missed == addr)
+		return -ENOENT;
 	uint64_t now = now_ns();
 	if (now - ctx->kallsyms_loaded_ns < KALLSYMS_RELOAD_NS)
 		return -ENOENT;
 	ctx->kallsyms_loaded_ns = now;
 	if (sym_kernel_reload(ctx) != 0)
 		return -ENOENT;
-	return sym_kallsyms_find(ctx->kallsyms, addr, name, mod);
+	if (sym_kallsyms_find(ctx->kallsyms, addr, name, mod) == 0)
+		return 0;
+	*missed = addr;
+	return -ENOENT;
 }
 
 int sym_kernel(struct sym_ctx *ctx, uint64_t addr, struct sym_frame *out)
