@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -29,8 +30,30 @@ static int write_to(FILE *f, struct prof_profile *p, unsigned flags, int pprof)
 	return pprof ? prof_pprof_write(p, f) : prof_folded_write(p, f, fflags);
 }
 
+/* A device, pipe or socket (/dev/null, a FIFO) is written in place: a
+ * temporary file renamed over it would replace the device itself. */
+static int write_special(const char *path, struct prof_profile *p, unsigned flags)
+{
+	FILE *f = fopen(path, "we");
+	int rc;
+
+	if (!f) {
+		cli_error("cannot open %s: %s.", path, strerror(errno));
+		return -1;
+	}
+	rc = write_to(f, p, flags, is_pprof(path));
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		cli_error("cannot write %s: %s.", path, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 {
+	struct stat st;
 	char tmp[4096];
 	FILE *f;
 	int rc;
@@ -42,6 +65,8 @@ int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 		}
 		return 0;
 	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return write_special(path, p, flags);
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
 		cli_error("the output path is too long.");
 		return -1;

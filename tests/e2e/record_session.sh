@@ -32,3 +32,14 @@ ok "no progress noise off a terminal"
 script -qec "$HEARTH record -d 2 -p $wpid -o $T/tty.folded" /dev/null >"$T/tty.out" 2>&1 || fail "record under a terminal exited non-zero"
 grep -q 'recording [0-9.]*/2 s, [0-9]* samples' "$T/tty.out" || fail "no progress line on a terminal: $(cat "$T/tty.out")"
 ok "progress line on a terminal"
+
+# Writing to a device or a pipe writes in place: /dev/null stays /dev/null.
+"$HEARTH" record -d 1 -p "$wpid" -o /dev/null 2>/dev/null || fail "record -o /dev/null exited non-zero"
+[ -c /dev/null ] || { rm -f /dev/null; mknod -m 666 /dev/null c 1 3; fail "record -o /dev/null replaced the device with a file"; }
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/fifo.out" &
+"$HEARTH" record -d 1 -p "$wpid" -o "$T/fifo" 2>/dev/null || fail "record into a FIFO exited non-zero"
+wait $!
+[ -p "$T/fifo" ] || fail "record replaced the FIFO with a file"
+grep -q ';spin' "$T/fifo.out" || fail "nothing came through the FIFO"
+ok "devices and pipes are written in place"
