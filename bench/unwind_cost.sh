@@ -11,7 +11,9 @@
 # stack reaches main through the whole chain), the profiler's user+sys CPU
 # seconds (perf: record + script, since its stacks only exist after
 # script), hearth's BPF ns per program run and user-space us per unwind.
-# Environment: SECS (default 5 on-CPU, 2 off-CPU).
+# Environment: SECS (default 5 on-CPU), OFF_SECS (default 2 off-CPU),
+# ROWS (a regular expression: only the rows whose label matches, e.g.
+# ROWS='dwarf' for the two DWARF unwinders).
 set -u
 SECS=${SECS:-5}
 N="$FIXTURES/unwind_nofp"
@@ -49,8 +51,12 @@ complete() {
 
 
 # run_hearth LABEL WORKLOAD ARGS...: hearth record on a fresh workload.
+# wanted LABEL: whether ROWS selects this row.
+wanted() { echo "$1" | grep -Eq "${ROWS:-.}"; }
+
 run_hearth() {
 	label=$1; work=$2; shift 2
+	wanted "$label" || return 0
 	"$N" $work "$((SECS + 2))" >/dev/null &
 	wpid=$!
 	sleep 0.2
@@ -69,6 +75,7 @@ run_hearth() {
 # run_perf LABEL WORKLOAD PERF-ARGS...
 run_perf() {
 	label=$1; work=$2; shift 2
+	wanted "$label" || return 0
 	"$N" $work "$((SECS + 2))" >/dev/null &
 	wpid=$!
 	sleep 0.2
