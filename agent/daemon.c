@@ -18,6 +18,7 @@
 #include "agent/store_codec.h"
 
 #define POLL_MS 25
+#define STORE_OK_STREAK 3
 #define FLUSH_MS 2000
 
 void daemon_log(const char *fmt, ...)
@@ -243,15 +244,22 @@ static void fill_counters(struct daemon *d, struct store_window *w)
 	}
 }
 
+/* Logs a failing store once per episode: an episode ends only after
+ * STORE_OK_STREAK windows in a row were written (a nearly full disk can
+ * take a small window now and then). */
 static void store_result(struct daemon *d, int rc)
 {
-	if (rc == 0 && d->store_failing) {
+	if (rc) {
+		if (!d->store_failing)
+			daemon_log("cannot store windows in %s (%s); still sampling, skipping windows until writing works again",
+				   d->cfg.state_dir, strerror(-rc));
+		d->store_failing = true;
+		d->store_ok_streak = 0;
+		return;
+	}
+	if (d->store_failing && ++d->store_ok_streak >= STORE_OK_STREAK) {
 		daemon_log("writing windows again: the store accepts data");
 		d->store_failing = false;
-	} else if (rc && !d->store_failing) {
-		daemon_log("cannot store windows in %s (%s); still sampling, skipping windows until writing works again",
-			   d->cfg.state_dir, strerror(-rc));
-		d->store_failing = true;
 	}
 }
 

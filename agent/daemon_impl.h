@@ -49,6 +49,7 @@ struct daemon {
 	size_t npend;
 
 	bool store_failing;
+	unsigned store_ok_streak;
 	uint64_t ev_count[CTL_EV_COUNT];
 	uint64_t watchdog_usec;
 	uint64_t test_hang_ns;      /* HEARTHD_TEST_HANG_AFTER, 0 = off */

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Full disk: the state directory lives on a 2 MiB tmpfs. After a few
-# windows are stored, a filler file takes every free byte. hearthd must log
-# the problem once (not once per window), keep sampling, report that it is
-# not writing, keep answering snapshots from what it has, corrupt nothing,
-# and write again once the filler is gone.
+# windows are stored, a filler file takes every free page. hearthd must log
+# the problem once (not once per window), keep sampling, report skipped
+# windows, keep answering snapshots from what it has, corrupt nothing, and
+# write again (logged once, after three windows in a row) once the filler
+# is gone.
 set -u
 T=$(mktemp -d /tmp/hearthd-disk.XXXXXX)
 M=$T/mnt
@@ -47,7 +48,6 @@ wait_stored 3 "before filling the disk"
 
 dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
 df -k "$M" | tail -1
-before=$(stored)
 samples1=$("$HEARTH" status $S | awk '/^samples:/ { print $2 }')
 sleep 3
 samples2=$("$HEARTH" status $S | awk '/^samples:/ { print $2 }')
@@ -55,10 +55,13 @@ kill -0 "$HD" || fail "hearthd died on a full disk"
 n=$(grep -c "cannot store windows" "$T/hearthd.log")
 [ "$n" -eq 1 ] || fail "the full disk was logged $n times, expected once"
 grep "cannot store windows" "$T/hearthd.log" | grep -q "No space left on device" || fail "the log does not name ENOSPC"
-[ "$(stored)" -le $((before + 1)) ] || fail "windows were 'stored' on a full disk"
 [ "$samples2" -gt "$samples1" ] || fail "sampling stopped on a full disk ($samples1 -> $samples2)"
 "$HEARTH" status $S | grep "^store:" | tee "$T/st"
-grep -q "NOT WRITING: No space left on device" "$T/st" || fail "status does not say the store is not writing"
+# (A nearly full tmpfs can still take a small window into the slack of a
+# file's last page, so the store may write now and then: every window it
+# reports stored is checked below.)
+grep -Eq "NOT WRITING: No space left on device|some windows were skipped" "$T/st" ||
+	fail "status does not say windows were skipped"
 "$HEARTH" snapshot $S --last 1m -o "$T/old.folded" || fail "no snapshot from the stored windows on a full disk"
 grep -q ';main;shifting' "$T/old.folded" || fail "the snapshot lacks the workload"
 "$HEARTHD" --verify-store "$M/state" > "$T/verify" || fail "corrupt store on a full disk: $(tail -2 "$T/verify")"
