@@ -8,7 +8,7 @@
 #  4. bytes per stored window against the same profiles as gzip'd folded
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
-# Prints a Markdown section for bench/RESULTS-daemon.md. Run as root:
+# Prints a Markdown section (see the hearthd section of bench/RESULTS.md). Run as root:
 #   make BUILD=build all fixtures
 #   BUILD=build sh bench/daemon_bench.sh    (builds its store tool if needed)
 set -eu
