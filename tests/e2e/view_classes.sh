@@ -22,15 +22,8 @@ for t in Xvfb xdotool import /usr/bin/convert; do
 	echo "skipped: $t is not installed"; exit 0
 done
 
-n=111
-while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1600x1000x24 -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
-xpid=$!
-export DISPLAY=":$n"
-i=0
-until xdotool getdisplaygeometry >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 50 ] && fail "Xvfb did not start"; sleep 0.1
-done
+. "$here/tests/e2e/lib_x11.sh"
+x11_start 111 1600x1000x24
 dl=$tmp/layout.txt
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --size 1400x800 --debug-layout "$dl" "$fixture" >"$tmp/view.log" 2>&1 &
 vpid=$!

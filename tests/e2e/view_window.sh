@@ -30,15 +30,8 @@ need() {
 need Xvfb xdotool import /usr/bin/convert
 
 # A free display number.
-n=91
-while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1600x1000x24 -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
-xpid=$!
-export DISPLAY=":$n"
-i=0
-until xdotool getdisplaygeometry >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 50 ] && fail "Xvfb did not start"; sleep 0.1
-done
+. "$here/tests/e2e/lib_x11.sh"
+x11_start 91 1600x1000x24
 
 dl=$tmp/layout.txt
 # Window-system libraries leak at exit; leaks of our code are checked by

@@ -55,15 +55,8 @@ done
 w1=$!
 sleep 2.5
 
-n=95
-while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1600x1000x24 -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
-xpid=$!
-export DISPLAY=":$n"
-i=0
-until xdotool getdisplaygeometry >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 50 ] && fail "Xvfb did not start"; sleep 0.1
-done
+. "$(dirname "$0")/lib_x11.sh"
+x11_start 95 1600x1000x24
 
 dl=$tmp/layout.txt
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --live --socket "$sock" --last 3s --comm record_work \
