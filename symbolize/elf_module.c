@@ -250,8 +250,9 @@ int sym_elf_debuglink(int fd, char *buf, size_t len)
 		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
 		if (!n || strcmp(n, ".gnu_debuglink") != 0)
 			continue;
+		/* A NOBITS section claims a size but has no bytes. */
 		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || d->d_size < 2)
+		if (!d || !d->d_buf || d->d_size < 2)
 			break;
 		size_t sl = strnlen(d->d_buf, d->d_size);
 		if (sl == 0 || sl == d->d_size || sl + 1 > len ||

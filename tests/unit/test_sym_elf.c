@@ -309,6 +309,62 @@ static void test_deleted_binary(void **state)
 	child_stop(&c);
 }
 
+/*
+ * A .gnu_debuglink section read back normally, then retyped NOBITS: the
+ * section then claims a size but libelf hands out no bytes, and the
+ * reader must say "no link" rather than read through a NULL buffer.
+ */
+static void test_debuglink_nobits(void **state)
+{
+	(void)state;
+	char src[1024], dir[] = "/tmp/hearth-dl-XXXXXX", dst[1100], cmd[4400];
+	fixture_path("sym_funcs", src, sizeof(src));
+	assert_non_null(mkdtemp(dir));
+	snprintf(dst, sizeof(dst), "%s/linked", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp '%s' '%s/sym_funcs.debug' && objcopy --add-gnu-debuglink='%s/sym_funcs.debug' '%s' '%s'",
+		 src, dir, dir, src, dst);
+	assert_int_equal(system(cmd), 0);
+
+	char link[256];
+	int fd = open(dst, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(sym_elf_debuglink(fd, link, sizeof(link)), 0);
+	assert_string_equal(link, "sym_funcs.debug");
+	close(fd);
+
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	fd = open(dst, O_RDWR);
+	assert_true(fd >= 0);
+	Elf *e = elf_begin(fd, ELF_C_RDWR, NULL);
+	assert_non_null(e);
+	size_t shstrndx;
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	bool retyped = false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		assert_non_null(gelf_getshdr(scn, &sh));
+		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!n || strcmp(n, ".gnu_debuglink") != 0)
+			continue;
+		sh.sh_type = SHT_NOBITS;
+		assert_true(gelf_update_shdr(scn, &sh));
+		retyped = true;
+	}
+	assert_true(retyped);
+	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
+	assert_true(elf_update(e, ELF_C_WRITE) >= 0);
+	elf_end(e);
+	close(fd);
+
+	fd = open(dst, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(sym_elf_debuglink(fd, link, sizeof(link)), -ENOENT);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_unmapped_is_module_offset(void **state)
 {
 	(void)state;
@@ -509,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_fork_keeps_maps),
 		cmocka_unit_test(test_unmapped_is_module_offset),
 		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_debuglink_nobits),
 		cmocka_unit_test(test_module_shared),
 		cmocka_unit_test(test_process_cap),
 		cmocka_unit_test(test_vdso),
