@@ -13,4 +13,6 @@ $(RENDER_BENCH): bench/render_bench.c $(BUILD)/librender.a $(BUILD)/libprofile.a
 .PHONY: bench-render
 bench-render: $(RENDER_BENCH) $(HEARTH)
 	$(Q)BUILD=$(BUILD) sh bench/render_bench.sh
-PKGS_TEST += nodejs
+# The SVG export is checked in a real browser (headless) and its script
+# under node.
+PKGS_TEST += nodejs chromium
