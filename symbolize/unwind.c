@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* DWARF CFI unwinding of copied user stacks with libdw. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
@@ -61,10 +66,54 @@ struct walk {
 	size_t n, max;
 };
 
+/* Opens a mapped file as the process sees it: through /proc/PID/root,
+ * so a process in another mount namespace (a container) or a chroot gets
+ * its own binaries, not whatever the host has at the same path. Anything
+ * else (the vDSO, a file that cannot be opened that way) goes to libdw's
+ * own callback. The session is the module's userdata (set once the
+ * mappings are reported). */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+		    Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	const struct session *s = *userdata;
+	char path[PATH_MAX];
+	struct stat st;
+	int n, fd;
+
+	if (!s || name[0] != '/')
+		goto fallback;
+	n = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, name);
+	/* Only regular files: a mapped device could block on open. */
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		goto fallback;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		goto fallback;
+	*file_name = strdup(path);
+	if (!*file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+fallback:
+	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
+
+/* dwfl_getmodules callback: hands each module its session. */
+static int set_session(Dwfl_Module *mod, void **userdata, const char *name,
+		       Dwarf_Addr start, void *arg)
+{
+	(void)mod;
+	(void)name;
+	(void)start;
+	*userdata = arg;
+	return DWARF_CB_OK;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -147,8 +196,13 @@ static int session_open(struct session *s)
 		return -ENOMEM;
 	}
 	if (dwfl_linux_proc_report(s->dwfl, s->pid) != 0 ||
-	    dwfl_report_end(s->dwfl, NULL, NULL) != 0 ||
-	    !dwfl_attach_state(s->dwfl, NULL, s->pid, &thread_callbacks, s)) {
+	    dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+		session_close(s);
+		return -ESRCH;
+	}
+	/* Before attaching: that already opens a module (for its machine). */
+	dwfl_getmodules(s->dwfl, set_session, s, 0);
+	if (!dwfl_attach_state(s->dwfl, NULL, s->pid, &thread_callbacks, s)) {
 		session_close(s);
 		return -ESRCH;
 	}

@@ -7,6 +7,8 @@
  *
  * One libdw session per process, built from /proc/PID/maps on first use
  * and kept until sym_unwind_forget(); libdw caches each module's CFI.
+ * Modules are opened through /proc/PID/root, so processes in other mount
+ * namespaces (containers) unwind through their own binaries.
  * The stack bytes are only read during the call: nothing keeps them.
  */
 #ifndef HEARTH_UNWIND_H
