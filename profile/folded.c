@@ -3,12 +3,22 @@
  * Folded stacks, read and written the way flamegraph.pl reads them: the
  * count is the text after the line's last space, the stack before it is
  * split on ';'. Frame names may hold spaces (C++ signatures do).
+ *
+ * Reading is two passes. The first splits each line into frame texts and
+ * maps each text to its frame through a table of its own, keeping every
+ * line's frame ids; the second hands them to prof_build(), which sorts the
+ * stacks and makes each node once, in order, without lookups. Big files
+ * are bound by memory latency, so the first pass hashes a line's texts,
+ * prefetches their slots, and only then looks them up; a slot holds a
+ * text's first 16 bytes, so most lookups touch one cache line.
  */
 #include "folded.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "profile_impl.h"
 
@@ -19,40 +29,43 @@
 
 /* One distinct frame text seen by this parse: its hash, length (with
  * FLAG_PROCESS when it is a process row), the frame it interned as
- * (0 = empty slot) and where its bytes sit in the parse's own arena.
- * Looking a text up here costs one 16-byte slot and one compare in a
- * small arena, where prof_intern() + prof_frame_intern() cost two tables
- * and the entries behind them: the cache misses that dominate big files. */
+ * (0 = empty slot), its first 16 bytes (zero-padded) and where the rest
+ * sits in the parse's arena. */
 #define FLAG_PROCESS 0x80000000u
+#define HEAD 16u
+#define HUGE_PAGE ((size_t)2 << 20)
 
 struct text_slot {
 	uint32_t hash;
 	uint32_t len; /* | FLAG_PROCESS */
 	uint32_t frame;
 	uint32_t off;
+	uint64_t head[2];
 };
 
-/* One frame's text in the current or the last line. */
+/* One frame's text in the current line. */
 struct token {
 	const char *s;
 	size_t len;
+	uint64_t head[2];
 	uint32_t hash;
 };
 
 struct parse_ctx {
 	struct prof_profile *p;
+	const char *end; /* end of the whole buffer: words may be read up to it */
 	uint32_t *frames; /* this line's frame ids (the last line's beyond) */
-	struct token *tok, *prev; /* this line's and the last line's texts */
-	size_t prev_n;
-	uint32_t cap;
+	struct token *tok;
+	size_t *ends, *prev_ends; /* token ends (offsets) in this, last line */
+	const char *prev;         /* the last line's stack text */
+	size_t prev_len, prev_n;
+	size_t cap;
 	struct text_slot *texts;
 	size_t ntexts, texts_cap;
-	char *arena; /* the distinct texts, back to back */
+	char *arena; /* the distinct texts' bytes past HEAD, back to back */
 	size_t arena_len, arena_cap;
 	/* Parsed lines, added to the tree after the text is read: per line
-	 * its frame count, its count's two halves, then its frame ids.
-	 * Reading first and building after keeps the text table in the
-	 * cache instead of fighting the tree's tables for it. */
+	 * its frame count, its count's two halves, then its frame ids. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines;
 	int first_is_process;
@@ -118,34 +131,136 @@ static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
 	return prof_frame_intern(c->p, &f);
 }
 
-static uint32_t text_hash(const char *s, size_t len, int process)
+/* ---- splitting and hashing --------------------------------------------- */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define FIRST_BYTES(w, n) ((n) ? (w) & ~(~0ull >> (8 * (n))) : 0)
+#else
+#define FIRST_BYTES(w, n) ((n) ? (w) & (~0ull >> (64 - 8 * (n))) : 0)
+#endif
+
+/* The 8 bytes at @s, or those before @end zero-padded. */
+static uint64_t load8(const char *s, const char *end)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len ^ (process ? FLAG_PROCESS : 0);
+	uint64_t w = 0;
+
+	memcpy(&w, s, (size_t)(end - s) < 8 ? (size_t)(end - s) : 8);
+	return w;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+/* Index of the first ';' in the 8 bytes @w (memory order), 8 if none. */
+static unsigned semicolon_at(uint64_t w)
+{
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned char b;
+
+		memcpy(&b, (const char *)&w + i, 1);
+		if (b == ';')
+			return i;
+	}
+	return 8;
+}
+#else
+/* Index of the first ';' in the 8 bytes @w (memory order), 8 if none:
+ * a byte equal to ';' turns into a zero byte, and the lowest zero byte's
+ * top bit is the lowest bit set (bytes above it may be misread). */
+static unsigned semicolon_at(uint64_t w)
+{
+	uint64_t x = w ^ 0x3b3b3b3b3b3b3b3bull;
+	uint64_t t = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+
+	return t ? (unsigned)__builtin_ctzll(t) / 8 : 8;
+}
+#endif
+
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 32);
+}
+
+/* Reads the frame text at @s, which ends at the first ';' or at @lim,
+ * eight bytes at a time: its length, hash and first 16 bytes go to @t.
+ * @process marks a process row (hashed apart). */
+static void next_token(const struct parse_ctx *c, const char *s,
+		       const char *lim, int process, struct token *t)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull, w;
+	const char *q = s;
 	size_t i = 0;
 
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
+	t->head[0] = t->head[1] = 0;
+	for (;; i++, q += 8) {
+		size_t left = (size_t)(lim - q);
+		unsigned j;
 
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
+		if (left == 0)
+			break;
+		if (8 <= c->end - q)
+			memcpy(&w, q, 8);
+		else
+			w = load8(q, c->end);
+		j = semicolon_at(w);
+		if (left < j)
+			j = (unsigned)left;
+		if (j < 8) {
+			w = FIRST_BYTES(w, j);
+			if (i < 2)
+				t->head[i] = w;
+			if (j)
+				h = mix_word(h ^ 0xc4ceb9fe1a85ec53ull, w);
+			q += j;
+			break;
+		}
+		if (i < 2)
+			t->head[i] = w;
+		h = mix_word(h, w);
 	}
-	if (i < len) {
-		uint64_t w = 0;
-
-		memcpy(&w, s + i, len - i);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	}
+	t->s = s;
+	t->len = (size_t)(q - s);
+	h ^= t->len ^ (process ? 0x5bd1e9955bd1e995ull : 0);
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)(h ^ (h >> 32));
+	t->hash = (uint32_t)(h ^ (h >> 32)) | 1;
+}
+
+/* ---- the text table ----------------------------------------------------- */
+
+/* Asks for huge pages under the 2 MiB-aligned part of @a[0..size): the
+ * stacks and the text table are read in random order, and with 4 KiB
+ * pages each read would add a TLB miss. A hint only. */
+static void want_huge(void *a, size_t size)
+{
+	uintptr_t lo = ((uintptr_t)a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t hi = ((uintptr_t)a + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (HUGE_PAGE * 2 <= size && lo < hi)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* A zeroed table of @n slots; a big one asks for huge pages, since its
+ * accesses are random and 4 KiB pages would add a TLB miss to each. */
+static struct text_slot *texts_alloc(size_t n)
+{
+	size_t size = n * sizeof(struct text_slot);
+	struct text_slot *t;
+
+	if (size < HUGE_PAGE * 2)
+		return calloc(n, sizeof(*t));
+	t = aligned_alloc(HUGE_PAGE, size);
+	if (t) {
+		(void)madvise(t, size, MADV_HUGEPAGE);
+		memset(t, 0, size);
+	}
+	return t;
 }
 
 /* Doubles the text table; 0 or -ENOMEM. */
 static int texts_grow(struct parse_ctx *c)
 {
 	size_t cap = c->texts_cap ? c->texts_cap * 2 : 4096;
-	struct text_slot *t = calloc(cap, sizeof(*t));
+	struct text_slot *t = texts_alloc(cap);
 
 	if (!t)
 		return -ENOMEM;
@@ -165,12 +280,14 @@ static int texts_grow(struct parse_ctx *c)
 	return 0;
 }
 
-/* Remembers text @s[0..len) in the arena; its offset, or UINT32_MAX when
- * it does not fit (the text is then looked up in the profile each time). */
-static uint32_t arena_add(struct parse_ctx *c, const char *s, size_t len)
+/* Keeps the bytes of @t past HEAD in the arena; their offset, or
+ * UINT32_MAX when they do not fit (the text is then not remembered). */
+static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
 {
-	size_t off = c->arena_len;
+	size_t off = c->arena_len, len = t->len - HEAD;
 
+	if (t->len <= HEAD)
+		return 0;
 	if ((size_t)UINT32_MAX - off <= len)
 		return UINT32_MAX;
 	if (c->arena_cap - off < len) {
@@ -184,9 +301,18 @@ static uint32_t arena_add(struct parse_ctx *c, const char *s, size_t len)
 		c->arena = a;
 		c->arena_cap = cap;
 	}
-	memcpy(c->arena + off, s, len);
+	memcpy(c->arena + off, t->s + HEAD, len);
 	c->arena_len += len;
 	return (uint32_t)off;
+}
+
+static int slot_holds(const struct parse_ctx *c, const struct text_slot *sl,
+		      const struct token *t, uint32_t key)
+{
+	return sl->hash == t->hash && sl->len == key &&
+	       sl->head[0] == t->head[0] && sl->head[1] == t->head[1] &&
+	       (t->len <= HEAD ||
+		memcmp(c->arena + sl->off, t->s + HEAD, t->len - HEAD) == 0);
 }
 
 /* The frame of token @t (@process: the line's process row); UINT32_MAX on
@@ -203,9 +329,7 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 	if (c->texts_cap) {
 		mask = c->texts_cap - 1;
 		for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
-			if (c->texts[j].hash == t->hash &&
-			    c->texts[j].len == key &&
-			    memcmp(c->arena + c->texts[j].off, t->s, t->len) == 0)
+			if (slot_holds(c, &c->texts[j], t, key))
 				return c->texts[j].frame;
 	}
 	id = intern_frame(c, t->s, t->len, process);
@@ -213,98 +337,118 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 		return UINT32_MAX;
 	if (c->texts_cap <= 2 * (c->ntexts + 1) && texts_grow(c) < 0)
 		return UINT32_MAX;
-	off = arena_add(c, t->s, t->len);
+	off = arena_add(c, t);
 	if (off == UINT32_MAX)
 		return id;
 	mask = c->texts_cap - 1;
 	for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
 		;
-	c->texts[j] = (struct text_slot){ t->hash, key, id, off };
+	c->texts[j] = (struct text_slot){ t->hash, key, id, off,
+					  { t->head[0], t->head[1] } };
 	c->ntexts++;
 	return id;
 }
 
+/* ---- lines ---------------------------------------------------------------- */
+
 /* Doubles the room for one line's frames; 0 or -ENOMEM. */
 static int grow_frames(struct parse_ctx *c)
 {
-	uint32_t cap = c->cap ? c->cap * 2 : 64;
-	uint32_t *f = realloc(c->frames, cap * sizeof(*f));
+	size_t cap = c->cap ? c->cap * 2 : 64;
+	uint32_t *f;
 	struct token *t;
+	size_t *e;
 
-	if (!f)
+	if (UINT32_MAX < cap)
+		return -ENOMEM;
+	if (!(f = realloc(c->frames, cap * sizeof(*f))))
 		return -ENOMEM;
 	c->frames = f;
-	t = realloc(c->tok, cap * sizeof(*t));
-	if (!t)
+	if (!(t = realloc(c->tok, cap * sizeof(*t))))
 		return -ENOMEM;
 	c->tok = t;
-	t = realloc(c->prev, cap * sizeof(*t));
-	if (!t)
+	if (!(e = realloc(c->ends, cap * sizeof(*e))))
 		return -ENOMEM;
-	c->prev = t;
+	c->ends = e;
+	if (!(e = realloc(c->prev_ends, cap * sizeof(*e))))
+		return -ENOMEM;
+	c->prev_ends = e;
 	c->cap = cap;
 	return 0;
 }
 
-/* Splits the stack @s[0..len) into c->tok; returns the frame count, or a
- * negative errno. Hashes the texts the last line did not have at the same
- * place and prefetches their slots, so the lookups' misses overlap. */
-static long split_stack(struct parse_ctx *c, const char *s, size_t len)
+/* How many leading frames the stack @s[0..len) shares with the last
+ * line's: those whose text and following ';' are a common prefix (or
+ * all of them when the stacks are equal). Their ids stay in c->frames. */
+static size_t shared_frames(const struct parse_ctx *c, const char *s,
+			    size_t len)
 {
-	size_t n = 0, start = 0;
+	size_t m = 0, lim = len < c->prev_len ? len : c->prev_len, k = 0;
 
-	for (size_t i = 0; i <= len; i++) {
+	if (!c->prev_n)
+		return 0;
+	while (m + 8 <= lim) {
+		uint64_t a, b;
+
+		memcpy(&a, s + m, 8);
+		memcpy(&b, c->prev + m, 8);
+		if (a != b)
+			break;
+		m += 8;
+	}
+	while (m < lim && s[m] == c->prev[m])
+		m++;
+	if (m == len && len == c->prev_len)
+		return c->prev_n;
+	while (k < c->prev_n && c->prev_ends[k] < m)
+		k++;
+	return k;
+}
+
+/* Splits the stack @s[0..len) and finds its frames' ids in c->frames;
+ * returns the frame count, or a negative errno. The frames it shares
+ * with the last line are taken as they are; the others are hashed and
+ * their slots prefetched first, so the lookups' misses overlap. */
+static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
+{
+	size_t k = shared_frames(c, s, len), n = k, at;
+	size_t *e;
+
+	if (k && k == c->prev_n && len == c->prev_len) {
+		memcpy(c->ends, c->prev_ends, k * sizeof(*c->ends));
+		at = len + 1;
+	} else {
+		if (k)
+			memcpy(c->ends, c->prev_ends, k * sizeof(*c->ends));
+		at = k ? c->prev_ends[k - 1] + 1 : 0;
+	}
+	while (at <= len) {
 		struct token *t;
 
-		if (i < len && s[i] != ';')
-			continue;
-		if (i == start)
-			return fail(c, "has an empty frame");
 		if (n == c->cap && grow_frames(c) < 0)
 			return -ENOMEM;
 		t = &c->tok[n];
-		t->s = s + start;
-		t->len = i - start;
-		t->hash = 0;
-		/* Sorted input repeats the last line's frames: same text at
-		 * the same position is the same frame, no hashing needed. */
-		if (!(n < c->prev_n && c->prev[n].len == t->len &&
-		      memcmp(c->prev[n].s, t->s, t->len) == 0)) {
-			t->hash = text_hash(t->s, t->len,
-					    n == 0 && c->first_is_process) | 1;
-			if (c->texts_cap)
-				__builtin_prefetch(&c->texts[t->hash &
-							     (c->texts_cap - 1)]);
-		}
-		n++;
-		start = i + 1;
+		next_token(c, s + at, s + len, n == 0 && c->first_is_process, t);
+		if (t->len == 0)
+			return fail(c, "has an empty frame");
+		if (c->texts_cap)
+			__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
+		at += t->len;
+		c->ends[n++] = at++;
 	}
-	return (long)n;
-}
-
-/* Parses the stack @s[0..len) into c->frames; returns the frame count, or
- * a negative errno. */
-static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
-{
-	long n = split_stack(c, s, len);
-	struct token *t;
-
-	if (n < 0)
-		return n;
-	for (long i = 0; i < n; i++) {
-		/* hash 0: the last line's frame at this place. */
-		if (!c->tok[i].hash)
-			continue;
+	for (size_t i = k; i < n; i++) {
 		c->frames[i] = text_frame(c, &c->tok[i],
 					  i == 0 && c->first_is_process);
 		if (c->frames[i] == UINT32_MAX)
 			return -ENOMEM;
 	}
-	t = c->prev;
-	c->prev = c->tok;
-	c->tok = t;
-	c->prev_n = (size_t)n;
-	return n;
+	e = c->prev_ends;
+	c->prev_ends = c->ends;
+	c->ends = e;
+	c->prev = s;
+	c->prev_len = len;
+	c->prev_n = n;
+	return (long)n;
 }
 
 /* Queues the stack in c->frames[0..n) with @count; 0 or -ENOMEM. */
@@ -323,6 +467,7 @@ static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
 		if (SIZE_MAX / sizeof(*o) < cap ||
 		    !(o = realloc(c->out, cap * sizeof(*o))))
 			return -ENOMEM;
+		want_huge(o, cap * sizeof(*o));
 		c->out = o;
 		c->out_cap = cap;
 	}
@@ -426,6 +571,7 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 {
 	struct parse_ctx c = {
 		.p = p,
+		.end = buf + len,
 		.first_is_process = first_is_process,
 		.err = err,
 		.errlen = errlen,
@@ -448,17 +594,26 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 			break;
 		pos = end + 1;
 	}
-	/* The lines before a bad one are kept. */
-	added = add_queued(&c);
+	/* The texts are known: make room for the tree. */
+	free(c.texts);
+	free(c.arena);
+	c.texts = NULL;
+	c.arena = NULL;
+	/* The lines before a bad one are kept. An empty tree is built from
+	 * the sorted stacks (prof_build), others by lookups. */
+	added = -ENOMEM;
+	if (prof_node_count(p) == 1)
+		added = prof_build(p, c.out, c.nout, c.nlines);
+	if (added == -ENOMEM)
+		added = add_queued(&c);
 	if (added < 0 && ret == 0)
 		ret = added;
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
 	free(c.frames);
 	free(c.tok);
-	free(c.prev);
-	free(c.texts);
-	free(c.arena);
+	free(c.ends);
+	free(c.prev_ends);
 	free(c.out);
 	return ret;
 }

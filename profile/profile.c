@@ -505,6 +505,11 @@ static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed)
 	return 0;
 }
 
+int prof_nodes_room(struct prof_profile *p, size_t extra)
+{
+	return nodes_reserve_how(p, extra, 0);
+}
+
 static int nodes_reserve(struct prof_profile *p, size_t extra)
 {
 	return nodes_reserve_how(p, extra, 1);
@@ -524,6 +529,7 @@ static uint32_t node_append(struct prof_profile *p, uint32_t parent,
 		p->nodes[parent].child = id;
 	p->last_child[parent] = id;
 	p->sorted = 0;
+	p->pre_sorted = 0;
 	return id;
 }
 

@@ -65,6 +65,10 @@ struct prof_profile {
 	struct edge_table edge_index;
 	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
 	int sorted; /* 1 when no node was added since the last prof_sort() */
+	/* 1 when the node ids follow the preorder of the sorted tree (as
+	 * prof_build() makes them), so sorting relinks in id order; cleared
+	 * when a node is appended. */
+	int pre_sorted;
 
 	/* The last stack added and its nodes: the next stack reuses the
 	 * common prefix without lookups (sorted input shares long ones). */
@@ -86,5 +90,23 @@ uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
  * saturate. The result equals prof_add_stack() per leaf. */
 void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
 		     const uint64_t *values, size_t count);
+
+/* Makes room for @extra more nodes without touching the edge index.
+ * Returns 0 or -ENOMEM. */
+int prof_nodes_room(struct prof_profile *p, size_t extra);
+
+/* Builds the tree of @p, which has no node but the root, from @nstacks
+ * stacks queued in @rec[0..len): per stack its frame count n, the low
+ * and high 32 bits of its value, then its n frame ids, root first.
+ * The result equals prof_add_stack() of each stack in order (totals,
+ * selves, sibling order), except that node ids follow the preorder of
+ * the sorted tree (prof_sort() order): the stacks are sorted first, so
+ * each node is made once, in order, with no lookup, and sorting it later
+ * costs one pass. The nodes join the edge index when a lookup needs it.
+ * Overwrites @rec's frame ids. Returns 0; -EINVAL when @p has nodes or a
+ * record is malformed or names an unknown frame; -ENOMEM. On error @p
+ * and @rec are unchanged. */
+int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
+	       size_t nstacks);
 
 #endif /* HEARTH_PROFILE_IMPL_H */

@@ -106,12 +106,40 @@ static void sort_children(struct prof_profile *p, uint32_t parent,
 	p->last_child[parent] = buf[n - 1];
 }
 
+/* Relinks every sibling list in id order, which is the sorted order when
+ * the ids follow the sorted tree's preorder. One pass down the nodes;
+ * a parent comes before its children, so it is reset first. */
+static void relink_by_id(struct prof_profile *p)
+{
+	struct prof_node *nd = p->nodes;
+	uint32_t *last = p->last_child;
+
+	nd[0].child = 0;
+	last[0] = 0;
+	for (uint32_t id = 1; id < p->nnodes; id++) {
+		uint32_t parent = nd[id].parent;
+
+		nd[id].child = nd[id].sibling = 0;
+		last[id] = 0;
+		if (last[parent])
+			nd[last[parent]].sibling = id;
+		else
+			nd[parent].child = id;
+		last[parent] = id;
+	}
+}
+
 int prof_sort(struct prof_profile *p)
 {
 	uint32_t *buf;
 
 	if (p->sorted)
 		return 0;
+	if (p->pre_sorted) {
+		relink_by_id(p);
+		p->sorted = 1;
+		return 0;
+	}
 	buf = malloc((size_t)p->nnodes * sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
@@ -123,3 +151,457 @@ int prof_sort(struct prof_profile *p)
 	return 0;
 }
 
+
+/* ---- building a tree from sorted paths ---------------------------------- */
+
+/* A sort item: a key and what it stands for (a frame, or a path's
+ * record). */
+struct kv {
+	uint64_t key;
+	uint64_t val;
+};
+
+static void kv_insertion(struct kv *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct kv x = a[i];
+		size_t j = i;
+
+		for (; j && x.key < a[j - 1].key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* Sorts @a[0..n) by key, stable: least significant byte first, skipping
+ * the bytes where every key agrees. @tmp has room for n. */
+static void kv_sort(struct kv *a, struct kv *tmp, size_t n)
+{
+	size_t cnt[8][256];
+	struct kv *src = a, *dst = tmp;
+
+	if (n < 64) {
+		kv_insertion(a, n);
+		return;
+	}
+	memset(cnt, 0, sizeof(cnt));
+	for (size_t i = 0; i < n; i++)
+		for (unsigned d = 0; d < 8; d++)
+			cnt[d][(a[i].key >> (8 * d)) & 0xff]++;
+	for (unsigned d = 0; d < 8; d++) {
+		size_t sum = 0, *c = cnt[d];
+		struct kv *t;
+
+		if (c[(a[0].key >> (8 * d)) & 0xff] == n)
+			continue;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t k = c[b];
+
+			c[b] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[c[(src[i].key >> (8 * d)) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+/* The first eight bytes of a frame's folded spelling, big-endian and
+ * zero-padded: a smaller key means a smaller frame_cmp(). */
+static uint64_t spelled_key(const struct prof_profile *p, uint32_t f)
+{
+	uint64_t k = 0;
+
+	for (size_t i = 0; i < 8; i++) {
+		int c = spelled_at(p, &p->frames[f], i);
+
+		k = k << 8 | (uint64_t)(c < 0 ? 0 : c);
+	}
+	return k;
+}
+
+static int rank_cmp(const void *a, const void *b, void *arg)
+{
+	uint32_t fa = (uint32_t)((const struct kv *)a)->val;
+	uint32_t fb = (uint32_t)((const struct kv *)b)->val;
+	int c = frame_cmp(arg, fa, fb);
+
+	if (c)
+		return c;
+	return fa < fb ? -1 : fa > fb;
+}
+
+/* Numbers every frame in prof_sort() order: @rank[f] (1-based; frame 0,
+ * the root's, gets 0) and @by_rank[r] = f. 0 or -ENOMEM. */
+static int frame_ranks(const struct prof_profile *p, uint32_t *rank,
+		       uint32_t *by_rank)
+{
+	size_t n = p->nframes - 1;
+	struct kv *a = malloc((n ? n : 1) * sizeof(*a));
+	struct kv *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+
+	if (!a || !tmp) {
+		free(a);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct kv){ spelled_key(p, (uint32_t)i + 1), i + 1 };
+	kv_sort(a, tmp, n);
+	/* Equal keys: the frames tell. */
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (1 < j - i)
+			qsort_r(a + i, j - i, sizeof(*a), rank_cmp, (void *)p);
+	}
+	rank[0] = 0;
+	by_rank[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		rank[a[i].val] = (uint32_t)i + 1;
+		by_rank[i + 1] = (uint32_t)a[i].val;
+	}
+	free(a);
+	free(tmp);
+	return 0;
+}
+
+/* Sorting queued paths (see prof_build()): each is a record in @rec,
+ * its frame count, its value's two halves, then its frames' ranks. */
+struct path_sort {
+	const uint32_t *rec;
+	unsigned bits;   /* bits of one rank in a key */
+	unsigned fields; /* ranks per key */
+};
+
+/* Path @o's ranks from @depth on, packed most significant first; 0 past
+ * the end of the path, so a path sorts before the paths it leads to. */
+static uint64_t path_key(const struct path_sort *s, uint64_t o, size_t depth)
+{
+	const uint32_t *r = s->rec + o;
+	uint64_t k = 0;
+
+	for (unsigned f = 0; f < s->fields; f++) {
+		size_t j = depth + f;
+
+		k = k << s->bits | (j < r[0] ? r[3 + j] : 0);
+	}
+	return k;
+}
+
+static int path_cmp(const struct path_sort *s, uint64_t a, uint64_t b,
+		    size_t depth)
+{
+	const uint32_t *ra = s->rec + a, *rb = s->rec + b;
+
+	for (size_t j = depth;; j++) {
+		if (ra[0] <= j || rb[0] <= j)
+			return ra[0] <= j ? (rb[0] <= j ? 0 : -1) : 1;
+		if (ra[3 + j] != rb[3 + j])
+			return ra[3 + j] < rb[3 + j] ? -1 : 1;
+	}
+}
+
+/* A range of items whose paths agree before @depth. */
+struct run {
+	size_t lo, n, depth;
+};
+
+/* Sorts @a[lo..lo+n) (paths equal before @depth) by their ranks, with the
+ * compare for few items. */
+static void paths_few(const struct path_sort *s, struct kv *a, size_t n,
+		      size_t depth)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct kv x = a[i];
+		size_t j = i;
+
+		for (; j && path_cmp(s, x.val, a[j - 1].val, depth) < 0; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* Sorts the items @a[0..n) (val = a path's record) by their paths'
+ * ranks: by a key of the next few ranks, then each run of equal keys
+ * by the ranks after, until the paths differ or end. @tmp has room for
+ * n items, @stack for n / 2 + 1 runs. */
+static void paths_sort(const struct path_sort *s, struct kv *a,
+		       struct kv *tmp, struct run *stack, size_t n)
+{
+	size_t sp = 0;
+
+	stack[sp++] = (struct run){ 0, n, 0 };
+	while (sp) {
+		struct run r = stack[--sp];
+		struct kv *v = a + r.lo;
+
+		if (r.n < 16) {
+			paths_few(s, v, r.n, r.depth);
+			continue;
+		}
+		for (size_t i = 0; i < r.n; i++) {
+			if (i + 8 < r.n)
+				__builtin_prefetch(s->rec + v[i + 8].val + 3 +
+						   r.depth);
+			v[i].key = path_key(s, v[i].val, r.depth);
+		}
+		kv_sort(v, tmp, r.n);
+		for (size_t i = 0, j; i < r.n; i = j) {
+			for (j = i + 1; j < r.n && v[j].key == v[i].key; j++)
+				;
+			/* Equal keys that end inside are equal paths. */
+			if (1 < j - i && (v[i].key & ((1ull << s->bits) - 1)))
+				stack[sp++] = (struct run){ r.lo + i, j - i,
+							    r.depth + s->fields };
+		}
+	}
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
+}
+
+/* A finished child waiting for its parent to finish: its id and the
+ * first path (in @rec order, which is the input's) that reached it. */
+struct kid {
+	uint64_t first;
+	uint32_t node;
+};
+
+/* The path being built, by depth + 1 (0 = the root). */
+struct build {
+	struct prof_profile *p;
+	const uint32_t *by_rank;
+	uint32_t *node;
+	uint64_t *total, *self, *first;
+	size_t *seg; /* where its children start in kids[] */
+	struct kid *kids;
+	size_t nkids;
+	int reordered; /* some siblings came in another order than sorted */
+};
+
+static int kid_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct kid *)a)->first;
+	uint64_t y = ((const struct kid *)b)->first;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Links the finished children of path entry @i in the order the input
+ * first reached them (prof_add_stack()'s order). */
+static void link_kids(struct build *b, size_t i)
+{
+	struct prof_node *nodes = b->p->nodes;
+	struct kid *k = b->kids + b->seg[i];
+	size_t m = b->nkids - b->seg[i];
+	uint32_t x = b->node[i];
+
+	if (m == 0) {
+		nodes[x].child = 0;
+		b->p->last_child[x] = 0;
+		return;
+	}
+	for (size_t j = 1; j < m; j++) {
+		if (k[j].first < k[j - 1].first) {
+			qsort(k, m, sizeof(*k), kid_cmp);
+			b->reordered = 1;
+			break;
+		}
+	}
+	nodes[x].child = k[0].node;
+	for (size_t j = 0; j + 1 < m; j++)
+		nodes[k[j].node].sibling = k[j + 1].node;
+	nodes[k[m - 1].node].sibling = 0;
+	b->p->last_child[x] = k[m - 1].node;
+}
+
+/* Path entry @i (>= 1) is complete: writes its node and hands its
+ * values to its parent. */
+static void finish(struct build *b, size_t i)
+{
+	struct prof_node *nd = &b->p->nodes[b->node[i]];
+
+	link_kids(b, i);
+	nd->total = b->total[i];
+	nd->self = b->self[i];
+	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
+	if (b->first[i] < b->first[i - 1])
+		b->first[i - 1] = b->first[i];
+	b->nkids = b->seg[i];
+	b->kids[b->nkids++] = (struct kid){ b->first[i], b->node[i] };
+}
+
+/* Adds path @o (after the path @prev, @open entries deep): leaves the
+ * entries it shares, makes the nodes it adds. Returns its depth. */
+static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
+			 const uint32_t *prev, size_t open)
+{
+	const uint32_t *r = rec + o;
+	uint64_t v = (uint64_t)r[2] << 32 | r[1];
+	struct prof_profile *p = b->p;
+	size_t n = r[0], k = 0;
+
+	while (k < n && k < open && r[3 + k] == prev[3 + k])
+		k++;
+	for (; k < open; open--)
+		finish(b, open);
+	for (size_t j = k; j < n; j++) {
+		uint32_t id = p->nnodes++;
+
+		p->nodes[id] = (struct prof_node){ .frame = b->by_rank[r[3 + j]],
+						   .parent = b->node[j] };
+		p->last_child[id] = 0;
+		b->node[j + 1] = id;
+		b->total[j + 1] = b->self[j + 1] = 0;
+		b->first[j + 1] = o;
+		b->seg[j + 1] = b->nkids;
+	}
+	b->self[n] = sat_add(b->self[n], v);
+	b->total[n] = sat_add(b->total[n], v);
+	if (o < b->first[n])
+		b->first[n] = o;
+	return n;
+}
+
+/* Checks the records and counts their frames; 0 or -EINVAL. */
+static int paths_check(const struct prof_profile *p, const uint32_t *rec,
+		       size_t len, size_t nstacks, size_t *frames,
+		       size_t *deepest)
+{
+	size_t o = 0, k = 0;
+
+	*frames = *deepest = 0;
+	for (; o < len && k < nstacks; k++) {
+		size_t n;
+
+		if (len - o < 3 || len - o - 3 < rec[o])
+			return -EINVAL;
+		n = rec[o];
+		for (size_t j = 0; j < n; j++)
+			if (rec[o + 3 + j] == 0 || p->nframes <= rec[o + 3 + j])
+				return -EINVAL;
+		*frames += n;
+		if (*deepest < n)
+			*deepest = n;
+		o += 3 + n;
+	}
+	return o == len && k == nstacks ? 0 : -EINVAL;
+}
+
+struct build_mem {
+	uint32_t *rank, *by_rank;
+	struct kv *a, *tmp;
+	struct run *stack;
+	struct build b;
+};
+
+static void build_mem_free(struct build_mem *m)
+{
+	free(m->rank);
+	free(m->by_rank);
+	free(m->a);
+	free(m->tmp);
+	free(m->stack);
+	free(m->b.node);
+	free(m->b.total);
+	free(m->b.self);
+	free(m->b.first);
+	free(m->b.seg);
+	free(m->b.kids);
+}
+
+static int build_mem_alloc(struct build_mem *m, size_t nframes,
+			   size_t nstacks, size_t deepest)
+{
+	size_t d = deepest + 1;
+
+	m->rank = malloc(nframes * sizeof(*m->rank));
+	m->by_rank = malloc(nframes * sizeof(*m->by_rank));
+	m->a = malloc(nstacks * sizeof(*m->a));
+	m->tmp = malloc(nstacks * sizeof(*m->tmp));
+	m->stack = malloc((nstacks / 2 + 1) * sizeof(*m->stack));
+	m->b.node = malloc(d * sizeof(*m->b.node));
+	m->b.total = malloc(d * sizeof(*m->b.total));
+	m->b.self = malloc(d * sizeof(*m->b.self));
+	m->b.first = malloc(d * sizeof(*m->b.first));
+	m->b.seg = malloc(d * sizeof(*m->b.seg));
+	m->b.kids = malloc((nstacks + 1) * sizeof(*m->b.kids));
+	if (m->rank && m->by_rank && m->a && m->tmp && m->stack && m->b.node &&
+	    m->b.total && m->b.self && m->b.first && m->b.seg && m->b.kids)
+		return 0;
+	build_mem_free(m);
+	return -ENOMEM;
+}
+
+/* Makes the nodes of the sorted paths in @m->a[0..n), in that order. */
+static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
+{
+	struct build *b = &m->b;
+	struct prof_profile *p = b->p;
+	const uint32_t *prev = rec;
+	size_t open = 0;
+
+	b->node[0] = 0;
+	b->total[0] = b->self[0] = 0;
+	b->first[0] = 0;
+	b->seg[0] = 0;
+	b->nkids = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i + 16 < n) {
+			__builtin_prefetch(rec + m->a[i + 16].val);
+			__builtin_prefetch(rec + m->a[i + 16].val + 16);
+		}
+		open = build_path(b, rec, m->a[i].val, prev, open);
+		prev = rec + m->a[i].val;
+	}
+	for (; open; open--)
+		finish(b, open);
+	link_kids(b, 0);
+	p->nodes[0].total = sat_add(p->nodes[0].total, b->total[0]);
+	p->nodes[0].self = sat_add(p->nodes[0].self, b->self[0]);
+}
+
+int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
+	       size_t nstacks)
+{
+	struct build_mem m = { 0 };
+	struct path_sort s = { .rec = rec };
+	size_t frames, deepest, o = 0;
+	uint32_t top = p->nframes - 1;
+
+	if (p->nnodes != 1 ||
+	    paths_check(p, rec, len, nstacks, &frames, &deepest) < 0)
+		return -EINVAL;
+	if (nstacks == 0)
+		return 0;
+	if (build_mem_alloc(&m, p->nframes, nstacks, deepest) < 0)
+		return -ENOMEM;
+	if (prof_nodes_room(p, frames) < 0 ||
+	    frame_ranks(p, m.rank, m.by_rank) < 0) {
+		build_mem_free(&m);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nstacks; k++) {
+		m.a[k].val = o;
+		for (size_t j = 0; j < rec[o]; j++)
+			rec[o + 3 + j] = m.rank[rec[o + 3 + j]];
+		o += 3 + (size_t)rec[o];
+	}
+	s.bits = top ? 64 - (unsigned)__builtin_clzll(top) : 1;
+	s.fields = 64 / s.bits;
+	paths_sort(&s, m.a, m.tmp, m.stack, nstacks);
+	m.b.p = p;
+	m.b.by_rank = m.by_rank;
+	build_all(&m, rec, nstacks);
+	p->sorted = !m.b.reordered;
+	p->pre_sorted = 1;
+	build_mem_free(&m);
+	return 0;
+}

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading a profile for the viewer and exporters. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "profile/folded.h"
 #include "render/load.h"
@@ -80,12 +83,33 @@ static int parse(const char *buf, size_t len, struct prof_profile **out,
 	return 0;
 }
 
+/* Maps the regular file @f whole (read-only, its pages faulted in at once:
+ * no copy and no fresh memory for big files). Returns 0, or -ENOTSUP when
+ * it is not a regular non-empty file or cannot be mapped (then read it). */
+static int map_file(FILE *f, void **buf, size_t *len)
+{
+	struct stat st;
+	void *m;
+
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)SIZE_MAX < (uint64_t)st.st_size)
+		return -ENOTSUP;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+		 fileno(f), 0);
+	if (m == MAP_FAILED)
+		return -ENOTSUP;
+	*buf = m;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
 int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 		    size_t errlen)
 {
 	int stdin_ = !strcmp(path, "-");
 	FILE *f = stdin_ ? stdin : fopen(path, "rb");
 	char *buf = NULL;
+	void *map = NULL;
 	size_t len = 0;
 	int rc;
 
@@ -95,7 +119,9 @@ int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return rc;
 	}
-	rc = slurp(f, &buf, &len);
+	rc = stdin_ ? -ENOTSUP : map_file(f, &map, &len);
+	if (rc < 0)
+		rc = slurp(f, &buf, &len);
 	if (!stdin_)
 		fclose(f);
 	if (rc < 0) {
@@ -103,7 +129,9 @@ int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 			 strerror(-rc));
 		return rc;
 	}
-	rc = parse(buf, len, out, err, errlen);
+	rc = parse(map ? map : buf, len, out, err, errlen);
+	if (map)
+		munmap(map, len);
 	free(buf);
 	return rc;
 }
