@@ -105,8 +105,11 @@ static void rotate_sigs(struct sampler *s)
 const uint64_t *sampler_sig_unwind(const struct sampler *s,
 				   const struct hearth_sig *sig, size_t *n)
 {
-	const uint64_t *pcs = sig_cache_get(s->sigs, sig, n);
+	const uint64_t *pcs;
 
+	if (!s->sigs)
+		return NULL;
+	pcs = sig_cache_get(s->sigs, sig, n);
 	return pcs ? pcs : sig_cache_get(s->sigs_old, sig, n);
 }
 
@@ -120,7 +123,7 @@ static void remember(struct sampler *s, const struct hearth_sig *sig,
 	uint8_t one = 1;
 	int rc;
 
-	if (!sig->tgid)
+	if (!sig->tgid || !s->sigs)
 		return;
 	rc = sig_cache_put(s->sigs, sig, pcs, n);
 	if (rc == -ENOSPC) {
@@ -160,7 +163,9 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	in.involuntary = e->kind == HEARTH_OFF_CPU_INVOLUNTARY;
 	in.per_thread = s->opts.per_thread;
 	pid_set_add(&s->seen, e->tgid);
-	return stack_builder_add(s->builder, s->sym, p, &in, e->value) < 0 ? -ENOMEM : 0;
+	/* A process samples the same few stacks again and again: each is
+	 * symbolized once per drain. */
+	return stack_builder_add_memo(s->builder, s->sym, p, &in, e->value) < 0 ? -ENOMEM : 0;
 }
 
 int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
@@ -168,6 +173,9 @@ int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
 {
 	struct prof_profile **pend[2] = { &s->pend_on, &s->pend_off };
 	struct prof_profile *dst[2] = { oncpu, offcpu };
+
+	/* The remembered stacks point into the profiles replaced here. */
+	stack_builder_forget(s->builder);
 
 	for (int i = 0; i < 2; i++) {
 		struct prof_profile *fresh;

@@ -93,12 +93,15 @@ static int handle_event(void *ctx, void *data, size_t len)
 	case HEARTH_EV_EXEC:
 		sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_forget(s->unw, (pid_t)e->pid);
+		/* Its addresses now mean other code. */
+		stack_builder_forget_tgid(s->builder, e->pid);
 		sampler_fp_forget(s, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
 			sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_fork(s->unw, (pid_t)e->ppid, (pid_t)e->pid);
+		stack_builder_forget_tgid(s->builder, e->pid); /* id reused */
 		break;
 	case HEARTH_EV_EXIT:
 		if (s->ngone == s->capgone) {
@@ -149,6 +152,7 @@ static void size_for_few_tasks(struct sampler_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.sig_counts0, 4096);
 	bpf_map__set_max_entries(skel->maps.sig_counts1, 4096);
 	bpf_map__set_max_entries(skel->maps.offcpu_start, 4096);
+	bpf_map__set_max_entries(skel->maps.copy_woken, 1024);
 }
 
 static void tune(struct sampler *s, const struct sampler_opts *o)
@@ -217,14 +221,17 @@ static int alloc_state(struct sampler *s)
 	s->sym = sym_new(&so);
 	s->builder = stack_builder_new();
 	s->unw = sym_unwinder_new();
-	s->sigs = sig_cache_new(16384);
-	s->sigs_old = sig_cache_new(16384);
 	if (s->opts.on_cpu)
 		s->pend_on = prof_new(PROF_UNIT_SAMPLES);
-	if (s->opts.off_cpu)
+	/* Remembered unwinds by wait signature: off-CPU only. */
+	if (s->opts.off_cpu) {
 		s->pend_off = prof_new(PROF_UNIT_NANOSECONDS);
-	if (!s->sym || !s->builder || !s->unw || !s->sigs || !s->sigs_old || s->npossible <= 0 ||
-	    (s->opts.on_cpu && !s->pend_on) || (s->opts.off_cpu && !s->pend_off))
+		s->sigs = sig_cache_new(16384);
+		s->sigs_old = sig_cache_new(16384);
+	}
+	if (!s->sym || !s->builder || !s->unw || s->npossible <= 0 ||
+	    (s->opts.on_cpu && !s->pend_on) ||
+	    (s->opts.off_cpu && (!s->pend_off || !s->sigs || !s->sigs_old)))
 		return -ENOMEM;
 	return 0;
 }
@@ -306,6 +313,11 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 {
 	int rc = ring_buffer__poll(s->rb, timeout_ms);
 
+	if (rc < 0)
+		return rc;
+	/* Most on-CPU copies do not wake us (they come in batches): take
+	 * whatever is in the rings now. */
+	rc = ring_buffer__consume(s->rb);
 	return rc < 0 ? rc : 0;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,24 @@
 /* Room for a full user and kernel stack, with inline expansion. */
 #define MAX_FRAMES 1024
 #define MAX_INLINE 16
+/* Remembered stacks: direct-mapped, a newer stack takes its slot. */
+#define MEMO_SLOTS 1024
+
+/* One remembered stack: its input (the key) and its frame ids in p. */
+struct memo {
+	uint64_t hash;
+	const struct prof_profile *p;
+	uint32_t tgid, tid; /* tid 0 unless per thread */
+	uint32_t flags;
+	uint32_t nu, nk, nframes;
+	char comm[16], tcomm[16];
+	uint64_t ips[];     /* nu user, nk kernel, then nframes uint32_t */
+};
 
 struct stack_builder {
 	uint32_t frames[MAX_FRAMES];
 	struct sym_frame scratch[MAX_INLINE];
+	struct memo *memo[MEMO_SLOTS];
 };
 
 struct stack_builder *stack_builder_new(void)
@@ -20,8 +35,29 @@ struct stack_builder *stack_builder_new(void)
 	return calloc(1, sizeof(struct stack_builder));
 }
 
+void stack_builder_forget(struct stack_builder *b)
+{
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		free(b->memo[i]);
+		b->memo[i] = NULL;
+	}
+}
+
+void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid)
+{
+	for (size_t i = 0; i < MEMO_SLOTS; i++) {
+		if (b->memo[i] && b->memo[i]->tgid == tgid) {
+			free(b->memo[i]);
+			b->memo[i] = NULL;
+		}
+	}
+}
+
 void stack_builder_free(struct stack_builder *b)
 {
+	if (!b)
+		return;
+	stack_builder_forget(b);
 	free(b);
 }
 
@@ -101,9 +137,9 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 	return 0;
 }
 
-int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
-		      struct prof_profile *p, const struct stack_input *in,
-		      uint64_t value)
+/* Symbolizes @in into b->frames; returns how many, or -ENOMEM. */
+static long build(struct stack_builder *b, struct sym_ctx *sym,
+		  struct prof_profile *p, const struct stack_input *in)
 {
 	size_t n = 0;
 	char thread[64];
@@ -122,7 +158,98 @@ int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
 	    push_named(b, p, &n, "[waiting for a CPU]", PROF_KIND_KERNEL,
 		       PROF_CLASS_WAITING) < 0)
 		return -ENOMEM;
-	if (prof_add_stack(p, b->frames, n, value) == UINT32_MAX)
+	return (long)n;
+}
+
+int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
+		      struct prof_profile *p, const struct stack_input *in,
+		      uint64_t value)
+{
+	long n = build(b, sym, p, in);
+
+	if (n < 0)
+		return (int)n;
+	if (prof_add_stack(p, b->frames, (size_t)n, value) == UINT32_MAX)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The memo's key of @in, without the addresses. */
+static void memo_key(const struct stack_input *in, const struct prof_profile *p,
+		     struct memo *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->p = p;
+	k->tgid = in->tgid;
+	k->tid = in->per_thread ? in->tid : 0;
+	k->flags = (uint32_t)in->off_cpu | (uint32_t)in->involuntary << 1 |
+		   (uint32_t)in->per_thread << 2;
+	k->nu = (uint32_t)in->nu;
+	k->nk = (uint32_t)in->nk;
+	strncpy(k->comm, in->comm, sizeof(k->comm) - 1);
+	if (in->per_thread)
+		strncpy(k->tcomm, in->tcomm, sizeof(k->tcomm) - 1);
+	k->hash = ((uint64_t)k->tgid << 32 | k->tid) * 0x9e3779b97f4a7c15ULL ^ k->flags;
+	for (size_t i = 0; i < in->nu; i++)
+		k->hash = (k->hash ^ in->uips[i]) * 0x100000001b3ULL;
+	for (size_t i = 0; i < in->nk; i++)
+		k->hash = (k->hash ^ in->kips[i]) * 0x100000001b3ULL;
+	k->hash ^= k->hash >> 31;
+}
+
+static bool memo_matches(const struct memo *m, const struct memo *k,
+			 const struct stack_input *in)
+{
+	return m->hash == k->hash && m->p == k->p && m->tgid == k->tgid &&
+	       m->tid == k->tid && m->flags == k->flags && m->nu == k->nu &&
+	       m->nk == k->nk && memcmp(m->comm, k->comm, sizeof(k->comm)) == 0 &&
+	       memcmp(m->tcomm, k->tcomm, sizeof(k->tcomm)) == 0 &&
+	       (!in->nu || memcmp(m->ips, in->uips, in->nu * sizeof(uint64_t)) == 0) &&
+	       (!in->nk || memcmp(m->ips + in->nu, in->kips, in->nk * sizeof(uint64_t)) == 0);
+}
+
+/* Remembers the stack just built (b->frames, @n) for key @k. Out of
+ * memory, it is simply not remembered. */
+static void memo_put(struct stack_builder *b, const struct memo *k,
+		     const struct stack_input *in, size_t n)
+{
+	size_t nips = in->nu + in->nk;
+	struct memo *m = malloc(sizeof(*m) + nips * sizeof(uint64_t) + n * sizeof(uint32_t));
+	struct memo **slot = &b->memo[k->hash % MEMO_SLOTS];
+
+	if (!m)
+		return;
+	*m = *k;
+	m->nframes = (uint32_t)n;
+	if (in->nu)
+		memcpy(m->ips, in->uips, in->nu * sizeof(uint64_t));
+	if (in->nk)
+		memcpy(m->ips + in->nu, in->kips, in->nk * sizeof(uint64_t));
+	memcpy(m->ips + nips, b->frames, n * sizeof(uint32_t));
+	free(*slot);
+	*slot = m;
+}
+
+int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
+			   struct prof_profile *p, const struct stack_input *in,
+			   uint64_t value)
+{
+	struct memo k;
+	const struct memo *m;
+	long n;
+
+	memo_key(in, p, &k);
+	m = b->memo[k.hash % MEMO_SLOTS];
+	if (m && memo_matches(m, &k, in)) {
+		const uint32_t *frames = (const uint32_t *)(m->ips + m->nu + m->nk);
+
+		return prof_add_stack(p, frames, m->nframes, value) == UINT32_MAX ? -ENOMEM : 0;
+	}
+	n = build(b, sym, p, in);
+	if (n < 0)
+		return (int)n;
+	memo_put(b, &k, in, (size_t)n);
+	if (prof_add_stack(p, b->frames, (size_t)n, value) == UINT32_MAX)
 		return -ENOMEM;
 	return 0;
 }

@@ -42,4 +42,20 @@ int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
 		      struct prof_profile *p, const struct stack_input *in,
 		      uint64_t value);
 
+/* As stack_builder_add(), and remembers the symbolized stack: the same
+ * input into the same profile later costs a hash and a compare instead of
+ * symbolizing every frame again. Remembered stacks hold frame ids of @p:
+ * call stack_builder_forget() before @p is freed or replaced, and when a
+ * process's mappings change (exec, exit). Returns 0 or a negative errno. */
+int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
+			   struct prof_profile *p, const struct stack_input *in,
+			   uint64_t value);
+
+/* Forgets every remembered stack. */
+void stack_builder_forget(struct stack_builder *b);
+
+/* Forgets the remembered stacks of process @tgid (its addresses mean
+ * other code after an exec, or another process reused its id). */
+void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid);
+
 #endif

@@ -128,6 +128,14 @@ struct {
 	__uint(max_entries, 16384);
 } sig_seen SEC(".maps");
 
+/* Processes whose first on-CPU copy has woken user space (exec forgets). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} copy_woken SEC(".maps");
+
 #define SIG_COUNTS_MAP(name)                                             \
 	struct {                                                         \
 		__uint(type, BPF_MAP_TYPE_HASH);                         \
@@ -252,6 +260,24 @@ static __always_inline __u32 ips_len(long bytes)
 	return bytes > 0 ? (__u32)(bytes / sizeof(__u64)) : 0;
 }
 
+/* On-CPU copies come at the sampling rate and user space takes them in
+ * batches at each poll, so a copy wakes it only when the ring is half full
+ * or when it is its process's first (user space then reads the process's
+ * mappings at once: it may be short-lived). */
+static __always_inline __u64 oncpu_wakeup(__u32 tgid)
+{
+	__u64 used = bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA);
+	__u8 one = 1;
+
+	if (used >= bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 2)
+		return BPF_RB_FORCE_WAKEUP;
+	if (!bpf_map_lookup_elem(&copy_woken, &tgid)) {
+		bpf_map_update_elem(&copy_woken, &tgid, &one, BPF_ANY);
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
 /* Sends an on-CPU sample with a copy of the user stack. Returns false when
  * the ring buffer is full (the caller falls back to the FP walk). */
 static __always_inline bool send_oncpu_copy(void *ctx, struct task_struct *task,
@@ -273,7 +299,7 @@ static __always_inline bool send_oncpu_copy(void *ctx, struct task_struct *task,
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 	BPF_CORE_READ_STR_INTO(&e->tcomm, task, comm);
 	e->size = copy_stack(e->data, e->regs.sp, copy_oncpu_bytes);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, oncpu_wakeup(key->tgid));
 	count(HEARTH_CNT_STACK_COPIES);
 	return true;
 }
@@ -380,7 +406,10 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 	bpf_probe_read_kernel(e->fp_ips, sizeof(e->fp_ips), c->fp_ips);
 	bpf_probe_read_kernel(e->data, sizeof(e->data), c->data);
 	e->sig = *sig;
-	bpf_ringbuf_submit(e, 0);
+	/* Forced: on-CPU copies before it may not have woken user space,
+	 * and a wait's unwind should be remembered soon (until then, each
+	 * wait with its signature is copied again). */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	count(HEARTH_CNT_STACK_COPIES);
 	return true;
 }
@@ -576,6 +605,10 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
+	__u32 tgid = p->tgid;
+
+	/* A new image: its first copy wakes user space again. */
+	bpf_map_delete_elem(&copy_woken, &tgid);
 	emit(HEARTH_EV_EXEC, p, 0);
 	return 0;
 }
@@ -600,6 +633,8 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	/* The process is gone when its last thread goes, not its leader. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
+	pid = p->tgid;
+	bpf_map_delete_elem(&copy_woken, &pid);
 	emit(HEARTH_EV_EXIT, p, 0);
 	return 0;
 }
