@@ -214,9 +214,28 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 		return -ENODEV;
 	}
 	SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0");
+	/* An X display and no Wayland one: go straight to X11 rather than
+	 * probe Wayland (which complains on stderr) first. */
+	if (getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY") &&
+	    !getenv("SDL_VIDEODRIVER"))
+		SDL_SetHint(SDL_HINT_VIDEODRIVER, "x11");
 	if (SDL_Init(SDL_INIT_VIDEO) < 0) {
-		snprintf(err, errlen, "cannot open a window on this display (%s); "
-			 "'hearth export --svg' works without one", SDL_GetError());
+		const char *d = getenv("DISPLAY");
+		snprintf(err, errlen, "cannot open a window on display %s (%s); "
+			 "'hearth export --svg' works without one",
+			 d ? d : getenv("WAYLAND_DISPLAY"), SDL_GetError());
+		return -ENODEV;
+	}
+	/* With no display it can reach, SDL falls back to drivers that draw
+	 * into memory: the viewer would run with no window anyone can see. */
+	const char *drv = SDL_GetCurrentVideoDriver();
+	if (drv && !getenv("SDL_VIDEODRIVER") &&
+	    (!strcmp(drv, "offscreen") || !strcmp(drv, "dummy") ||
+	     !strcmp(drv, "evdev"))) {
+		snprintf(err, errlen, "cannot open a window on display %s (it "
+			 "refused the connection); 'hearth export --svg' works "
+			 "without one", getenv("DISPLAY") ? getenv("DISPLAY") : "(unset)");
+		SDL_Quit();
 		return -ENODEV;
 	}
 	initial_size(o, &ww, &wh);

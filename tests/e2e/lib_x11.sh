@@ -7,7 +7,10 @@
 x11_start() {
 	n=$1
 	while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
-	Xvfb ":$n" -screen 0 "$2" -nolisten tcp >"$tmp/xvfb.log" 2>&1 &
+	# -noreset: an X server resets when its last client leaves, and the
+	# readiness probe below is such a client; a viewer connecting during
+	# the reset would be refused.
+	Xvfb ":$n" -screen 0 "$2" -nolisten tcp -noreset >"$tmp/xvfb.log" 2>&1 &
 	xpid=$!
 	export DISPLAY=":$n"
 	i=0
