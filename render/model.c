@@ -17,29 +17,6 @@ unsigned rd_frame_class(const struct prof_frame *f)
 	return f->cls < PROF_CLASS_COUNT ? f->cls : PROF_CLASS_UNKNOWN;
 }
 
-struct agg {
-	struct rd_model *m;
-	uint32_t *active; /* per function: times on the current path */
-};
-
-static void agg_enter(const struct rd_tree *t, uint32_t i, void *arg)
-{
-	struct agg *a = arg;
-	struct rd_fn *f = &a->m->fns[t->v[i].fn];
-
-	if (a->active[t->v[i].fn]++ == 0)
-		f->total += t->v[i].total;
-	f->self += t->v[i].self;
-	f->nodes++;
-}
-
-static void agg_leave(const struct rd_tree *t, uint32_t i, void *arg)
-{
-	struct agg *a = arg;
-
-	a->active[t->v[i].fn]--;
-}
-
 static int add_fn(struct rd_model *m, uint32_t name, uint32_t frame,
 		  const struct prof_frame *fr, uint32_t *cap)
 {
@@ -62,55 +39,153 @@ static int add_fn(struct rd_model *m, uint32_t name, uint32_t frame,
 	return 0;
 }
 
-/* Assigns a function index to every node: one per distinct name (the root
- * gets a function of its own, not a row), through a per-frame table so each
- * frame is looked at once. Also sums self by class and language. */
-static int index_functions(struct rd_model *m)
+/* What the model needs of a frame, in one place (one cache miss). */
+struct frame_info {
+	uint32_t fn;
+	uint8_t cls, lang;
+};
+
+/* A function's sums while the tree is walked (compact: the walk reaches
+ * the functions in random order). */
+struct fn_sum {
+	uint64_t self, total;
+	uint32_t nodes;
+};
+
+/* One function per distinct name (the root gets a function of its own,
+ * not a row), through a per-frame table so each frame is looked at once.
+ * Returns the table (nfr entries) or NULL when out of memory. */
+static struct frame_info *index_frames(struct rd_model *m)
 {
 	uint32_t nstr = prof_str_count(m->p), nfr = prof_frame_count(m->p), cap = 0;
 	uint32_t *str_fn = calloc(nstr ? nstr : 1, sizeof(*str_fn));
-	uint32_t *frame_fn = malloc((nfr ? nfr : 1) * sizeof(*frame_fn));
-	uint8_t *frame_cls = malloc(nfr ? nfr : 1), *frame_lang = malloc(nfr ? nfr : 1);
-	struct rd_tree *t = &m->tree;
-	int rc = -ENOMEM;
+	struct frame_info *fi = malloc((nfr ? nfr : 1) * sizeof(*fi));
 
-	if (!str_fn || !frame_fn || !frame_cls || !frame_lang ||
-	    add_fn(m, 0, 0, NULL, &cap) < 0)
-		goto out;
+	if (!str_fn || !fi || add_fn(m, 0, 0, NULL, &cap) < 0)
+		goto err;
 	for (uint32_t id = 0; id < nfr; id++) {
 		const struct prof_frame *fr = prof_frame_get(m->p, id);
 		uint32_t name = fr && fr->name < nstr ? fr->name : 0;
 
 		if (id && !str_fn[name]) {
 			if (add_fn(m, name, id, fr, &cap) < 0)
-				goto out;
+				goto err;
 			str_fn[name] = m->nfn - 1;
 		}
-		frame_fn[id] = id ? str_fn[name] : 0;
-		frame_cls[id] = (uint8_t)rd_frame_class(fr);
-		frame_lang[id] = fr && fr->lang < PROF_LANG_COUNT ? fr->lang : 0;
+		fi[id].fn = id ? str_fn[name] : 0;
+		fi[id].cls = (uint8_t)rd_frame_class(fr);
+		fi[id].lang = fr && fr->lang < PROF_LANG_COUNT ? fr->lang : 0;
 	}
-	for (uint32_t i = 1; i < t->n; i++) {
-		uint32_t fr = t->v[i].fn < nfr ? t->v[i].fn : 0;
+	free(str_fn);
+	return fi;
+err:
+	free(str_fn);
+	free(fi);
+	return NULL;
+}
 
-		t->v[i].fn = frame_fn[fr];
-		m->class_self[frame_cls[fr]] += t->v[i].self;
-		m->lang_self[frame_lang[fr]] += t->v[i].self;
+/* The path from the root to the node being visited, and which of its
+ * functions are on it (a bit each: the first node of a function on the
+ * path counts its total, the ones nested below it do not). */
+struct path {
+	uint32_t *node, *fn;
+	uint8_t *counted;
+	uint32_t n, cap;
+	uint64_t *on;
+};
+
+static int path_push(struct path *pa, uint32_t node, uint32_t fn, int counted)
+{
+	if (pa->n == pa->cap) {
+		uint32_t cap = pa->cap ? pa->cap * 2 : 256;
+		uint32_t *a = realloc(pa->node, cap * sizeof(*a));
+		uint32_t *b = a ? realloc(pa->fn, cap * sizeof(*b)) : NULL;
+		uint8_t *c = b ? realloc(pa->counted, cap) : NULL;
+
+		if (a)
+			pa->node = a;
+		if (b)
+			pa->fn = b;
+		if (!c)
+			return -ENOMEM;
+		pa->counted = c;
+		pa->cap = cap;
+	}
+	pa->node[pa->n] = node;
+	pa->fn[pa->n] = fn;
+	pa->counted[pa->n++] = (uint8_t)counted;
+	return 0;
+}
+
+/* One pass down the preorder tree: turns each node's frame into its
+ * function, sums self by class and language, and each function's self,
+ * nodes and total (counted once through recursion). */
+static int aggregate(struct rd_model *m, const struct frame_info *fi,
+		     struct fn_sum *sum)
+{
+	struct rd_tree *t = &m->tree;
+	uint32_t nfr = prof_frame_count(m->p);
+	struct path pa = { .on = calloc(m->nfn / 64 + 1, sizeof(uint64_t)) };
+	int rc = pa.on ? 0 : -ENOMEM;
+
+	for (uint32_t i = 1; i < t->n && rc == 0; i++) {
+		struct rd_tnode *v = &t->v[i];
+		const struct frame_info *f = &fi[v->fn < nfr ? v->fn : 0];
+		uint64_t bit = 1ull << (f->fn % 64), *word = &pa.on[f->fn / 64];
+		int counted;
+
+		/* The functions come in random order: ask for them ahead. */
+		if (i + 16 < t->n && t->v[i + 16].fn < nfr)
+			__builtin_prefetch(&fi[t->v[i + 16].fn]);
+		if (i + 8 < t->n && t->v[i + 8].fn < nfr)
+			__builtin_prefetch(&sum[fi[t->v[i + 8].fn].fn], 1);
+		while (pa.n && pa.node[pa.n - 1] != v->parent) {
+			pa.n--;
+			if (pa.counted[pa.n])
+				pa.on[pa.fn[pa.n] / 64] &= ~(1ull << (pa.fn[pa.n] % 64));
+		}
+		counted = !(*word & bit);
+		*word |= bit;
+		v->fn = f->fn;
+		m->class_self[f->cls] += v->self;
+		m->lang_self[f->lang] += v->self;
+		sum[f->fn].self += v->self;
+		sum[f->fn].nodes++;
+		if (counted)
+			sum[f->fn].total += v->total;
+		rc = path_push(&pa, i, f->fn, counted);
 	}
 	t->v[0].fn = 0;
-	rc = 0;
-out:
-	free(str_fn);
-	free(frame_fn);
-	free(frame_cls);
-	free(frame_lang);
+	free(pa.node);
+	free(pa.fn);
+	free(pa.counted);
+	free(pa.on);
+	return rc;
+}
+
+/* Assigns a function index to every node and sums the functions' and the
+ * classes' values. 0 or -ENOMEM. */
+static int index_functions(struct rd_model *m)
+{
+	struct frame_info *fi = index_frames(m);
+	struct fn_sum *sum = fi ? calloc(m->nfn, sizeof(*sum)) : NULL;
+	int rc = -ENOMEM;
+
+	if (sum && (rc = aggregate(m, fi, sum)) == 0) {
+		for (uint32_t f = 0; f < m->nfn; f++) {
+			m->fns[f].self = sum[f].self;
+			m->fns[f].total = sum[f].total;
+			m->fns[f].nodes = sum[f].nodes;
+		}
+	}
+	free(fi);
+	free(sum);
 	return rc;
 }
 
 struct rd_model *rd_model_new(struct prof_profile *p)
 {
 	struct rd_model *m = calloc(1, sizeof(*m));
-	struct agg a = { .m = m };
 
 	if (!m)
 		return NULL;
@@ -122,18 +197,10 @@ struct rd_model *rd_model_new(struct prof_profile *p)
 	if (index_functions(m) < 0)
 		goto err;
 	m->fn_match = calloc(m->nfn, 1);
-	a.active = calloc(m->nfn, sizeof(*a.active));
-	if (!m->fn_match || !a.active)
-		goto err;
-	if (rd_tree_walk(&m->tree, agg_enter, agg_leave, &a) < 0)
-		goto err;
-	free(a.active);
-	a.active = NULL;
-	if (rd_answer_write(m) < 0)
+	if (!m->fn_match || rd_answer_write(m) < 0)
 		goto err;
 	return m;
 err:
-	free(a.active);
 	rd_model_free(m);
 	return NULL;
 }
