@@ -367,7 +367,7 @@ int rd_views_side_tooltip(struct rd_ui *ui)
 	snprintf(lines[1], 256, "%s: %s (%s)", which ? "After" : "Before",
 		 rd_fmt_value(val, sizeof(val), b->value, prof_meta_const(p)->unit),
 		 rd_fmt_pct(pct, sizeof(pct), tot ? 100.0 * (double)b->value / (double)tot : 0));
-	rd_views_tip_box(ui, lines, 2);
+	rd_ui_tip_box(ui, lines, 2);
 	return 1;
 }
 

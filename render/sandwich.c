@@ -459,7 +459,7 @@ int rd_views_sandwich_tooltip(struct rd_ui *ui)
 		k += rd_diff_tip_values(&(s ? v->sw.callees_v : v->sw.callers_v)[b->node],
 					v->sw.total_before, v->sw.total_after, u, &v->dopt,
 					lines + k, 8 - k);
-	rd_views_tip_box(ui, lines, k);
+	rd_ui_tip_box(ui, lines, k);
 	return 1;
 }
 

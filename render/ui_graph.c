@@ -166,18 +166,10 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 	return k;
 }
 
-void rd_ui_tooltip(struct rd_ui *ui)
+void rd_ui_tip_box(struct rd_ui *ui, char (*lines)[256], int k)
 {
-	const struct rd_box *b;
-	char lines[TIP_MAX][256];
-	int k, w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
+	int w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
 
-	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };
-	if (!ui->mouse_in || ui->dragging ||
-	    !(b = rd_flame_hit(&ui->boxes, ui->mouse_x, ui->mouse_y)))
-		return;
-	rd_list_outline(&ui->list, b->x, b->y, b->w, b->h - 1, RD_COL_TEXT);
-	k = tip_lines(ui, b, lines);
 	for (int i = 0; i < k; i++) {
 		int lw = ui->text.measure(ui->text.ctx, i ? RD_FONT_NORMAL : RD_FONT_BOLD,
 					  lines[i], strlen(lines[i]));
@@ -194,10 +186,8 @@ void rd_ui_tooltip(struct rd_ui *ui)
 		x = ui->mouse_x - w - S(ui, 6);
 	if (y + h > ui->h)
 		y = ui->mouse_y - h - S(ui, 6);
-	if (x < 0)
-		x = 0;
-	if (y < 0)
-		y = 0;
+	x = x < 0 ? 0 : x;
+	y = y < 0 ? 0 : y;
 	ui->tip = (struct rd_rect){ x, y, w, h };
 	rd_list_rect(&ui->list, x + 2, y + 2, w, h, 0xC8C8C8);
 	rd_list_rect(&ui->list, x, y, w, h, RD_COL_TIP_BG);
@@ -211,6 +201,19 @@ void rd_ui_tooltip(struct rd_ui *ui)
 			     w - S(ui, 16), i ? RD_FONT_NORMAL : RD_FONT_BOLD,
 			     RD_COL_TEXT, fit, n);
 	}
+}
+
+void rd_ui_tooltip(struct rd_ui *ui)
+{
+	const struct rd_box *b;
+	char lines[TIP_MAX][256];
+
+	ui->tip = (struct rd_rect){ 0, 0, 0, 0 };
+	if (!ui->mouse_in || ui->dragging ||
+	    !(b = rd_flame_hit(&ui->boxes, ui->mouse_x, ui->mouse_y)))
+		return;
+	rd_list_outline(&ui->list, b->x, b->y, b->w, b->h - 1, RD_COL_TEXT);
+	rd_ui_tip_box(ui, lines, tip_lines(ui, b, lines));
 }
 
 static void cell(struct rd_ui *ui, int x, int y, int w, int font,

@@ -17,6 +17,11 @@ void rd_ui_table(struct rd_ui *ui);
 /* Draws the tooltip of the box under the mouse, if any. */
 void rd_ui_tooltip(struct rd_ui *ui);
 
+/* Draws @k lines (the first in bold) in a tooltip box beside the mouse,
+ * kept inside the window, at most half its width, and records it in
+ * ui->tip. */
+void rd_ui_tip_box(struct rd_ui *ui, char (*lines)[256], int k);
+
 /* Appends a clickable zone. */
 void rd_ui_zone(struct rd_ui *ui, int kind, uint32_t arg, int x, int y,
 		int w, int h);

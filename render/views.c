@@ -258,37 +258,6 @@ int rd_views_bar(struct rd_ui *ui, int y)
 	return y + h + S(ui, 8);
 }
 
-void rd_views_tip_box(struct rd_ui *ui, char (*lines)[256], int k)
-{
-	int w = 0, lh = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 2), x, y, h;
-
-	for (int i = 0; i < k; i++) {
-		int lw = ui->text.measure(ui->text.ctx, i ? RD_FONT_NORMAL : RD_FONT_BOLD,
-					  lines[i], strlen(lines[i]));
-		if (lw > w)
-			w = lw;
-	}
-	if (w > ui->w / 2)
-		w = ui->w / 2;
-	w += S(ui, 16);
-	h = k * lh + S(ui, 10);
-	x = ui->mouse_x + S(ui, 14);
-	y = ui->mouse_y + S(ui, 18);
-	if (x + w > ui->w)
-		x = ui->mouse_x - w - S(ui, 6);
-	if (y + h > ui->h)
-		y = ui->mouse_y - h - S(ui, 6);
-	x = x < 0 ? 0 : x;
-	y = y < 0 ? 0 : y;
-	ui->tip = (struct rd_rect){ x, y, w, h };
-	rd_list_rect(&ui->list, x + 2, y + 2, w, h, 0xC8C8C8);
-	rd_list_rect(&ui->list, x, y, w, h, RD_COL_TIP_BG);
-	rd_list_outline(&ui->list, x, y, w, h, RD_COL_LINE);
-	for (int i = 0; i < k; i++)
-		rd_views_text_at(ui, x + S(ui, 8), y + S(ui, 5) + i * lh, w - S(ui, 16),
-				 i ? RD_FONT_NORMAL : RD_FONT_BOLD, RD_COL_TEXT, lines[i]);
-}
-
 void rd_views_draw_box(struct rd_ui *ui, const struct rd_box *b,
 		       const char *label, uint32_t c)
 {

@@ -187,8 +187,6 @@ int rd_views_sandwich(struct rd_ui *ui, const char *name);
 /* Fitted text at (x, y) within @w; returns the width drawn. */
 int rd_views_text_at(struct rd_ui *ui, int x, int y, int w, int font,
 		     uint32_t color, const char *s);
-/* Draws a tooltip of @k lines beside the mouse (the first in bold). */
-void rd_views_tip_box(struct rd_ui *ui, char (*lines)[256], int k);
 /* Draws box @b of a pane with @label and fill @c. */
 void rd_views_draw_box(struct rd_ui *ui, const struct rd_box *b,
 		       const char *label, uint32_t c);
