@@ -222,7 +222,7 @@ static void next_token(const struct parse_ctx *c, const char *s,
 	h ^= t->len ^ (process ? 0x5bd1e9955bd1e995ull : 0);
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
-	t->hash = (uint32_t)(h ^ (h >> 32)) | 1;
+	t->hash = (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- the text table ----------------------------------------------------- */
@@ -237,6 +237,13 @@ static void want_huge(void *a, size_t size)
 
 	if (HUGE_PAGE * 2 <= size && lo < hi)
 		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* The first slot to try for @hash in a table of @cap slots: always the
+ * first of a pair, so the first two tries read one cache line. */
+static size_t text_home(uint32_t hash, size_t cap)
+{
+	return hash & (cap - 1) & ~(size_t)1;
 }
 
 /* A zeroed table of @n slots; a big one asks for huge pages, since its
@@ -269,7 +276,7 @@ static int texts_grow(struct parse_ctx *c)
 
 		if (!c->texts[i].frame)
 			continue;
-		for (j = c->texts[i].hash & (cap - 1); t[j].frame;
+		for (j = text_home(c->texts[i].hash, cap); t[j].frame;
 		     j = (j + 1) & (cap - 1))
 			;
 		t[j] = c->texts[i];
@@ -328,7 +335,8 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 	key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0);
 	if (c->texts_cap) {
 		mask = c->texts_cap - 1;
-		for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
+		for (j = text_home(t->hash, c->texts_cap); c->texts[j].frame;
+		     j = (j + 1) & mask)
 			if (slot_holds(c, &c->texts[j], t, key))
 				return c->texts[j].frame;
 	}
@@ -341,7 +349,8 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 	if (off == UINT32_MAX)
 		return id;
 	mask = c->texts_cap - 1;
-	for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
+	for (j = text_home(t->hash, c->texts_cap); c->texts[j].frame;
+	     j = (j + 1) & mask)
 		;
 	c->texts[j] = (struct text_slot){ t->hash, key, id, off,
 					  { t->head[0], t->head[1] } };
@@ -432,7 +441,7 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 		if (t->len == 0)
 			return fail(c, "has an empty frame");
 		if (c->texts_cap)
-			__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
+			__builtin_prefetch(&c->texts[text_home(t->hash, c->texts_cap)]);
 		at += t->len;
 		c->ends[n++] = at++;
 	}
