@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define Z95 1.959963984540054 /* two-sided 95% quantile of N(0, 1) */
 
@@ -91,133 +92,291 @@ int prof_signif_test(uint64_t xb, uint64_t nb, uint64_t xa, uint64_t na,
 
 /* ---- the union tree ---------------------------------------------------------- */
 
-/* Maps every frame of @src to a frame of d->tree; a malloc'd array or
- * NULL when out of memory. */
-static uint32_t *map_frames(struct prof_diff *d, const struct prof_profile *src)
+/* The union tree is built depth first, one family at a time: a pending
+ * union node carries the first child of its node on each side; merging
+ * it reads both families through their sibling links (each node once,
+ * with its frame already mapped to a union frame), appends the union of
+ * the two families and queues those children, first child on top. A
+ * tree made in depth-first order (as the folded loader makes them) is
+ * then read in the order it lies in memory; the later siblings, which
+ * can lie anywhere, are asked for when they are queued, so those cache
+ * misses overlap with the work on the earlier ones. Every frame is
+ * mapped once, beforehand, and the union node values are written as
+ * the nodes are appended: nothing is looked up by hash per node. */
+
+#define SMALL 8 /* families of up to this many before children: no marks */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* An array of @n elements of @size bytes, uninitialised: from 256 KiB on
+ * it asks for huge pages (a TLB miss on random reads costs more than the
+ * cache miss on a virtual machine, and faulting in 4 KiB pages more than
+ * the writes). Free with free(). NULL when out of memory. */
+static void *big_alloc(size_t n, size_t size)
+{
+	size_t bytes;
+	void *a;
+
+	if (n == 0 || SIZE_MAX / 2 / size < n)
+		return n ? NULL : malloc(1);
+	bytes = n * size;
+	if (bytes < HUGE_PAGE / 8)
+		return malloc(bytes);
+	bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	a = aligned_alloc(HUGE_PAGE, bytes);
+	if (a)
+		(void)madvise(a, bytes, MADV_HUGEPAGE);
+	return a;
+}
+
+/* Interns string @id of @src into @t through the cache @smap (per source
+ * string: union id + 1, 0 = not yet). UINT32_MAX when out of memory. */
+static uint32_t map_str(struct prof_profile *t, const struct prof_profile *src,
+			uint32_t *smap, uint32_t id)
+{
+	uint32_t s;
+
+	if (id == 0)
+		return 0;
+	if (smap[id])
+		return smap[id] - 1;
+	s = prof_intern(t, prof_str(src, id), prof_str_len(src, id));
+	if (s != UINT32_MAX)
+		smap[id] = s + 1;
+	return s;
+}
+
+/* Maps every frame of @src to a frame of @t; a malloc'd array or NULL
+ * when out of memory. *@same says whether every frame kept its id (as
+ * the first profile mapped into an empty tree does). */
+static uint32_t *map_frames(struct prof_profile *t, const struct prof_profile *src,
+			    int *same)
 {
 	uint32_t nf = prof_frame_count(src);
-	uint32_t *fmap = calloc(nf, sizeof(*fmap));
+	uint32_t *fmap = big_alloc(nf, sizeof(*fmap));
+	uint32_t *smap = calloc(prof_str_count(src), sizeof(*smap));
 
-	for (uint32_t f = 1; fmap && f < nf; f++) {
+	*same = 1;
+	if (fmap)
+		fmap[0] = 0;
+	for (uint32_t f = 1; fmap && smap && f < nf; f++) {
 		const struct prof_frame *sf = prof_frame_get(src, f);
 		struct prof_frame df = *sf;
 
-		df.name = prof_intern_cstr(d->tree, prof_str(src, sf->name));
-		df.module = prof_intern_cstr(d->tree, prof_str(src, sf->module));
-		df.file = prof_intern_cstr(d->tree, prof_str(src, sf->file));
+		df.name = map_str(t, src, smap, sf->name);
+		df.module = map_str(t, src, smap, sf->module);
+		df.file = map_str(t, src, smap, sf->file);
 		if (df.name == UINT32_MAX || df.module == UINT32_MAX ||
 		    df.file == UINT32_MAX ||
-		    (fmap[f] = prof_frame_intern(d->tree, &df)) == UINT32_MAX) {
+		    (fmap[f] = prof_frame_intern(t, &df)) == UINT32_MAX) {
 			free(fmap);
-			return NULL;
+			fmap = NULL;
+		} else if (fmap[f] != f) {
+			*same = 0;
 		}
 	}
+	if (!smap) {
+		free(fmap);
+		fmap = NULL;
+	}
+	free(smap);
 	return fmap;
 }
 
-/* One pending node of the merge: a tree node and the matching node of
- * each side (0 = absent, except at the roots). */
-struct triple {
+/* A child of one side, read for merging. */
+struct kid {
+	uint64_t total, self;
+	uint32_t frame; /* in the union tree */
+	uint32_t child; /* its first child in the side's profile, 0 = none */
+};
+
+/* One side: its profile, its frame map and one family read from it. */
+struct side {
+	const struct prof_profile *p;
+	uint32_t *fmap;
+	int same; /* fmap is the identity: no lookups */
+	struct kid *fam;
+	uint32_t n, cap;
+};
+
+/* Reads the family that starts with node @first of @s into s->fam.
+ * Returns 0 or -ENOMEM. */
+static int side_read(struct side *s, uint32_t first)
+{
+	s->n = 0;
+	for (uint32_t c = first; c; ) {
+		const struct prof_node *nd = prof_node_get(s->p, c);
+
+		if (s->n == s->cap) {
+			uint32_t cap = s->cap ? s->cap * 2 : 64;
+			struct kid *f = cap < s->cap ? NULL :
+				realloc(s->fam, cap * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			s->fam = f;
+			s->cap = cap;
+		}
+		s->fam[s->n++] = (struct kid){
+			nd->total, nd->self,
+			s->same ? nd->frame : s->fmap[nd->frame], nd->child
+		};
+		c = nd->sibling;
+	}
+	return 0;
+}
+
+/* One pending union node and the first child of its node on each side. */
+struct pending {
 	uint32_t t, b, a;
 };
 
 struct merge {
 	struct prof_diff *d;
-	const struct prof_profile *before, *after;
-	uint32_t *fmap_b, *fmap_a;
-	uint32_t *mark; /* tree frame -> before child (0 = none), one step */
-	struct triple *stack;
+	struct side b, a;
+	struct pending *stack;
 	size_t n, cap;
+	uint32_t *mark; /* union frame -> before kid + 1 (0 = none), one step */
 };
 
-static int push(struct merge *m, uint32_t t, uint32_t b, uint32_t a)
-{
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		struct triple *s = realloc(m->stack, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		m->stack = s;
-		m->cap = cap;
-	}
-	m->stack[m->n++] = (struct triple){ t, b, a };
-	return 0;
-}
-
-/* Appends tree child @frame of @t for the side nodes @b / @a (0 = absent)
- * with their values, and queues it. */
+/* Appends union child @frame of @t for the side kids @kb / @ka (NULL =
+ * absent) with their values, and queues it. */
 static int merge_child(struct merge *m, uint32_t t, uint32_t frame,
-		       uint32_t b, uint32_t a)
+		       const struct kid *kb, const struct kid *ka)
 {
-	const struct prof_node *nb = b ? prof_node_get(m->before, b) : NULL;
-	const struct prof_node *na = a ? prof_node_get(m->after, a) : NULL;
 	uint32_t c = prof_child_append(m->d->tree, t, frame);
 	struct prof_diff_values *v;
 
 	if (c == UINT32_MAX)
 		return -ENOMEM;
 	v = &m->d->vals[c];
-	v->before_total = nb ? nb->total : 0;
-	v->before_self = nb ? nb->self : 0;
-	v->after_total = na ? na->total : 0;
-	v->after_self = na ? na->self : 0;
+	v->before_total = kb ? kb->total : 0;
+	v->before_self = kb ? kb->self : 0;
+	v->after_total = ka ? ka->total : 0;
+	v->after_self = ka ? ka->self : 0;
 	prof_node_add(m->d->tree, c, v->before_total + v->after_total,
 		      v->before_self + v->after_self);
-	return push(m, c, b, a);
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 1024;
+		struct pending *st = realloc(m->stack, cap * sizeof(*st));
+
+		if (!st)
+			return -ENOMEM;
+		m->stack = st;
+		m->cap = cap;
+	}
+	m->stack[m->n++] = (struct pending){ c, kb ? kb->child : 0,
+					     ka ? ka->child : 0 };
+	return 0;
 }
 
-/* Merges the children of one pending triple: each frame once, with the
- * matching child of each side. */
-static int merge_step(struct merge *m, struct triple x)
+/* Merges the families read when before's has at most SMALL children:
+ * each after child looks for its match among those. */
+static int merge_small(struct merge *m, uint32_t t)
 {
-	const struct prof_profile *B = m->before, *A = m->after;
-	uint32_t c;
+	const struct kid *kb = m->b.fam, *ka = m->a.fam;
+	unsigned used = 0;
 	int ret = 0;
 
-	if (x.b)
-		for (c = prof_node_get(B, x.b == UINT32_MAX ? 0 : x.b)->child; c;
-		     c = prof_node_get(B, c)->sibling)
-			m->mark[m->fmap_b[prof_node_get(B, c)->frame]] = c;
-	if (x.a) {
-		for (c = prof_node_get(A, x.a == UINT32_MAX ? 0 : x.a)->child;
-		     c && !ret; c = prof_node_get(A, c)->sibling) {
-			uint32_t f = m->fmap_a[prof_node_get(A, c)->frame];
-			uint32_t b = m->mark[f];
+	for (uint32_t k = 0; k < m->a.n && !ret; k++) {
+		const struct kid *match = NULL;
 
-			m->mark[f] = 0;
-			ret = merge_child(m, x.t, f, b, c);
-		}
+		for (uint32_t j = 0; j < m->b.n; j++)
+			if (kb[j].frame == ka[k].frame) {
+				match = &kb[j];
+				used |= 1u << j;
+				break;
+			}
+		ret = merge_child(m, t, ka[k].frame, match, &ka[k]);
 	}
-	if (x.b) {
-		for (c = prof_node_get(B, x.b == UINT32_MAX ? 0 : x.b)->child; c;
-		     c = prof_node_get(B, c)->sibling) {
-			uint32_t f = m->fmap_b[prof_node_get(B, c)->frame];
+	for (uint32_t j = 0; j < m->b.n && !ret; j++)
+		if (!(used & 1u << j))
+			ret = merge_child(m, t, kb[j].frame, &kb[j], NULL);
+	return ret;
+}
 
-			if (m->mark[f] && !ret)
-				ret = merge_child(m, x.t, f, c, 0);
-			m->mark[f] = 0;
+/* Merges the children of union node @t: each frame once, with the
+ * matching child of each side; after's order first, then what only
+ * before has. */
+static int merge_step(struct merge *m, struct pending x)
+{
+	const struct kid *kb, *ka;
+	uint32_t k, t = x.t;
+	int ret;
+
+	if (side_read(&m->b, x.b) < 0 || side_read(&m->a, x.a) < 0)
+		return -ENOMEM;
+	if (m->b.n <= SMALL)
+		return merge_small(m, t);
+	kb = m->b.fam;
+	ka = m->a.fam;
+	for (k = 0; k < m->b.n; k++)
+		m->mark[kb[k].frame] = k + 1;
+	for (k = 0, ret = 0; k < m->a.n && !ret; k++) {
+		uint32_t f = ka[k].frame, j = m->mark[f];
+
+		m->mark[f] = 0;
+		ret = merge_child(m, t, f, j ? &kb[j - 1] : NULL, &ka[k]);
+	}
+	for (k = 0; k < m->b.n; k++) {
+		uint32_t f = kb[k].frame;
+
+		if (m->mark[f] && !ret)
+			ret = merge_child(m, t, f, &kb[k], NULL);
+		m->mark[f] = 0;
+	}
+	return ret;
+}
+
+static int merge_walk(struct merge *m)
+{
+	int ret = 0;
+
+	while (m->n && !ret) {
+		size_t n0 = m->n - 1;
+		struct pending x = m->stack[n0];
+
+		m->n = n0;
+		ret = merge_step(m, x);
+		/* Visit the children first to last (in a tree made in depth
+		 * first order, that reads its nodes in order): reverse what
+		 * was pushed, and ask for the nodes of all but the first,
+		 * which comes next. Inline: a function doing nothing but
+		 * prefetches may be dropped whole by interprocedural analysis
+		 * (GCC 12 does). */
+		for (size_t i = n0, j = m->n; i + 1 < j; i++, j--) {
+			struct pending tmp = m->stack[i];
+
+			m->stack[i] = m->stack[j - 1];
+			m->stack[j - 1] = tmp;
+		}
+		for (size_t i = n0; i + 1 < m->n; i++) {
+			if (m->stack[i].b)
+				__builtin_prefetch(prof_node_get(m->b.p, m->stack[i].b));
+			if (m->stack[i].a)
+				__builtin_prefetch(prof_node_get(m->a.p, m->stack[i].a));
 		}
 	}
 	return ret;
 }
 
-/* Builds the union tree by walking both trees together: no lookups, each
- * node appended once. The roots are passed as UINT32_MAX (present). */
 static int merge_trees(struct prof_diff *d, const struct prof_profile *before,
 		       const struct prof_profile *after)
 {
-	struct merge m = { .d = d, .before = before, .after = after };
+	size_t most = (size_t)prof_node_count(before) + prof_node_count(after);
+	struct merge m = {
+		.d = d, .b.p = before, .a.p = after,
+	};
 	int ret = -ENOMEM;
 
-	m.fmap_b = map_frames(d, before);
-	m.fmap_a = map_frames(d, after);
-	if (!m.fmap_b || !m.fmap_a)
+	m.b.fmap = map_frames(d->tree, before, &m.b.same);
+	m.a.fmap = map_frames(d->tree, after, &m.a.same);
+	if (!m.b.fmap || !m.a.fmap)
 		goto out;
 	m.mark = calloc(prof_frame_count(d->tree), sizeof(*m.mark));
-	d->vals = calloc((size_t)prof_node_count(before) + prof_node_count(after),
-			 sizeof(*d->vals));
-	if (!m.mark || !d->vals || push(&m, 0, UINT32_MAX, UINT32_MAX) < 0)
+	m.stack = malloc(1024 * sizeof(*m.stack));
+	m.cap = 1024;
+	d->vals = big_alloc(most, sizeof(*d->vals));
+	if (!m.mark || !m.stack || !d->vals)
 		goto out;
 	d->vals[0] = (struct prof_diff_values){
 		prof_total(before), prof_node_get(before, 0)->self,
@@ -225,13 +384,15 @@ static int merge_trees(struct prof_diff *d, const struct prof_profile *before,
 	};
 	prof_node_add(d->tree, 0, prof_total(before) + prof_total(after),
 		      d->vals[0].before_self + d->vals[0].after_self);
-	ret = 0;
-	while (m.n && !ret)
-		ret = merge_step(&m, m.stack[--m.n]);
+	m.stack[m.n++] = (struct pending){ 0, prof_node_get(before, 0)->child,
+					   prof_node_get(after, 0)->child };
+	ret = merge_walk(&m);
 	d->nvals = prof_node_count(d->tree);
 out:
-	free(m.fmap_b);
-	free(m.fmap_a);
+	free(m.b.fmap);
+	free(m.a.fmap);
+	free(m.b.fam);
+	free(m.a.fam);
 	free(m.mark);
 	free(m.stack);
 	return ret;
