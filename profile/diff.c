@@ -238,34 +238,23 @@ struct merge {
 	uint32_t *mark; /* union frame -> before kid + 1 (0 = none), one step */
 };
 
-/* Appends union child @frame of @t for the side kids @kb / @ka (NULL =
- * absent) with their values, and queues it. */
-static int merge_child(struct merge *m, uint32_t t, uint32_t frame,
-		       const struct kid *kb, const struct kid *ka)
+/* The kid of a side that lacks the path: no values, no children. */
+static const struct kid NO_KID;
+
+/* Appends union child @frame of @t for the side kids @kb / @ka (NO_KID
+ * when absent) with their values, and queues it; room on the stack was
+ * made by merge_step(). */
+static inline int merge_child(struct merge *m, uint32_t t, uint32_t frame,
+			      const struct kid *kb, const struct kid *ka)
 {
 	uint32_t c = prof_child_append(m->d->tree, t, frame);
-	struct prof_diff_values *v;
 
 	if (c == UINT32_MAX)
 		return -ENOMEM;
-	v = &m->d->vals[c];
-	v->before_total = kb ? kb->total : 0;
-	v->before_self = kb ? kb->self : 0;
-	v->after_total = ka ? ka->total : 0;
-	v->after_self = ka ? ka->self : 0;
-	prof_node_add(m->d->tree, c, v->before_total + v->after_total,
-		      v->before_self + v->after_self);
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		struct pending *st = realloc(m->stack, cap * sizeof(*st));
-
-		if (!st)
-			return -ENOMEM;
-		m->stack = st;
-		m->cap = cap;
-	}
-	m->stack[m->n++] = (struct pending){ c, kb ? kb->child : 0,
-					     ka ? ka->child : 0 };
+	m->d->vals[c] = (struct prof_diff_values){ kb->total, kb->self,
+						   ka->total, ka->self };
+	prof_node_add(m->d->tree, c, kb->total + ka->total, kb->self + ka->self);
+	m->stack[m->n++] = (struct pending){ c, kb->child, ka->child };
 	return 0;
 }
 
@@ -278,7 +267,7 @@ static int merge_small(struct merge *m, uint32_t t)
 	int ret = 0;
 
 	for (uint32_t k = 0; k < m->a.n && !ret; k++) {
-		const struct kid *match = NULL;
+		const struct kid *match = &NO_KID;
 
 		for (uint32_t j = 0; j < m->b.n; j++)
 			if (kb[j].frame == ka[k].frame) {
@@ -290,8 +279,26 @@ static int merge_small(struct merge *m, uint32_t t)
 	}
 	for (uint32_t j = 0; j < m->b.n && !ret; j++)
 		if (!(used & 1u << j))
-			ret = merge_child(m, t, kb[j].frame, &kb[j], NULL);
+			ret = merge_child(m, t, kb[j].frame, &kb[j], &NO_KID);
 	return ret;
+}
+
+/* Makes room for @more pending nodes. Returns 0 or -ENOMEM. */
+static int stack_room(struct merge *m, size_t more)
+{
+	size_t cap = m->cap ? m->cap : 1024;
+	struct pending *st;
+
+	if (more <= m->cap - m->n)
+		return 0;
+	while (cap - m->n < more)
+		cap *= 2;
+	st = realloc(m->stack, cap * sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	m->stack = st;
+	m->cap = cap;
+	return 0;
 }
 
 /* Merges the children of union node @t: each frame once, with the
@@ -303,7 +310,8 @@ static int merge_step(struct merge *m, struct pending x)
 	uint32_t k, t = x.t;
 	int ret;
 
-	if (side_read(&m->b, x.b) < 0 || side_read(&m->a, x.a) < 0)
+	if (side_read(&m->b, x.b) < 0 || side_read(&m->a, x.a) < 0 ||
+	    stack_room(m, (size_t)m->b.n + m->a.n) < 0)
 		return -ENOMEM;
 	if (m->b.n <= SMALL)
 		return merge_small(m, t);
@@ -315,13 +323,13 @@ static int merge_step(struct merge *m, struct pending x)
 		uint32_t f = ka[k].frame, j = m->mark[f];
 
 		m->mark[f] = 0;
-		ret = merge_child(m, t, f, j ? &kb[j - 1] : NULL, &ka[k]);
+		ret = merge_child(m, t, f, j ? &kb[j - 1] : &NO_KID, &ka[k]);
 	}
 	for (k = 0; k < m->b.n; k++) {
 		uint32_t f = kb[k].frame;
 
 		if (m->mark[f] && !ret)
-			ret = merge_child(m, t, f, &kb[k], NULL);
+			ret = merge_child(m, t, f, &kb[k], &NO_KID);
 		m->mark[f] = 0;
 	}
 	return ret;
@@ -373,10 +381,8 @@ static int merge_trees(struct prof_diff *d, const struct prof_profile *before,
 	if (!m.b.fmap || !m.a.fmap)
 		goto out;
 	m.mark = calloc(prof_frame_count(d->tree), sizeof(*m.mark));
-	m.stack = malloc(1024 * sizeof(*m.stack));
-	m.cap = 1024;
 	d->vals = big_alloc(most, sizeof(*d->vals));
-	if (!m.mark || !m.stack || !d->vals)
+	if (!m.mark || !d->vals || stack_room(&m, 1) < 0)
 		goto out;
 	d->vals[0] = (struct prof_diff_values){
 		prof_total(before), prof_node_get(before, 0)->self,
