@@ -4,6 +4,7 @@
  * /proc/PID/maps, sorted for binary search.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,49 +108,136 @@ static int cmp_map(const void *a, const void *b)
 	return x->start < y->start ? -1 : (x->start > y->start);
 }
 
-int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p)
+/* The mappings being read for one process. */
+struct maps_read {
+	struct sym_ctx *ctx;
+	pid_t pid;
+	const char *exe;
+	struct sym_map *maps;
+	size_t n, cap;
+};
+
+static void maps_read_drop(struct maps_read *r)
 {
-	char path[64], exe[4096];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	read_exe(p->pid, exe, sizeof(exe));
-	struct sym_map *maps = NULL;
-	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->maps[i].mod)
+			sym_modcache_unref(r->ctx, r->maps[i].mod);
+		free(r->maps[i].name);
+	}
+	free(r->maps);
+	r->maps = NULL;
+	r->n = r->cap = 0;
+}
+
+/* Keeps one executable mapping (a sym_maps_fn). Returns 0 or -ENOMEM. */
+static int take_line(void *arg, struct sym_maps_line *ml)
+{
+	struct maps_read *r = arg;
+	struct sym_map m;
+	int keep = line_to_map(r->ctx, r->pid, ml, r->exe, &m);
+	int err;
+
+	if (keep <= 0)
+		return keep;
+	err = push_map(&r->maps, &r->n, &r->cap, &m);
+	if (err) {
+		if (m.mod)
+			sym_modcache_unref(r->ctx, m.mod);
+		free(m.name);
+	}
+	return err;
+}
+
+/* The text of /proc/PID/maps, already open on @fd (taken). */
+static int read_text(int fd, struct maps_read *r)
+{
+	FILE *f = fdopen(fd, "re");
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
 	int err = 0;
+
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
 	while ((len = getline(&line, &lcap, f)) > 0) {
+		struct sym_maps_line ml;
+
 		if (line[len - 1] == '\n')
 			len--;
-		struct sym_maps_line ml;
 		if (sym_maps_parse_line(line, (size_t)len, &ml) || !ml.exec)
 			continue;
-		struct sym_map m;
-		int keep = line_to_map(ctx, p->pid, &ml, exe, &m);
-		if (keep < 0) {
-			err = keep;
+		if ((err = take_line(r, &ml)))
 			break;
-		}
-		if (keep && (err = push_map(&maps, &n, &cap, &m))) {
-			if (m.mod)
-				sym_modcache_unref(ctx, m.mod);
-			free(m.name);
-			break;
-		}
 	}
 	free(line);
 	fclose(f);
+	return err;
+}
+
+/* Reads the executable mappings of @r->pid: by query when the kernel has
+ * it, else (or when a query fails midway) from the text. */
+static int read_mappings(const char *path, struct maps_read *r)
+{
+	char name[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = sym_maps_query(fd, name, sizeof(name), take_line, r);
+	if (err == 0 || err == -ENOMEM || err == -ESRCH) {
+		/* ESRCH: no address space (a kernel thread, or the process
+		 * is exiting), as the text would have no lines: the caller
+		 * tells which */
+		close(fd);
+		return err == -ESRCH ? 0 : err;
+	}
+	maps_read_drop(r);
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -errno;
+	}
+	return read_text(fd, r);
+}
+
+/* True when the new view @r (not yet sorted) holds the mappings @p has. */
+static bool same_maps(const struct sym_proc *p, const struct maps_read *r)
+{
+	if (p->nmaps == 0 || p->nmaps != r->n)
+		return false;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct sym_map *m = &r->maps[i];
+		const struct sym_map *o = sym_proc_map_find(p, m->start);
+
+		if (!o || o->start != m->start || o->end != m->end || o->mod != m->mod ||
+		    o->pgoff != m->pgoff)
+			return false;
+	}
+	return true;
+}
+
+int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p)
+{
+	char path[64], exe[4096];
+	struct maps_read r = { .ctx = ctx, .pid = p->pid, .exe = exe };
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+	read_exe(p->pid, exe, sizeof(exe));
+	err = read_mappings(path, &r);
+	if (err == -ESRCH)
+		return -ESRCH;
+	p->settled = same_maps(p, &r);
 	/* take the new view even when it is partial (ENOMEM): keep refs
 	 * balanced by releasing the old one first */
 	sym_proc_free_maps(ctx, p);
-	if (n > 1)
-		qsort(maps, n, sizeof(*maps), cmp_map);
-	p->maps = maps;
-	p->nmaps = n;
-	if (n == 0 && err == 0) {
+	if (r.n > 1)
+		qsort(r.maps, r.n, sizeof(*r.maps), cmp_map);
+	p->maps = r.maps;
+	p->nmaps = r.n;
+	if (r.n == 0 && err == 0) {
 		/* a kernel thread or a process that just died */
 		if (access(path, R_OK) != 0)
 			err = -ESRCH;

@@ -159,6 +159,7 @@ struct sym_proc {
 	uint64_t last_use;
 	uint64_t loaded_ns;   /* when the maps were read */
 	bool gone;            /* process exited; do not reread /proc */
+	bool settled;         /* the last two reads found the same mappings */
 };
 
 /* One parsed line of /proc/PID/maps. */
@@ -176,6 +177,19 @@ struct sym_maps_line {
  * -EINVAL when the line is malformed. @out->path points into @line. */
 int sym_maps_parse_line(const char *line, size_t len,
 			struct sym_maps_line *out);
+
+/* Called for each executable mapping; non-zero stops the walk and is
+ * returned. @ml->path is valid only during the call. */
+typedef int (*sym_maps_fn)(void *arg, struct sym_maps_line *ml);
+
+/* Walks the executable mappings of the process whose /proc/PID/maps is
+ * open on @fd with the kernel's PROCMAP_QUERY ioctl, in address order,
+ * naming each in @name (@namelen bytes; a longer name fails the walk with
+ * -E2BIG). Returns 0, -ENOTTY when the kernel has no such query (read the
+ * text instead), what @fn returned, or another negative errno (-ESRCH:
+ * the process is gone). */
+int sym_maps_query(int fd, char *name, size_t namelen, sym_maps_fn fn,
+		   void *arg);
 
 /* ---- ELF modules (elf_module.c) ---- */
 

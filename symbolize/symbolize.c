@@ -19,6 +19,10 @@
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
 #define RELOAD_MIN_NS 100000000ull /* reread maps on a miss at most 10/s */
 #define FORK_REREAD_NS 20000000ull /* a parent's view older than 20 ms */
+/* ... unless its last two reads agreed: a process that forks all day
+ * (a shell, make) maps its libraries once; a later dlopen is still found
+ * by the reread on a miss while the child lives. */
+#define FORK_REREAD_SETTLED_NS 2000000000ull
 #define SYM_PROCS_MAX 32768 /* processes cached at most */
 #define KALLSYMS_RELOAD_NS 5000000000ull /* and kallsyms every 5 s */
 
@@ -198,7 +202,8 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 	/* A parent not seen yet is read now: it usually outlives a short
 	 * child, whose own maps may already be gone. A parent read long ago
 	 * (at its exec, before its libraries were mapped) is read again. */
-	if ((!pp || (!pp->gone && now_ns() - pp->loaded_ns > FORK_REREAD_NS)) &&
+	if ((!pp || (!pp->gone && now_ns() - pp->loaded_ns >
+				  (pp->settled ? FORK_REREAD_SETTLED_NS : FORK_REREAD_NS))) &&
 	    sym_proc_load(ctx, parent) == 0)
 		pp = sym_proc_find(ctx, parent);
 	if (!pp || pp->nmaps == 0)
@@ -227,6 +232,7 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 	c->nmaps = pp->nmaps;
 	c->loaded_ns = pp->loaded_ns;
 	c->gone = false;
+	c->settled = pp->settled;
 	return 0;
 }
 
