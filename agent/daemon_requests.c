@@ -118,13 +118,15 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	if (!c.out)
 		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
 	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
-					      .arg = (void *)r, .clear_pid = true };
+					      .arg = (void *)r, .clear_pid = true,
+					      .defer_totals = true };
 	rc = store_scan(d->cfg.state_dir, since, until, snap_window, &c, &sr);
 	if (rc < 0 || c.err) {
 		prof_free(c.out);
 		return reply_err(d, client, rc < 0 ? -rc : -c.err,
 				 "hearthd could not read its store");
 	}
+	store_codec_merge_totals(c.out);
 	m = prof_meta(c.out);
 	m->start_ns = c.windows ? c.first_ns : since;
 	m->duration_ns = c.windows ? c.last_ns - c.first_ns : 0;

@@ -154,7 +154,7 @@ static int encode_profile(struct obuf *b, const struct prof_profile *p,
 /* ---- sections and blobs ------------------------------------------------- */
 
 /* Appends @raw to @blob as varint raw length, varint zlib length, bytes. */
-static int seal(struct obuf *blob, const struct obuf *raw)
+static int seal(struct obuf *blob, const struct obuf *raw, int level)
 {
 	uLongf zlen;
 
@@ -169,7 +169,7 @@ static int seal(struct obuf *blob, const struct obuf *raw)
 		return blob->err;
 	/* The zlib length goes before the bytes: compress after a gap. */
 	if (compress2(blob->p + blob->len + 10, &zlen, raw->len ? raw->p : (const uint8_t *)"",
-		      (uLong)raw->len, 6) != Z_OK)
+		      (uLong)raw->len, level) != Z_OK)
 		return -ENOMEM;
 	{
 		size_t at = blob->len;
@@ -182,7 +182,10 @@ static int seal(struct obuf *blob, const struct obuf *raw)
 	return blob->err;
 }
 
-static int pack(const struct store_window *w, void **out, size_t *outlen)
+/* @level: zlib's, 6 for the store (smaller), 0 (stored as is) for a
+ * reply that only crosses a local socket. */
+static int pack(const struct store_window *w, int level, void **out,
+		size_t *outlen)
 {
 	struct prof_profile *tab = prof_new(PROF_UNIT_SAMPLES);
 	struct obuf sec[SEC_COUNT] = { 0 }, blob = { 0 };
@@ -204,11 +207,11 @@ static int pack(const struct store_window *w, void **out, size_t *outlen)
 		ob_varint(&blob, w->offcpu_ns);
 		ob_varint(&blob, w->drops);
 		ob_varint(&blob, flags);
-		rc = seal(&blob, &sec[SEC_STRINGS]);
+		rc = seal(&blob, &sec[SEC_STRINGS], level);
 	}
 	for (int i = SEC_ON; !rc && i < SEC_COUNT; i++)
 		if (flags & (1u << (i - 1)))
-			rc = seal(&blob, &sec[i]);
+			rc = seal(&blob, &sec[i], level);
 	for (int i = 0; i < SEC_COUNT; i++)
 		free(sec[i].p);
 	prof_free(tab);
@@ -226,7 +229,7 @@ int store_codec_window_pack(const struct store_window *w, void **out,
 {
 	if (w->end_ns < w->start_ns)
 		return -EINVAL;
-	return pack(w, out, outlen);
+	return pack(w, 6, out, outlen);
 }
 
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
@@ -234,7 +237,7 @@ int store_codec_profile_pack(const struct prof_profile *p, void **out,
 {
 	struct store_window w = { .oncpu = (struct prof_profile *)p };
 
-	return pack(&w, out, outlen);
+	return pack(&w, Z_NO_COMPRESSION, out, outlen);
 }
 
 void store_window_clear(struct store_window *w)

@@ -57,7 +57,9 @@ int store_codec_window_pack(const struct store_window *w, void **out,
 
 /* Decodes a window blob into @w (zeroed first; profiles are new and owned
  * by @w). Returns 0, -EBADMSG when the bytes are not a valid window
- * (nothing is left allocated then), or -ENOMEM. */
+ * (nothing is left allocated then), or -ENOMEM. Windows come from the
+ * store, whose records carry a CRC: zlib's own checksum of each section
+ * is not verified again (this and store_codec_window_merge()). */
 int store_codec_window_unpack(const void *buf, size_t len,
 			      struct store_window *w);
 
@@ -71,6 +73,11 @@ struct store_codec_merge {
 	store_codec_keep_fn keep; /* NULL = keep everything */
 	void *arg;
 	bool clear_pid;           /* process rows lose their pid (line) */
+	/* Add each stack's value to its leaf only (self and total) and not
+	 * to the nodes above it, so many windows merge without walking
+	 * their paths again; store_codec_merge_totals() then fixes the
+	 * totals once, after the last window. */
+	bool defer_totals;
 };
 
 /* Adds the stacks of one profile of a window blob into @dst (whose unit
@@ -83,15 +90,23 @@ int store_codec_window_merge(const void *buf, size_t len,
 			     const struct store_codec_merge *m,
 			     struct prof_profile *dst, struct store_window *hdr);
 
+/* Makes every node's total its self plus its children's totals, in one
+ * pass. For a profile filled only by store_codec_window_merge() with
+ * defer_totals (each node's total was its own self until now). */
+void store_codec_merge_totals(struct prof_profile *p);
+
 /* Frees the profiles of @w and zeroes it. Accepts NULL. */
 void store_window_clear(struct store_window *w);
 
-/* Encodes and compresses one profile (the form a snapshot reply carries).
+/* Encodes one profile (the form a snapshot reply carries), its sections
+ * in zlib's format but stored, not compressed: the reply only crosses a
+ * local socket, and compressing a big snapshot took a tenth of its time.
  * Same returns as store_codec_window_pack(). */
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
 			     size_t *outlen);
 
-/* Decodes a blob made by store_codec_profile_pack(). Returns a new profile
+/* Decodes a blob made by store_codec_profile_pack(), verifying zlib's
+ * checksum of each section (a reply has no other). Returns a new profile
  * (free with prof_free()) or NULL with -EBADMSG / -ENOMEM in *@err. */
 struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
 						int *err);

@@ -84,7 +84,7 @@ struct ibuf {
 	bool bad;
 };
 
-static inline uint64_t ib_varint(struct ibuf *b)
+static inline uint64_t ib_varint_slow(struct ibuf *b)
 {
 	uint64_t v = 0;
 
@@ -106,6 +106,25 @@ static inline uint64_t ib_varint(struct ibuf *b)
 	}
 	b->bad = true;
 	return 0;
+}
+
+/* Reads one varint; on a short or overlong one, sets @b->bad and returns
+ * 0. One- and two-byte varints (most ids and counts) take a short path. */
+static inline uint64_t ib_varint(struct ibuf *b)
+{
+	if (!b->bad && b->len - b->pos >= 2) {
+		const uint8_t *c = b->p + b->pos;
+
+		if (c[0] < 0x80) {
+			b->pos++;
+			return c[0];
+		}
+		if (c[1] < 0x80) {
+			b->pos += 2;
+			return (uint64_t)(c[0] & 0x7f) | (uint64_t)c[1] << 7;
+		}
+	}
+	return ib_varint_slow(b);
 }
 
 /* A varint that must be < @limit. */

@@ -12,6 +12,7 @@
 struct blob {
 	struct store_window hdr;
 	unsigned flags;
+	bool check_sum;      /* verify each section's Adler-32 */
 	const uint8_t *sec[SEC_COUNT];
 	size_t zlen[SEC_COUNT];
 	uint64_t rawlen[SEC_COUNT];
@@ -49,15 +50,52 @@ static int split(const void *buf, size_t len, struct blob *bl)
 	return b.pos == b.len ? 0 : -EBADMSG;
 }
 
+/* Inflates the zlib stream @z (@zlen bytes) into @out (room for @len + 1
+ * bytes), which must come out exactly @len bytes. The stream's Adler-32
+ * is checked only when @check: a stored window is covered by its
+ * record's CRC already (and every decoded field is validated anyway), so
+ * the store's reader skips that second pass over the bytes. Returns 0 or
+ * -EBADMSG. */
+static int inflate_exact(const uint8_t *z, size_t zlen, uint8_t *out, size_t len,
+			 bool check)
+{
+	z_stream s = { 0 };
+	int rc;
+
+	/* RFC 1950 header: deflate, window <= 32 KiB, no preset dictionary,
+	 * check bits; then the raw deflate data and 4 bytes of Adler-32. */
+	if (zlen < 6 || (z[0] & 0x0f) != 8 || (z[0] >> 4) > 7 || (z[1] & 0x20) ||
+	    ((unsigned)z[0] << 8 | z[1]) % 31 != 0 || zlen - 6 > UINT32_MAX || len >= UINT32_MAX)
+		return -EBADMSG;
+	if (inflateInit2(&s, -15) != Z_OK)
+		return -EBADMSG;
+	s.next_in = (Bytef *)(uintptr_t)(z + 2);
+	s.avail_in = (uInt)(zlen - 6);
+	s.next_out = out;
+	s.avail_out = (uInt)len + 1; /* one spare byte: a longer stream fails */
+	rc = inflate(&s, Z_FINISH);
+	inflateEnd(&s);
+	if (rc != Z_STREAM_END || s.total_out != len || s.avail_in != 0)
+		return -EBADMSG;
+	if (check) {
+		const uint8_t *t = z + zlen - 4;
+		uint32_t want = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 |
+				(uint32_t)t[2] << 8 | t[3];
+
+		if (adler32(adler32(0, NULL, 0), out, (uInt)len) != want)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 /* Inflates section @i into a new buffer of exactly its raw length. */
 static int inflate_sec(const struct blob *bl, int i, uint8_t **raw)
 {
-	uLongf got = (uLongf)bl->rawlen[i];
-	uint8_t *r = malloc(bl->rawlen[i] ? bl->rawlen[i] : 1);
+	uint8_t *r = malloc(bl->rawlen[i] + 1);
 
 	if (!r)
 		return -ENOMEM;
-	if (uncompress(r, &got, bl->sec[i], (uLong)bl->zlen[i]) != Z_OK || got != bl->rawlen[i]) {
+	if (inflate_exact(bl->sec[i], bl->zlen[i], r, (size_t)bl->rawlen[i], bl->check_sum)) {
 		free(r);
 		return -EBADMSG;
 	}
@@ -126,11 +164,15 @@ struct dec {
 	const struct strings *s;
 	struct prof_profile *dst;
 	const struct store_codec_merge *m;
+	bool defer;          /* values to leaves only; totals after the last */
+	bool fresh;          /* dst was empty: whole stacks are appended */
 	struct frames f;
 	uint32_t *smap;      /* string index -> dst id */
 	uint32_t *fmap;      /* frame index -> dst frame */
 	uint32_t *src;       /* the current stack, frame indexes */
-	uint32_t *path;      /* the same, mapped */
+	uint32_t *node;      /* its nodes in dst, known for the first nvalid;
+			      * for a fresh dst, its frames in dst */
+	size_t nvalid;
 };
 
 static int read_meta(struct ibuf *b, struct prof_meta *m)
@@ -235,14 +277,44 @@ static bool keep(struct dec *d, size_t depth)
 			  d->s->len[d->f.name[top]], d->f.pid[top]);
 }
 
+/* Into a fresh profile: whole stacks, which the profile appends fastest. */
+static int add_fresh(struct dec *d, size_t depth, uint64_t value)
+{
+	for (size_t k = d->nvalid; k < depth; k++) {
+		d->node[k] = map_frame(d, d->src[k]);
+		if (d->node[k] == UNMAPPED)
+			return -ENOMEM;
+		d->nvalid = k + 1;
+	}
+	return prof_add_stack(d->dst, d->node, depth, value) == UINT32_MAX ? -ENOMEM : 0;
+}
+
+/* Adds the current stack: stacks come sorted, each sharing a prefix with
+ * the one before, so only the nodes past the known prefix are looked up
+ * (merging into a profile that already has most of them). */
 static int add_stack(struct dec *d, size_t depth, uint64_t value)
 {
-	for (size_t k = 0; k < depth; k++) {
-		d->path[k] = map_frame(d, d->src[k]);
-		if (d->path[k] == UNMAPPED)
+	uint32_t node = d->nvalid ? d->node[d->nvalid - 1] : 0;
+
+	if (d->fresh)
+		return add_fresh(d, depth, value);
+	for (size_t k = d->nvalid; k < depth; k++) {
+		uint32_t f = map_frame(d, d->src[k]);
+
+		if (f == UNMAPPED)
 			return -ENOMEM;
+		node = prof_child_get(d->dst, node, f);
+		if (node == UINT32_MAX)
+			return -ENOMEM;
+		d->node[k] = node;
+		d->nvalid = k + 1;
 	}
-	return prof_add_stack(d->dst, d->path, depth, value) == UINT32_MAX ? -ENOMEM : 0;
+	if (d->defer)
+		return prof_node_add(d->dst, node, value, value);
+	prof_node_add(d->dst, 0, value, depth ? 0 : value);
+	for (size_t k = 0; k < depth; k++)
+		prof_node_add(d->dst, d->node[k], value, k + 1 == depth ? value : 0);
+	return 0;
 }
 
 static int read_stacks(struct ibuf *b, struct dec *d)
@@ -254,8 +326,8 @@ static int read_stacks(struct ibuf *b, struct dec *d)
 	if (b->bad || n > ib_left(b) / 3)
 		return -EBADMSG;
 	d->src = malloc(STORE_CODEC_DEPTH_MAX * sizeof(*d->src));
-	d->path = malloc(STORE_CODEC_DEPTH_MAX * sizeof(*d->path));
-	if (!d->src || !d->path)
+	d->node = malloc(STORE_CODEC_DEPTH_MAX * sizeof(*d->node));
+	if (!d->src || !d->node)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n && !rc; i++) {
 		uint64_t common = ib_bounded(b, depth + 1);
@@ -271,6 +343,8 @@ static int read_stacks(struct ibuf *b, struct dec *d)
 		if (b->bad)
 			return -EBADMSG;
 		depth = (size_t)(common + add);
+		if (d->nvalid > common)
+			d->nvalid = (size_t)common;
 		if (keep(d, depth))
 			rc = add_stack(d, depth, value);
 	}
@@ -288,7 +362,7 @@ static void dec_free(struct dec *d)
 	free(d->smap);
 	free(d->fmap);
 	free(d->src);
-	free(d->path);
+	free(d->node);
 }
 
 /* Decodes section @i into *@dstp: a new profile when *@dstp is NULL, else
@@ -296,7 +370,7 @@ static void dec_free(struct dec *d)
 static int read_profile(const struct blob *bl, int i, const struct strings *s,
 			const struct store_codec_merge *m, struct prof_profile **dstp)
 {
-	struct dec d = { .s = s, .m = m };
+	struct dec d = { .s = s, .m = m, .defer = m && m->defer_totals, .fresh = !*dstp };
 	struct ibuf b = { 0 };
 	struct prof_meta meta;
 	uint8_t *raw = NULL;
@@ -333,8 +407,8 @@ static int read_profile(const struct blob *bl, int i, const struct strings *s,
 
 /* ---- public ---------------------------------------------------------- */
 
-int store_codec_window_unpack(const void *buf, size_t len,
-			      struct store_window *w)
+static int window_unpack(const void *buf, size_t len, struct store_window *w,
+			 bool check_sum)
 {
 	struct strings s = { 0 };
 	struct blob bl;
@@ -343,6 +417,7 @@ int store_codec_window_unpack(const void *buf, size_t len,
 	memset(w, 0, sizeof(*w));
 	if (rc)
 		return rc;
+	bl.check_sum = check_sum;
 	rc = read_strings(&bl, &s);
 	*w = bl.hdr;
 	if (!rc && (bl.flags & 1))
@@ -353,6 +428,12 @@ int store_codec_window_unpack(const void *buf, size_t len,
 	if (rc)
 		store_window_clear(w);
 	return rc;
+}
+
+int store_codec_window_unpack(const void *buf, size_t len,
+			      struct store_window *w)
+{
+	return window_unpack(buf, len, w, false);
 }
 
 int store_codec_window_merge(const void *buf, size_t len,
@@ -377,12 +458,23 @@ int store_codec_window_merge(const void *buf, size_t len,
 	return rc;
 }
 
+void store_codec_merge_totals(struct prof_profile *p)
+{
+	/* A parent's id is smaller than its children's: going down the ids,
+	 * every node is complete before it is added to its parent. */
+	for (uint32_t id = prof_node_count(p); id-- > 1;) {
+		const struct prof_node *n = prof_node_get(p, id);
+
+		prof_node_add(p, n->parent, n->total, 0);
+	}
+}
+
 struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
 						int *err)
 {
 	struct store_window w;
 	struct prof_profile *p;
-	int rc = store_codec_window_unpack(buf, len, &w);
+	int rc = window_unpack(buf, len, &w, true);
 
 	if (!rc && (!w.oncpu || w.offcpu || w.start_ns || w.end_ns))
 		rc = -EBADMSG;

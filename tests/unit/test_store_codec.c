@@ -300,9 +300,65 @@ static void test_merge(void **state)
 	store_window_clear(&w);
 }
 
+/* Keeps every process. */
+static bool keep_all(void *arg, const char *comm, size_t len, uint32_t pid)
+{
+	(void)arg;
+	(void)comm;
+	(void)len;
+	(void)pid;
+	return true;
+}
+
+/* Merging with totals deferred, then fixed once, gives the same tree as
+ * merging stack by stack: every node's total and self. */
+static void test_merge_deferred(void **state)
+{
+	struct store_window w = { .start_ns = 10, .end_ns = 20 };
+	struct prof_profile *a = prof_new(PROF_UNIT_SAMPLES), *b = prof_new(PROF_UNIT_SAMPLES);
+	struct store_codec_merge m = { .keep = keep_all };
+	struct store_codec_merge md = { .keep = keep_all, .defer_totals = true };
+	uint32_t f[3];
+	char *ta, *tb;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	/* a stack ending at a process row, and a value on the root */
+	f[0] = frame(w.oncpu, "other", "", "", 77, PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN);
+	f[1] = frame(w.oncpu, "run", "/usr/bin/other", "o.c", 3, PROF_KIND_USER, PROF_CLASS_YOURS);
+	f[2] = frame(w.oncpu, "deeper", "/usr/bin/other", "o.c", 4, PROF_KIND_USER, PROF_CLASS_YOURS);
+	assert_int_not_equal(prof_add_stack(w.oncpu, f, 1, 7), UINT32_MAX);
+	assert_int_not_equal(prof_add_stack(w.oncpu, f, 3, 11), UINT32_MAX);
+	assert_int_not_equal(prof_add_stack(w.oncpu, f, 0, 5), UINT32_MAX);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(store_codec_window_merge(blob, len, &m, a, NULL), 0);
+		assert_int_equal(store_codec_window_merge(blob, len, &md, b, NULL), 0);
+	}
+	store_codec_merge_totals(b);
+	assert_int_equal(prof_total(a), 3 * prof_total(w.oncpu));
+	assert_int_equal(prof_node_count(a), prof_node_count(b));
+	for (uint32_t i = 0; i < prof_node_count(a); i++) {
+		assert_int_equal(prof_node_get(a, i)->total, prof_node_get(b, i)->total);
+		assert_int_equal(prof_node_get(a, i)->self, prof_node_get(b, i)->self);
+	}
+	ta = folded(a);
+	tb = folded(b);
+	assert_string_equal(ta, tb);
+	free(ta);
+	free(tb);
+	free(blob);
+	prof_free(a);
+	prof_free(b);
+	store_window_clear(&w);
+}
+
 static void test_compact(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct store_window w = { .start_ns = 1, .end_ns = 2 };
 	uint32_t path[40];
 	void *blob;
 	size_t len;
@@ -319,7 +375,9 @@ static void test_compact(void **state)
 		path[39] = frame(p, name, "/lib/x.so", "x.c", 1, PROF_KIND_USER, PROF_CLASS_LIBRARY);
 		assert_int_not_equal(prof_add_stack(p, path, 40, (uint64_t)i + 1), UINT32_MAX);
 	}
-	assert_int_equal(store_codec_profile_pack(p, &blob, &len), 0);
+	/* As the store keeps it (a reply is not compressed). */
+	w.oncpu = p;
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
 	/* Far below 40 frames x 1000 stacks x 4 bytes. */
 	assert_true(len < 16000);
 	free(blob);
@@ -334,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_rejects_damage),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_deferred),
 		cmocka_unit_test(test_compact),
 	};
 
