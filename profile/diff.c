@@ -198,6 +198,15 @@ struct side {
 	uint32_t n, cap;
 };
 
+/* The kid for node @nd of @s. */
+static inline struct kid side_kid(const struct side *s,
+				  const struct prof_node *nd)
+{
+	return (struct kid){ nd->total, nd->self,
+			     s->same ? nd->frame : s->fmap[nd->frame],
+			     nd->child };
+}
+
 /* Reads the family that starts with node @first of @s into s->fam.
  * Returns 0 or -ENOMEM. */
 static int side_read(struct side *s, uint32_t first)
@@ -216,10 +225,7 @@ static int side_read(struct side *s, uint32_t first)
 			s->fam = f;
 			s->cap = cap;
 		}
-		s->fam[s->n++] = (struct kid){
-			nd->total, nd->self,
-			s->same ? nd->frame : s->fmap[nd->frame], nd->child
-		};
+		s->fam[s->n++] = side_kid(s, nd);
 		c = nd->sibling;
 	}
 	return 0;
@@ -283,14 +289,12 @@ static int merge_small(struct merge *m, uint32_t t)
 	return ret;
 }
 
-/* Makes room for @more pending nodes. Returns 0 or -ENOMEM. */
-static int stack_room(struct merge *m, size_t more)
+/* Grows the stack to hold @more more pending nodes. 0 or -ENOMEM. */
+static int stack_grow(struct merge *m, size_t more)
 {
 	size_t cap = m->cap ? m->cap : 1024;
 	struct pending *st;
 
-	if (more <= m->cap - m->n)
-		return 0;
 	while (cap - m->n < more)
 		cap *= 2;
 	st = realloc(m->stack, cap * sizeof(*st));
@@ -301,6 +305,39 @@ static int stack_room(struct merge *m, size_t more)
 	return 0;
 }
 
+/* Makes room for @more pending nodes. Returns 0 or -ENOMEM. */
+static inline int stack_room(struct merge *m, size_t more)
+{
+	return more <= m->cap - m->n ? 0 : stack_grow(m, more);
+}
+
+/* merge_step() for the most common case, a call chain: each side has at
+ * most one child. Returns 1 when it was not that case, else 0 or
+ * -ENOMEM. */
+static int merge_chain(struct merge *m, struct pending x)
+{
+	const struct prof_node *nb = x.b ? prof_node_get(m->b.p, x.b) : NULL;
+	const struct prof_node *na = x.a ? prof_node_get(m->a.p, x.a) : NULL;
+	struct kid kb = NO_KID, ka = NO_KID;
+	int ret = 0;
+
+	if ((nb && nb->sibling) || (na && na->sibling))
+		return 1;
+	if (stack_room(m, 2) < 0)
+		return -ENOMEM;
+	if (nb)
+		kb = side_kid(&m->b, nb);
+	if (na)
+		ka = side_kid(&m->a, na);
+	if (nb && na && kb.frame == ka.frame)
+		return merge_child(m, x.t, ka.frame, &kb, &ka);
+	if (na)
+		ret = merge_child(m, x.t, ka.frame, &NO_KID, &ka);
+	if (nb && !ret)
+		ret = merge_child(m, x.t, kb.frame, &kb, &NO_KID);
+	return ret;
+}
+
 /* Merges the children of union node @t: each frame once, with the
  * matching child of each side; after's order first, then what only
  * before has. */
@@ -308,8 +345,10 @@ static int merge_step(struct merge *m, struct pending x)
 {
 	const struct kid *kb, *ka;
 	uint32_t k, t = x.t;
-	int ret;
+	int ret = merge_chain(m, x);
 
+	if (ret <= 0)
+		return ret;
 	if (side_read(&m->b, x.b) < 0 || side_read(&m->a, x.a) < 0 ||
 	    stack_room(m, (size_t)m->b.n + m->a.n) < 0)
 		return -ENOMEM;
