@@ -575,8 +575,9 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 	return queue_stack(c, (size_t)n, count);
 }
 
-int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
-		      int first_is_process, char *err, size_t errlen)
+static int parse_all(struct prof_profile *p, const char *buf, size_t len,
+		     int first_is_process, int in_order, char *err,
+		     size_t errlen)
 {
 	struct parse_ctx c = {
 		.p = p,
@@ -612,7 +613,7 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 	 * the sorted stacks (prof_build), others by lookups. */
 	added = -ENOMEM;
 	if (prof_node_count(p) == 1)
-		added = prof_build(p, c.out, c.nout, c.nlines);
+		added = prof_build(p, c.out, c.nout, c.nlines, in_order);
 	if (added == -ENOMEM)
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)
@@ -625,6 +626,19 @@ int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 	free(c.prev_ends);
 	free(c.out);
 	return ret;
+}
+
+int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
+		      int first_is_process, char *err, size_t errlen)
+{
+	return parse_all(p, buf, len, first_is_process, 0, err, errlen);
+}
+
+int prof_folded_parse_sorted(struct prof_profile *p, const char *buf,
+			     size_t len, int first_is_process, char *err,
+			     size_t errlen)
+{
+	return parse_all(p, buf, len, first_is_process, 1, err, errlen);
 }
 
 /* ---- writer ------------------------------------------------------------------- */

@@ -98,15 +98,15 @@ int prof_nodes_room(struct prof_profile *p, size_t extra);
 /* Builds the tree of @p, which has no node but the root, from @nstacks
  * stacks queued in @rec[0..len): per stack its frame count n, the low
  * and high 32 bits of its value, then its n frame ids, root first.
- * The result equals prof_add_stack() of each stack in order (totals,
- * selves, sibling order), except that node ids follow the preorder of
- * the sorted tree (prof_sort() order): the stacks are sorted first, so
- * each node is made once, in order, with no lookup, and sorting it later
- * costs one pass. The nodes join the edge index when a lookup needs it.
- * Overwrites @rec's frame ids. Returns 0; -EINVAL when @p has nodes or a
- * record is malformed or names an unknown frame; -ENOMEM. On error @p
- * and @rec are unchanged. */
+ * The stacks are sorted first, so each node is made once, in order, with
+ * no lookup: node ids follow the preorder of the sorted tree, and sorting
+ * later costs one pass. Totals and selves equal prof_add_stack() of each
+ * stack in turn; so does the sibling order, unless @in_order, which links
+ * siblings in prof_sort() order (for callers that sort anyway). The nodes
+ * join the edge index when a lookup needs it. Overwrites @rec's frame
+ * ids. Returns 0; -EINVAL when @p has nodes or a record is malformed or
+ * names an unknown frame; -ENOMEM. On error @p and @rec are unchanged. */
 int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
-	       size_t nstacks);
+	       size_t nstacks, int in_order);
 
 #endif /* HEARTH_PROFILE_IMPL_H */

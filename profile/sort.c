@@ -384,6 +384,10 @@ struct build {
 	struct kid *kids;
 	size_t nkids;
 	int reordered; /* some siblings came in another order than sorted */
+	/* Siblings linked in sorted order as they are made: no kids[],
+	 * seg[] or first[]; lastkid[] is each entry's last child so far. */
+	int in_order;
+	uint32_t *lastkid;
 };
 
 static int kid_cmp(const void *a, const void *b)
@@ -428,10 +432,14 @@ static void finish(struct build *b, size_t i)
 {
 	struct prof_node *nd = &b->p->nodes[b->node[i]];
 
-	link_kids(b, i);
 	nd->total = b->total[i];
 	nd->self = b->self[i];
 	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
+	if (b->in_order) {
+		b->p->last_child[b->node[i]] = b->lastkid[i];
+		return;
+	}
+	link_kids(b, i);
 	if (b->first[i] < b->first[i - 1])
 		b->first[i - 1] = b->first[i];
 	b->nkids = b->seg[i];
@@ -460,12 +468,21 @@ static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
 		p->last_child[id] = 0;
 		b->node[j + 1] = id;
 		b->total[j + 1] = b->self[j + 1] = 0;
+		if (b->in_order) {
+			if (b->lastkid[j])
+				p->nodes[b->lastkid[j]].sibling = id;
+			else
+				p->nodes[b->node[j]].child = id;
+			b->lastkid[j] = id;
+			b->lastkid[j + 1] = 0;
+			continue;
+		}
 		b->first[j + 1] = o;
 		b->seg[j + 1] = b->nkids;
 	}
 	b->self[n] = sat_add(b->self[n], v);
 	b->total[n] = sat_add(b->total[n], v);
-	if (o < b->first[n])
+	if (!b->in_order && o < b->first[n])
 		b->first[n] = o;
 	return n;
 }
@@ -515,12 +532,14 @@ static void build_mem_free(struct build_mem *m)
 	free(m->b.first);
 	free(m->b.seg);
 	free(m->b.kids);
+	free(m->b.lastkid);
 }
 
 static int build_mem_alloc(struct build_mem *m, size_t nframes,
-			   size_t nstacks, size_t deepest)
+			   size_t nstacks, size_t deepest, int in_order)
 {
 	size_t d = deepest + 1;
+	int ok;
 
 	m->rank = malloc(nframes * sizeof(*m->rank));
 	m->by_rank = malloc(nframes * sizeof(*m->by_rank));
@@ -530,11 +549,18 @@ static int build_mem_alloc(struct build_mem *m, size_t nframes,
 	m->b.node = malloc(d * sizeof(*m->b.node));
 	m->b.total = malloc(d * sizeof(*m->b.total));
 	m->b.self = malloc(d * sizeof(*m->b.self));
-	m->b.first = malloc(d * sizeof(*m->b.first));
-	m->b.seg = malloc(d * sizeof(*m->b.seg));
-	m->b.kids = malloc((nstacks + 1) * sizeof(*m->b.kids));
-	if (m->rank && m->by_rank && m->a && m->tmp && m->stack && m->b.node &&
-	    m->b.total && m->b.self && m->b.first && m->b.seg && m->b.kids)
+	ok = m->rank && m->by_rank && m->a && m->tmp && m->stack &&
+	     m->b.node && m->b.total && m->b.self;
+	if (in_order) {
+		m->b.lastkid = malloc(d * sizeof(*m->b.lastkid));
+		ok = ok && m->b.lastkid;
+	} else {
+		m->b.first = malloc(d * sizeof(*m->b.first));
+		m->b.seg = malloc(d * sizeof(*m->b.seg));
+		m->b.kids = malloc((nstacks + 1) * sizeof(*m->b.kids));
+		ok = ok && m->b.first && m->b.seg && m->b.kids;
+	}
+	if (ok)
 		return 0;
 	build_mem_free(m);
 	return -ENOMEM;
@@ -550,9 +576,13 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 
 	b->node[0] = 0;
 	b->total[0] = b->self[0] = 0;
-	b->first[0] = 0;
-	b->seg[0] = 0;
-	b->nkids = 0;
+	if (b->in_order) {
+		b->lastkid[0] = 0;
+	} else {
+		b->first[0] = 0;
+		b->seg[0] = 0;
+		b->nkids = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (i + 16 < n) {
 			__builtin_prefetch(rec + m->a[i + 16].val);
@@ -563,13 +593,16 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 	}
 	for (; open; open--)
 		finish(b, open);
-	link_kids(b, 0);
+	if (b->in_order)
+		p->last_child[0] = b->lastkid[0];
+	else
+		link_kids(b, 0);
 	p->nodes[0].total = sat_add(p->nodes[0].total, b->total[0]);
 	p->nodes[0].self = sat_add(p->nodes[0].self, b->self[0]);
 }
 
 int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
-	       size_t nstacks)
+	       size_t nstacks, int in_order)
 {
 	struct build_mem m = { 0 };
 	struct path_sort s = { .rec = rec };
@@ -581,7 +614,7 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 		return -EINVAL;
 	if (nstacks == 0)
 		return 0;
-	if (build_mem_alloc(&m, p->nframes, nstacks, deepest) < 0)
+	if (build_mem_alloc(&m, p->nframes, nstacks, deepest, in_order) < 0)
 		return -ENOMEM;
 	if (prof_nodes_room(p, frames) < 0 ||
 	    frame_ranks(p, m.rank, m.by_rank) < 0) {
@@ -599,6 +632,7 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	paths_sort(&s, m.a, m.tmp, m.stack, nstacks);
 	m.b.p = p;
 	m.b.by_rank = m.by_rank;
+	m.b.in_order = in_order;
 	build_all(&m, rec, nstacks);
 	p->sorted = !m.b.reordered;
 	p->pre_sorted = 1;

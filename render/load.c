@@ -72,7 +72,7 @@ static int parse(const char *buf, size_t len, struct prof_profile **out,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = prof_folded_parse(p, buf, len, 1, err, errlen);
+	rc = prof_folded_parse_sorted(p, buf, len, 1, err, errlen);
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");

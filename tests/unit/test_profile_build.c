@@ -39,6 +39,17 @@ static struct prof_profile *parse(const char *text, size_t len, int procs)
 	return p;
 }
 
+static struct prof_profile *parse_sorted(const char *text, int procs)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	char err[128];
+
+	assert_non_null(p);
+	assert_int_equal(prof_folded_parse_sorted(p, text, strlen(text), procs,
+						  err, sizeof(err)), 0);
+	return p;
+}
+
 /* The reference: one line at a time, so every line after the first is
  * added to a non-empty tree by lookups, stack by stack. */
 static struct prof_profile *parse_by_line(const char *text, int procs)
@@ -179,6 +190,7 @@ static void check_text(const char *text, int procs)
 {
 	struct prof_profile *p = parse(text, strlen(text), procs);
 	struct prof_profile *ref = parse_by_line(text, procs);
+	struct prof_profile *q = parse_sorted(text, procs);
 
 	assert_int_equal(prof_node_count(p), prof_node_count(ref));
 	assert_int_equal(prof_frame_count(p), prof_frame_count(ref));
@@ -188,7 +200,16 @@ static void check_text(const char *text, int procs)
 	assert_int_equal(prof_sort(ref), 0);
 	assert_same(p, 0, ref, 0);
 	assert_preorder(p);
+	/* Sorted as it is made: the same as sorting after, ids and all. */
+	assert_same(q, 0, ref, 0);
+	assert_preorder(q);
+	for (uint32_t i = 0; i < prof_node_count(p); i++)
+		assert_int_equal(prof_node_get(p, i)->frame,
+				 prof_node_get(q, i)->frame);
+	assert_int_equal(prof_sort(q), 0);
+	assert_same(q, 0, ref, 0);
 	prof_free(p);
+	prof_free(q);
 	prof_free(ref);
 }
 
@@ -330,6 +351,26 @@ static void test_adds_after_build(void **state)
 	assert_int_equal(prof_node_count(p), n + 1);
 	assert_int_equal(prof_sort(p), 0);
 	assert_int_equal(prof_child_find(p, 0, frames[0]), prof_node_get(p, 0)->child);
+	prof_free(p);
+
+	/* Sorted as made, then more stacks by lookups: "b" reached first
+	 * stays after "a". */
+	p = parse_sorted("x;b 1\nx;a 2\n", 0);
+	assert_int_equal(prof_folded_parse_sorted(p, "x;c 4\nx;b 8\n", 12, 0,
+						  NULL, 0), 0);
+	assert_int_equal(prof_node_count(p), 5);
+	assert_true(prof_total(p) == 15);
+	{
+		uint32_t x = prof_node_get(p, 0)->child;
+		uint32_t a = prof_node_get(p, x)->child;
+		uint32_t b = prof_node_get(p, a)->sibling;
+		uint32_t c = prof_node_get(p, b)->sibling;
+
+		assert_string_equal(prof_str(p, prof_frame_get(p, prof_node_get(p, a)->frame)->name), "a");
+		assert_true(prof_node_get(p, b)->total == 9);
+		assert_string_equal(prof_str(p, prof_frame_get(p, prof_node_get(p, c)->frame)->name), "c");
+		assert_int_equal(prof_node_get(p, c)->sibling, 0);
+	}
 	prof_free(p);
 }
 
