@@ -10,6 +10,13 @@
  *     drawing thread, as render/live does) to the redrawn frame: the
  *     window's update, layout and drawing, median of 10 updates of a
  *     LIVE_LINES-line window (100,000 by default).
+ * The merge is also run RUNS times (5 by default, env DIFF_BENCH_RUNS),
+ * each in a forked child so every run starts from the same memory: the
+ * minimum and median of its CPU time and the growth of the child's peak
+ * RSS. Built with -DDIFF_BENCH_BASE and an older profile/diff.c whose
+ * public names are prefixed base_ (bench/diff_bench.sh does this when
+ * DIFF_BENCH_BASE names a git revision), it runs the two merges in turn
+ * and checks that their union trees are the same, path by path.
  *
  * usage: diff_bench [LINES [LIVE_LINES]]
  */
@@ -19,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "profile/diff.h"
 #include "profile/folded.h"
@@ -42,6 +52,120 @@ static double cpu(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A merge to measure: builds the union of @b and @a, stores its node
+ * count in *@nodes; 0 or -1. The diff is left for the child's exit. */
+typedef int (*merge_fn)(const struct prof_profile *b, const struct prof_profile *a,
+			uint32_t *nodes);
+
+static int merge_current(const struct prof_profile *b, const struct prof_profile *a,
+			 uint32_t *nodes)
+{
+	struct prof_diff *d;
+
+	if (prof_diff_build(b, a, &d) < 0)
+		return -1;
+	*nodes = prof_node_count(prof_diff_tree(d));
+	return 0;
+}
+
+#ifdef DIFF_BENCH_BASE
+/* The older merge, from another revision of profile/diff.c. */
+struct base_prof_diff;
+int base_prof_diff_build(const struct prof_profile *before,
+			 const struct prof_profile *after, struct base_prof_diff **out);
+void base_prof_diff_free(struct base_prof_diff *d);
+struct prof_profile *base_prof_diff_tree(struct base_prof_diff *d);
+struct prof_diff_values base_prof_diff_values(const struct base_prof_diff *d,
+					      uint32_t node);
+
+static int merge_base(const struct prof_profile *b, const struct prof_profile *a,
+		      uint32_t *nodes)
+{
+	struct base_prof_diff *d;
+
+	if (base_prof_diff_build(b, a, &d) < 0)
+		return -1;
+	*nodes = prof_node_count(base_prof_diff_tree(d));
+	return 0;
+}
+#endif
+
+/* Resident set of this process, KiB; 0 when unknown. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kib = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+struct run {
+	double cpu;     /* CPU seconds of the merge in the child */
+	uint32_t nodes; /* union nodes */
+	long rss_kib;   /* growth of the child's peak RSS over its start */
+};
+
+/* Runs @fn once in a forked child. Returns 0 or -1. */
+static int run_forked(merge_fn fn, const struct prof_profile *b,
+		      const struct prof_profile *a, struct run *r)
+{
+	long start = rss_kib();
+	struct rusage ru;
+	int fd[2], st, got;
+	pid_t pid;
+
+	if (pipe(fd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct run c = { 0 };
+		double c0 = cpu();
+
+		close(fd[0]);
+		if (fn(b, a, &c.nodes) < 0)
+			_exit(1);
+		c.cpu = cpu() - c0;
+		_exit(write(fd[1], &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
+	}
+	close(fd[1]);
+	got = read(fd[0], r, sizeof(*r)) == (ssize_t)sizeof(*r);
+	close(fd[0]);
+	if (wait4(pid, &st, 0, &ru) < 0 || !got || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return -1;
+	r->rss_kib = ru.ru_maxrss - start;
+	return 0;
+}
+
+static int cmp_d(const void *a, const void *b);
+
+/* Prints the minimum and median CPU time of @runs runs @r of one merge,
+ * the largest RSS growth and the union's node count. */
+static void report(const char *what, struct run *r, int runs)
+{
+	double c[64];
+	long rss = 0;
+
+	for (int i = 0; i < runs; i++) {
+		c[i] = r[i].cpu;
+		if (rss < r[i].rss_kib)
+			rss = r[i].rss_kib;
+	}
+	qsort(c, (size_t)runs, sizeof(*c), cmp_d);
+	printf("%s, %d runs in fresh processes: CPU min %.3f s, median %.3f s; "
+	       "peak RSS +%.0f MB; %u union nodes\n", what, runs, c[0],
+	       runs % 2 ? c[runs / 2] : (c[runs / 2 - 1] + c[runs / 2]) / 2,
+	       (double)rss / 1024.0, r[0].nodes);
 }
 
 static uint64_t next(uint64_t *s)
@@ -106,6 +230,92 @@ static int cmp_d(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+#ifdef DIFF_BENCH_BASE
+/* 0 when the union trees of the two merges hold the same paths with the
+ * same values, else -1 (and says where). */
+static int same_union(const struct prof_profile *b, const struct prof_profile *a)
+{
+	struct base_prof_diff *x;
+	struct prof_diff *y;
+	struct prof_profile *tx, *ty;
+	uint32_t *st, n = 0, bad = 0;
+
+	if (base_prof_diff_build(b, a, &x) < 0 || prof_diff_build(b, a, &y) < 0)
+		return -1;
+	tx = base_prof_diff_tree(x);
+	ty = prof_diff_tree(y);
+	st = malloc(2 * sizeof(*st) * ((size_t)prof_node_count(tx) + 1));
+	if (!st || prof_sort(tx) < 0 || prof_sort(ty) < 0 ||
+	    prof_node_count(tx) != prof_node_count(ty))
+		bad++;
+	/* Sorted siblings: walk both trees side by side. */
+	if (st) {
+		st[n++] = 0;
+		st[n++] = 0;
+	}
+	while (n && !bad) {
+		uint32_t j = st[--n], i = st[--n];
+		const struct prof_node *p = prof_node_get(tx, i), *q = prof_node_get(ty, j);
+		struct prof_diff_values u = base_prof_diff_values(x, i);
+		struct prof_diff_values w = prof_diff_values(y, j);
+		const struct prof_frame *f = prof_frame_get(tx, p->frame);
+		const struct prof_frame *g = prof_frame_get(ty, q->frame);
+		uint32_t ci = p->child, cj = q->child;
+
+		if (memcmp(&u, &w, sizeof(u)) || p->total != q->total || p->self != q->self ||
+		    (i && (strcmp(prof_str(tx, f->name), prof_str(ty, g->name)) ||
+			   strcmp(prof_str(tx, f->module), prof_str(ty, g->module)) ||
+			   strcmp(prof_str(tx, f->file), prof_str(ty, g->file)) ||
+			   f->line != g->line || f->kind != g->kind)))
+			bad++;
+		for (; ci && cj && !bad; ci = prof_node_get(tx, ci)->sibling,
+					 cj = prof_node_get(ty, cj)->sibling) {
+			st[n++] = ci;
+			st[n++] = cj;
+		}
+		if (ci || cj)
+			bad++;
+	}
+	free(st);
+	base_prof_diff_free(x);
+	prof_diff_free(y);
+	return bad ? -1 : 0;
+}
+#endif
+
+/* The merge RUNS times in fresh processes (and the older one in turn,
+ * when built with it). Returns 0, or -1 when a run failed or the two
+ * merges disagree. */
+static int merge_runs(const struct prof_profile *b, const struct prof_profile *a)
+{
+	const char *e = getenv("DIFF_BENCH_RUNS");
+	int runs = e ? atoi(e) : 5;
+	struct run cur[64], base[64];
+
+	if (runs < 1 || 64 < runs)
+		runs = 5;
+	for (int i = 0; i < runs; i++) {
+#ifdef DIFF_BENCH_BASE
+		if (run_forked(merge_base, b, a, &base[i]) < 0)
+			return -1;
+#endif
+		if (run_forked(merge_current, b, a, &cur[i]) < 0)
+			return -1;
+	}
+#ifdef DIFF_BENCH_BASE
+	report("merge before (base revision)", base, runs);
+	if (same_union(b, a) < 0) {
+		printf("union trees of the two merges: DIFFERENT\n");
+		return -1;
+	}
+	printf("union trees of the two merges: the same, path by path\n");
+#else
+	(void)base;
+#endif
+	report("merge (prof_diff_build)", cur, runs);
+	return 0;
 }
 
 static double median(double *v, int n)
@@ -244,6 +454,8 @@ int main(int argc, char **argv)
 	printf("union tree: %u nodes from %u + %u\n", prof_node_count(prof_diff_tree(d)),
 	       prof_node_count(b), prof_node_count(a));
 	prof_diff_free(d);
+	if (merge_runs(b, a) < 0)
+		return 1;
 	t0 = now();
 	c0 = cpu();
 	if (rd_views_set_diff(v, b, a, &m, err, sizeof(err)) < 0)
