@@ -323,8 +323,10 @@ static void index_record(struct store *s, const struct store_idx *e)
 	if (!s->idx_ok)
 		return;
 	store_idx_put(b, e);
-	if (pwrite_full(s->idx_fd, b, sizeof(b), s->idx_end) < 0 ||
-	    fdatasync(s->idx_fd) < 0) {
+	/* Not synced per window: the record itself is, and an entry lost in
+	 * a crash (or torn: each has a CRC) only means readers walk the
+	 * record headers past the last good one. Closing a segment syncs. */
+	if (pwrite_full(s->idx_fd, b, sizeof(b), s->idx_end) < 0) {
 		/* Readers fall back to the record headers past the last entry. */
 		if (ftruncate(s->idx_fd, (off_t)s->idx_end) < 0)
 			s->idx_ok = false;

@@ -7,6 +7,10 @@
 
 #include "agent/store_codec_impl.h"
 
+/* zlib level of stored windows: on busy 10 s windows, level 4 packs in
+ * two thirds of level 6's time for 2% more bytes (level 1: 10% more). */
+#define STORE_ZLIB_LEVEL 4
+
 /* ---- the shared string table ------------------------------------------ */
 
 /* Interns @p's string @id into @tab (a profile used as an interner, whose
@@ -69,17 +73,6 @@ static int enc_stack(const struct prof_profile *p, const uint32_t *frames,
 	return c->out->err;
 }
 
-static int count_stack(const struct prof_profile *p, const uint32_t *frames,
-		       size_t n, uint64_t value, void *arg)
-{
-	(void)p;
-	(void)frames;
-	(void)n;
-	(void)value;
-	(*(uint64_t *)arg)++;
-	return 0;
-}
-
 /* The frame table by columns; names and files as deltas of table ids, so
  * runs of new strings (mostly increasing ids) compress well. */
 static int encode_frames(struct obuf *b, const struct prof_profile *p,
@@ -129,8 +122,8 @@ static int encode_profile(struct obuf *b, const struct prof_profile *p,
 			  struct prof_profile *tab)
 {
 	const struct prof_meta *m = prof_meta_const(p);
-	struct enc_ctx c = { .out = b };
-	uint64_t nstacks = 0;
+	struct obuf stacks = { 0 };
+	struct enc_ctx c = { .out = &stacks };
 	int rc;
 
 	ob_varint(b, (uint64_t)m->unit);
@@ -142,12 +135,16 @@ static int encode_profile(struct obuf *b, const struct prof_profile *p,
 	rc = encode_frames(b, p, tab);
 	if (rc)
 		return rc;
-	prof_walk_stacks(p, count_stack, &nstacks);
-	ob_varint(b, nstacks);
+	/* The count goes first: the stacks are encoded aside, in one walk. */
 	rc = prof_walk_stacks(p, enc_stack, &c);
 	free(c.prev);
-	if (rc == 0 && c.nstacks != nstacks)
-		rc = -EINVAL;
+	if (rc == 0)
+		rc = stacks.err;
+	if (rc == 0) {
+		ob_varint(b, c.nstacks);
+		ob_bytes(b, stacks.p, stacks.len);
+	}
+	free(stacks.p);
 	return rc ? rc : b->err;
 }
 
@@ -182,7 +179,7 @@ static int seal(struct obuf *blob, const struct obuf *raw, int level)
 	return blob->err;
 }
 
-/* @level: zlib's, 6 for the store (smaller), 0 (stored as is) for a
+/* @level: zlib's, STORE_ZLIB_LEVEL for the store, 0 (stored as is) for a
  * reply that only crosses a local socket. */
 static int pack(const struct store_window *w, int level, void **out,
 		size_t *outlen)
@@ -229,7 +226,7 @@ int store_codec_window_pack(const struct store_window *w, void **out,
 {
 	if (w->end_ns < w->start_ns)
 		return -EINVAL;
-	return pack(w, 6, out, outlen);
+	return pack(w, STORE_ZLIB_LEVEL, out, outlen);
 }
 
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
