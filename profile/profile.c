@@ -160,8 +160,11 @@ static void table_insert(struct id_table *t, uint32_t id, uint64_t h)
 	t->used++;
 }
 
-/* Grows an array of @size-byte elements to hold @need; 0 or -ENOMEM. */
-static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
+/* Grows an array of @size-byte elements to hold @need, asking for huge
+ * pages with @huge (for arrays read and written in random order; those
+ * written front to back fault in faster without). 0 or -ENOMEM. */
+static int grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
+		    int huge)
 {
 	uint64_t n = *cap ? *cap : 16;
 	void *a;
@@ -175,10 +178,16 @@ static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 	a = realloc(*arr, n * size);
 	if (!a)
 		return -ENOMEM;
-	want_huge(a, n * size);
+	if (huge)
+		want_huge(a, n * size);
 	*arr = a;
 	*cap = (uint32_t)n;
 	return 0;
+}
+
+static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
+{
+	return grow_how(arr, cap, need, size, 1);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -496,8 +505,10 @@ static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed)
 	if (indexed && (edges_index(p) < 0 ||
 			edge_reserve(&p->edge_index, (uint32_t)extra) < 0))
 		return -ENOMEM;
-	if (grow((void **)&p->nodes, &c1, need, sizeof(*p->nodes)) < 0 ||
-	    grow((void **)&p->last_child, &c2, need, sizeof(*p->last_child)) < 0)
+	if (grow_how((void **)&p->nodes, &c1, need, sizeof(*p->nodes),
+		     indexed) < 0 ||
+	    grow_how((void **)&p->last_child, &c2, need,
+		     sizeof(*p->last_child), indexed) < 0)
 		return -ENOMEM;
 	/* Both arrays grew in lockstep only if neither failed; keep the
 	 * smaller capacity as the shared one. */
