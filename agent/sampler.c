@@ -155,6 +155,24 @@ static void size_for_few_tasks(struct sampler_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.copy_woken, 1024);
 }
 
+/* Maps a mode never writes shrink to one entry (the ring to one page):
+ * creating them costs the kernel their full size at load. */
+static void size_for_modes(struct sampler_bpf *skel, const struct sampler_opts *o)
+{
+	if (!o->off_cpu) {
+		bpf_map__set_max_entries(skel->maps.offcpu_start, 1);
+		bpf_map__set_max_entries(skel->maps.sig_counts0, 1);
+		bpf_map__set_max_entries(skel->maps.sig_counts1, 1);
+		bpf_map__set_max_entries(skel->maps.sig_seen, 1);
+	}
+	if (o->unwind != SAMPLER_UNWIND_AUTO)
+		bpf_map__set_max_entries(skel->maps.fp_ok, 1);
+	if (o->unwind == SAMPLER_UNWIND_FP) {
+		bpf_map__set_max_entries(skel->maps.stack_events, 4096);
+		bpf_map__set_max_entries(skel->maps.copy_woken, 1);
+	}
+}
+
 static void tune(struct sampler *s, const struct sampler_opts *o)
 {
 	struct sampler_bpf *skel = s->skel;
@@ -182,6 +200,7 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	}
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
+	size_for_modes(skel, o);
 	if (!o->on_cpu)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
 	if (!o->off_cpu)

@@ -217,6 +217,9 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 	}
 }
 
+/* x86-64 pages: a stack mapping ends on a multiple of this. */
+#define STACK_PAGE 4096
+
 /* Copies up to @want bytes of user stack from @sp, in chunks, stopping at
  * the end of the stack mapping. Returns the bytes copied. */
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want)
@@ -226,17 +229,21 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want)
 	for (int i = 0; i < HEARTH_MAX_STACK_BYTES / HEARTH_STACK_CHUNK; i++) {
 		if (got >= want)
 			break;
+		__u64 at = sp + i * HEARTH_STACK_CHUNK;
+
 		if (bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK, HEARTH_STACK_CHUNK,
-					(void *)(sp + i * HEARTH_STACK_CHUNK))) {
-			/* The last chunk crossed the stack's end: take what
-			 * fits in smaller steps, the outermost frames live
-			 * there. */
-			for (int j = 0; j < HEARTH_STACK_CHUNK / 128; j++) {
-				if (bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK + j * 128, 128,
-							(void *)(sp + i * HEARTH_STACK_CHUNK + j * 128)))
-					break;
-				got += 128;
-			}
+					(void *)at)) {
+			/* The chunk crossed the stack's end, a page boundary:
+			 * take the part before it, where the outermost frames
+			 * live. (One read of a bounded size: a loop of small
+			 * reads here cost the verifier more than the rest of
+			 * the program.) */
+			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
+
+			if (n < HEARTH_STACK_CHUNK &&
+			    !bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK,
+						 n & (HEARTH_STACK_CHUNK - 1), (void *)at))
+				got += n;
 			count(HEARTH_CNT_COPY_TRUNCATED);
 			break;
 		}
