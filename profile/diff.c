@@ -92,25 +92,26 @@ int prof_signif_test(uint64_t xb, uint64_t nb, uint64_t xa, uint64_t na,
 
 /* ---- the union tree ---------------------------------------------------------- */
 
-/* The union tree is built depth first, one family at a time: a pending
- * union node carries the first child of its node on each side; merging
- * it reads both families through their sibling links (each node once,
- * with its frame already mapped to a union frame), appends the union of
- * the two families and queues those children, first child on top. A
- * tree made in depth-first order (as the folded loader makes them) is
- * then read in the order it lies in memory; the later siblings, which
- * can lie anywhere, are asked for when they are queued, so those cache
- * misses overlap with the work on the earlier ones. Every frame is
- * mapped once, beforehand, and the union node values are written as
- * the nodes are appended: nothing is looked up by hash per node. */
+/* The union tree is built depth first, one family at a time. A pending
+ * union node carries the first child of its before node and of its after
+ * node; merging it reads both families through their sibling links (each
+ * node once, its frame already mapped to a union frame: every frame is
+ * mapped once, beforehand), appends the union of the two families with
+ * their values, and queues the children with more below, first child on
+ * top. A tree made in depth-first order, as the folded loader makes them,
+ * is so read in the order it lies in memory; later siblings, which can
+ * lie anywhere, are asked for when queued, so those misses overlap with
+ * the work. Nothing is looked up by hash per node: a call chain (one
+ * child on each side) is compared directly, a small family pairwise, a
+ * wide one through marks per union frame. */
 
 #define SMALL 8 /* families of up to this many before children: no marks */
 #define HUGE_PAGE ((size_t)2 << 20)
 
-/* An array of @n elements of @size bytes, uninitialised: from 256 KiB on
- * it asks for huge pages (a TLB miss on random reads costs more than the
- * cache miss on a virtual machine, and faulting in 4 KiB pages more than
- * the writes). Free with free(). NULL when out of memory. */
+/* An array of @n elements of @size bytes, uninitialised; from 256 KiB on
+ * in huge pages (on a virtual machine a TLB miss costs more than the
+ * cache miss, and faulting in 4 KiB pages more than writing them). Free
+ * with free(). NULL when out of memory. */
 static void *big_alloc(size_t n, size_t size)
 {
 	size_t bytes;

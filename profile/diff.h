@@ -74,8 +74,10 @@ struct prof_diff_values {
 };
 
 /* Merges @before and @after on call paths into a new diff stored in
- * *@out (free with prof_diff_free()). The inputs are only read. Returns 0,
- * -EINVAL when their units differ, or -ENOMEM. */
+ * *@out (free with prof_diff_free()). The inputs are only read. In the
+ * union, a node's children are after's, in after's order, then those only
+ * before has, in before's order. Returns 0, -EINVAL when their units
+ * differ, or -ENOMEM. */
 int prof_diff_build(const struct prof_profile *before,
 		    const struct prof_profile *after, struct prof_diff **out);
 
