@@ -541,6 +541,26 @@ static int add_queued(struct parse_ctx *c)
 	return ret;
 }
 
+/* Reserves room for the stacks of @len bytes of text at once: a frame
+ * takes at least 2 bytes ("f;"), a line at least 4 ("f 1\n"), so its
+ * record of 3 + n words fits in len / 2 + 3 * (len / 4 + 1) words. Only
+ * the part written is ever faulted in; it is read in random order when
+ * sorted, so it asks for huge pages (no growth, which would move it and
+ * split them). Without the room, the array grows as lines come. */
+static void out_reserve(struct parse_ctx *c, size_t len)
+{
+	size_t words = len / 2 + 3 * (len / 4 + 1), size;
+
+	if (len < HUGE_PAGE || SIZE_MAX / sizeof(*c->out) / 2 < words)
+		return;
+	size = (words * sizeof(*c->out) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	c->out = aligned_alloc(HUGE_PAGE, size);
+	if (!c->out)
+		return;
+	want_huge(c->out, size);
+	c->out_cap = size / sizeof(*c->out);
+}
+
 static int is_blank(char ch)
 {
 	return ch == ' ' || ch == '\t' || ch == '\r';
@@ -594,6 +614,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	/* A UTF-8 byte order mark is not part of the first frame. */
 	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
 		pos = 3;
+	out_reserve(&c, len);
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - buf) : len;

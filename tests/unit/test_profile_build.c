@@ -68,6 +68,24 @@ static struct prof_profile *parse_by_line(const char *text, int procs)
 	return p;
 }
 
+/* The reference for big texts: the whole text added to a tree that
+ * already holds a node ("\x01seed", value 0, the root's first child
+ * before and after sorting), so it goes stack by stack with lookups. */
+static struct prof_profile *parse_seeded(const char *text, int procs)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_frame f = { 0 };
+	uint32_t id;
+
+	assert_non_null(p);
+	f.name = prof_intern_cstr(p, "\x01seed");
+	id = prof_frame_intern(p, &f);
+	assert_int_equal(prof_add_stack(p, &id, 1, 0), 1);
+	assert_int_equal(prof_folded_parse(p, text, strlen(text), procs, NULL, 0),
+			 0);
+	return p;
+}
+
 /* Asserts the subtrees under @na of @a and @nb of @b are equal: frames
  * (name and kind), totals, selves and sibling order. */
 static void assert_same(const struct prof_profile *a, uint32_t na,
@@ -186,6 +204,41 @@ static char *shuffled(uint64_t *s, const char *text)
 	return out;
 }
 
+/* Asserts @p equals @ref but for @ref's first top-level node, the seed. */
+static void assert_same_seeded(const struct prof_profile *p,
+			       const struct prof_profile *ref)
+{
+	uint32_t a = prof_node_get(p, 0)->child;
+	uint32_t b = prof_node_get(ref, prof_node_get(ref, 0)->child)->sibling;
+
+	assert_true(prof_total(p) == prof_total(ref));
+	assert_int_equal(prof_node_count(p) + 1, prof_node_count(ref));
+	for (; a && b; a = prof_node_get(p, a)->sibling,
+		       b = prof_node_get(ref, b)->sibling)
+		assert_same(p, a, ref, b);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 0);
+}
+
+/* A big text: as made, as sorted when made, as sorted after. */
+static void check_big_text(const char *text, int procs)
+{
+	struct prof_profile *p = parse(text, strlen(text), procs);
+	struct prof_profile *ref = parse_seeded(text, procs);
+	struct prof_profile *q = parse_sorted(text, procs);
+
+	assert_same_seeded(p, ref);
+	assert_int_equal(prof_sort(p), 0);
+	assert_int_equal(prof_sort(ref), 0);
+	assert_same_seeded(p, ref);
+	assert_same_seeded(q, ref);
+	assert_preorder(p);
+	assert_preorder(q);
+	prof_free(p);
+	prof_free(q);
+	prof_free(ref);
+}
+
 static void check_text(const char *text, int procs)
 {
 	struct prof_profile *p = parse(text, strlen(text), procs);
@@ -261,16 +314,17 @@ static void test_shuffled_lines_same_tree(void **state)
 }
 
 /* Many distinct frames: ranks need 17 bits, three to a sort key, and
- * long shared prefixes need several rounds of keys. */
+ * long shared prefixes need several rounds of keys. Over 2 MiB of text,
+ * so the stacks' room is reserved at once. */
 static void test_many_frames(void **state)
 {
 	uint64_t s = 42;
-	size_t cap = 6000 * 120, len = 0;
+	size_t cap = 70000 * 120, len = 0;
 	char *t = malloc(cap);
 
 	(void)state;
 	assert_non_null(t);
-	for (int i = 0; i < 6000; i++) {
+	for (int i = 0; i < 70000; i++) {
 		int n = 1 + (int)(rng(&s) % 12);
 
 		len += (size_t)snprintf(t + len, cap - len, "p%d", (int)(rng(&s) % 3));
@@ -281,7 +335,8 @@ static void test_many_frames(void **state)
 		len += (size_t)snprintf(t + len, cap - len, " %d\n",
 					(int)(rng(&s) % 9));
 	}
-	check_text(t, 1);
+	assert_true((size_t)2 << 20 < len);
+	check_big_text(t, 1);
 	free(t);
 }
 
