@@ -18,14 +18,18 @@
 static uint32_t tab_id(struct prof_profile *tab, const struct prof_profile *p,
 		       uint32_t id)
 {
-	uint32_t t = id ? prof_intern_cstr(tab, prof_str(p, id)) : 0;
+	uint32_t t;
+
+	if (!tab)
+		return id; /* one profile: its own table */
+	t = id ? prof_intern_cstr(tab, prof_str(p, id)) : 0;
 
 	return t == UINT32_MAX ? UNMAPPED : t;
 }
 
 static void encode_strings(struct obuf *b, const struct prof_profile *tab)
 {
-	uint32_t n = prof_str_count(tab);
+	uint32_t n = tab ? prof_str_count(tab) : 0;
 
 	ob_varint(b, n ? n - 1 : 0);
 	for (uint32_t i = 1; i < n; i++)
@@ -184,17 +188,19 @@ static int seal(struct obuf *blob, const struct obuf *raw, int level)
 static int pack(const struct store_window *w, int level, void **out,
 		size_t *outlen)
 {
-	struct prof_profile *tab = prof_new(PROF_UNIT_SAMPLES);
+	/* Two profiles share one table; one alone writes its own. */
+	bool both = w->oncpu && w->offcpu;
+	struct prof_profile *tab = both ? prof_new(PROF_UNIT_SAMPLES) : NULL;
 	struct obuf sec[SEC_COUNT] = { 0 }, blob = { 0 };
 	unsigned flags = (w->oncpu ? 1u : 0u) | (w->offcpu ? 2u : 0u);
-	int rc = tab ? 0 : -ENOMEM;
+	int rc = tab || !both ? 0 : -ENOMEM;
 
 	if (!rc && w->oncpu)
 		rc = encode_profile(&sec[SEC_ON], w->oncpu, tab);
 	if (!rc && w->offcpu)
 		rc = encode_profile(&sec[SEC_OFF], w->offcpu, tab);
 	if (!rc) {
-		encode_strings(&sec[SEC_STRINGS], tab);
+		encode_strings(&sec[SEC_STRINGS], tab ? tab : w->oncpu ? w->oncpu : w->offcpu);
 		ob_bytes(&blob, CODEC_MAGIC, 4);
 		ob_varint(&blob, CODEC_VERSION);
 		ob_varint(&blob, w->start_ns);
