@@ -20,6 +20,9 @@ struct copy_ctx {
 	/* the last thread row seen and its pid: stacks come grouped by thread */
 	uint32_t last_thread;
 	uint32_t last_pid;
+	/* the last (process row, thread row) pair and the process frame it
+	 * became, so each thread's frame is interned once, not per stack */
+	uint32_t last_top, last_th, last_dst;
 };
 
 uint32_t daemon_window_proc_tgid(void *arg, uint32_t tid)
@@ -131,7 +134,13 @@ static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
 		c->path = p;
 		c->cap = cap;
 	}
-	c->path[k++] = copy_frame(c, src, frames[0], pid, true);
+	if (c->last_dst == UNMAPPED || c->last_top != frames[0] ||
+	    c->last_th != (skip == 2 ? frames[1] : 0)) {
+		c->last_top = frames[0];
+		c->last_th = skip == 2 ? frames[1] : 0;
+		c->last_dst = copy_frame(c, src, frames[0], pid, true);
+	}
+	c->path[k++] = c->last_dst;
 	for (size_t i = skip; i < n; i++)
 		c->path[k++] = copy_frame(c, src, frames[i], 0, false);
 	for (size_t i = 0; i < k; i++)
@@ -143,7 +152,7 @@ static int copy_stack(const struct prof_profile *src, const uint32_t *frames,
 int daemon_window_copy(struct prof_profile *dst, const struct prof_profile *src,
 		       const struct window_filter *f)
 {
-	struct copy_ctx c = { .dst = dst, .f = f };
+	struct copy_ctx c = { .dst = dst, .f = f, .last_dst = UNMAPPED };
 	uint32_t nf = prof_frame_count(src);
 	int rc;
 
