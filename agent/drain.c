@@ -195,7 +195,9 @@ static void clear_stacks(struct sampler *s, uint32_t gen)
 	int32_t id, next;
 	void *prev = NULL;
 
-	if (referenced_ids(s, gen, &keep) < 0)
+	/* Only waits hold stack ids across a flip: without off-CPU, every
+	 * id of the side just read is dead (and the maps need no scan). */
+	if (s->opts.off_cpu && referenced_ids(s, gen, &keep) < 0)
 		goto out; /* keeping everything is safe, only wasteful */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if ((!keep.len || !bsearch(&next, keep.v, keep.len, sizeof(*keep.v), cmp_s32)) &&
