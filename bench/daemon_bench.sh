@@ -1,13 +1,16 @@
 #!/bin/sh
 # hearthd's own cost while always on, and its store's size.
 #  1. idle host, default 10 s windows, DURATION seconds (default 600):
-#     hearthd's CPU (user+sys from /proc, % of one core), the BPF programs'
-#     run time (kernel.bpf_stats_enabled), RSS sampled every 10 s;
+#     hearthd's CPU (user+sys from /proc, % of one core, and per stored
+#     window), the BPF programs' run time (kernel.bpf_stats_enabled), its
+#     wake-ups a second (voluntary context switches), RSS sampled every
+#     10 s, the load average at start and end;
 #  2. the same with both cores busy (two spinning workloads);
 #  3. a soak of SOAK windows (default 1000) of 100 ms: RSS must stay flat;
 #  4. bytes per stored window against the same profiles as gzip'd folded
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
+# With AB=OLD-HEARTHD, instead: the old and this hearthd side by side.
 # Prints a Markdown section (see the hearthd section of bench/RESULTS.md). Run as root:
 #   make BUILD=build all fixtures
 #   BUILD=build sh bench/daemon_bench.sh    (builds its store tool if needed)
@@ -36,6 +39,8 @@ HZ=$(getconf CLK_TCK)
 PAGE=$(getconf PAGESIZE)
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+wakeups() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status"; }
+windows() { "$HEARTH" status --socket "$T/ctl.sock" | awk '/^windows stored:/ { print $3 }'; }
 rss_kib() { awk -v p="$PAGE" '{ print int($2 * p / 1024) }' "/proc/$1/statm"; }
 bpf_ns() { "$HEARTH" status --socket "$T/ctl.sock" | sed -n 's/.*BPF \([0-9.]*\) s in.*/\1/p' | awk '{ printf "%d\n", $1 * 1e9 }'; }
 start() { # STATE-DIR extra flags...
@@ -52,7 +57,8 @@ measure() {
 	label=$1
 	start "$2"
 	busy=$(host_busy)
-	t0=$(date +%s.%N); c0=$(cpu_ticks "$HD"); b0=$(bpf_ns)
+	t0=$(date +%s.%N); c0=$(cpu_ticks "$HD"); b0=$(bpf_ns); v0=$(wakeups "$HD"); n0=$(windows)
+	l0=$(cut -d' ' -f1 /proc/loadavg)
 	rmin=999999999 rmax=0 k=0
 	while [ $k -lt "$DURATION" ]; do
 		sleep 10; k=$((k + 10))
@@ -60,20 +66,54 @@ measure() {
 		[ "$r" -lt "$rmin" ] && rmin=$r
 		[ "$r" -gt "$rmax" ] && rmax=$r
 	done
-	t1=$(date +%s.%N); c1=$(cpu_ticks "$HD"); b1=$(bpf_ns)
+	t1=$(date +%s.%N); c1=$(cpu_ticks "$HD"); b1=$(bpf_ns); v1=$(wakeups "$HD"); n1=$(windows)
+	l1=$(cut -d' ' -f1 /proc/loadavg)
 	busy2=$(host_busy)
 	stop
 	awk -v l="$label" -v t="$(echo "$t1 - $t0" | bc)" -v c=$((c1 - c0)) -v hz="$HZ" \
-	    -v b=$((b1 - b0)) -v rmin="$rmin" -v rmax="$rmax" -v h1="$busy" -v h2="$busy2" 'BEGIN {
-		printf "| %s | %.0f s | %s%% / %s%% | %.3f%% | %.3f%% | %.3f%% | %.1f-%.1f MiB |\n",
-		    l, t, h1, h2, 100 * c / hz / t, 100 * b / 1e9 / t, 100 * (c / hz + b / 1e9) / t,
-		    rmin / 1024, rmax / 1024 }'
+	    -v b=$((b1 - b0)) -v rmin="$rmin" -v rmax="$rmax" -v h1="$busy" -v h2="$busy2" \
+	    -v w=$((n1 - n0)) -v v=$((v1 - v0)) -v la="$l0 / $l1" 'BEGIN {
+		printf "| %s | %.0f s | %s%% / %s%% (load %s) | %.3f%% | %.3f%% | %.3f%% | %.0f ms | %.1f | %.1f-%.1f MiB |\n",
+		    l, t, h1, h2, la, 100 * c / hz / t, 100 * b / 1e9 / t, 100 * (c / hz + b / 1e9) / t,
+		    w ? 1000 * c / hz / w : 0, v / t, rmin / 1024, rmax / 1024 }'
 }
+
+# AB=OLD-HEARTHD: only compare OLD-HEARTHD with $HEARTHD, both running side
+# by side for DURATION s on the same host activity (on a shared machine the
+# fair comparison): user+sys, per window and wake-ups of each.
+if [ -n "${AB:-}" ]; then
+	"$AB" --state-dir "$T/ab-old" --socket "$T/old.sock" 2>>"$T/hearthd.log" & W1=$!
+	"$HEARTHD" --state-dir "$T/ab-new" --socket "$T/new.sock" 2>>"$T/hearthd.log" & W2=$!
+	for s in old new; do
+		until "$HEARTH" status --socket "$T/$s.sock" >/dev/null 2>&1; do sleep 0.2; done
+	done
+	nwin() { "$HEARTH" status --socket "$T/$1.sock" | awk '/^windows stored:/ { print $3 }'; }
+	l0=$(cut -d' ' -f1 /proc/loadavg); t0=$(date +%s.%N)
+	o0=$(cpu_ticks "$W1") n0=$(cpu_ticks "$W2") ow0=$(wakeups "$W1") nw0=$(wakeups "$W2")
+	oc0=$(nwin old) nc0=$(nwin new)
+	sleep "$DURATION"
+	o1=$(cpu_ticks "$W1") n1=$(cpu_ticks "$W2") ow1=$(wakeups "$W1") nw1=$(wakeups "$W2")
+	oc1=$(nwin old) nc1=$(nwin new)
+	t1=$(date +%s.%N); l1=$(cut -d' ' -f1 /proc/loadavg)
+	kill -TERM "$W1" "$W2"; wait "$W1" "$W2" || true; W1= W2=
+	t=$(echo "$t1 - $t0" | bc)
+	echo "### side by side, $DURATION s, load $l0 / $l1 ($(nproc) CPUs)"
+	echo
+	echo "| hearthd | user+sys, % of one core | per window | wake-ups/s |"
+	echo "|---|---|---|---|"
+	for r in "before $o0 $o1 $ow0 $ow1 $oc0 $oc1" "after $n0 $n1 $nw0 $nw1 $nc0 $nc1"; do
+		set -- $r
+		awk -v l="$1" -v c=$(($3 - $2)) -v v=$(($5 - $4)) -v w=$(($7 - $6)) -v t="$t" -v hz="$HZ" 'BEGIN {
+			printf "| %s | %.3f%% | %.0f ms | %.1f |\n", l, 100 * c / hz / t, w ? 1000 * c / hz / w : 0, v / t }'
+	done
+	awk -v a=$((o1 - o0)) -v b=$((n1 - n0)) 'BEGIN { if (a) printf "\nafter / before: %.2f\n", b / a }'
+	exit 0
+fi
 
 echo "### hearthd's own cost ($(nproc) CPUs, $(uname -r), $DURATION s per row)"
 echo
-echo "| host | run | host CPU busy (start / end) | hearthd user+sys | BPF programs | total, % of one core | RSS (min-max) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| host | run | host CPU busy (start / end) | hearthd user+sys | BPF programs | total, % of one core | user+sys per window | wake-ups/s | RSS (min-max) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 measure "idle" "$T/idle"
 "$FIX/daemon_shift" & W1=$!
 "$FIX/daemon_shift" & W2=$!
