@@ -762,6 +762,11 @@ uint32_t prof_node_count(const struct prof_profile *p)
 	return p->nnodes;
 }
 
+int prof_ids_preorder(const struct prof_profile *p)
+{
+	return p->sorted && p->pre_sorted;
+}
+
 uint64_t prof_total(const struct prof_profile *p)
 {
 	return p->nodes[0].total;

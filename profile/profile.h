@@ -145,6 +145,11 @@ const struct prof_node *prof_node_get(const struct prof_profile *p,
 /* Number of nodes, including the root. */
 uint32_t prof_node_count(const struct prof_profile *p);
 
+/* 1 when the node ids follow the preorder of the current sibling order
+ * (a bulk-loaded profile after prof_sort()): node i's subtree is then
+ * i, i + 1, ... and every parent id is below its children's. Else 0. */
+int prof_ids_preorder(const struct prof_profile *p);
+
 /* Total of the whole profile (the root's total). */
 uint64_t prof_total(const struct prof_profile *p);
 

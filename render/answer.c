@@ -35,32 +35,63 @@ static int candidate(const struct rd_model *m, uint32_t fn, int yours)
 }
 
 /* own(f) = self of the nodes whose nearest candidate (itself or an
- * ancestor) is f. Preorder puts parents first, so one pass does it. */
-static int compute_own(struct rd_model *m, int yours)
+ * ancestor) is f. Both kinds of candidates (your code: into fns[].own;
+ * every user-space function: into @own_any) in one pass down the
+ * preorder tree, which keeps each path node's nearest candidates. */
+struct near {
+	uint32_t node, yours, any;
+};
+
+static int compute_own(struct rd_model *m, uint64_t *own_any)
 {
 	const struct rd_tree *t = &m->tree;
-	uint32_t *near = malloc((t->n ? t->n : 1) * sizeof(*near));
-	uint8_t *cand = malloc(m->nfn);
+	uint8_t *cand = malloc(m->nfn ? m->nfn : 1);
+	size_t np = 0, cap = 256;
+	struct near *path = malloc(cap * sizeof(*path));
 
-	if (!near || !cand) {
-		free(near);
+	if (!cand || !path) {
 		free(cand);
+		free(path);
 		return -ENOMEM;
 	}
 	for (uint32_t f = 0; f < m->nfn; f++) {
 		m->fns[f].own = 0;
-		cand[f] = (uint8_t)candidate(m, f, yours);
+		own_any[f] = 0;
+		cand[f] = (uint8_t)(candidate(m, f, 1) | candidate(m, f, 0) << 1);
 	}
-	near[0] = UINT32_MAX;
 	for (uint32_t i = 1; i < t->n; i++) {
-		uint32_t f = t->v[i].fn;
+		const struct rd_tnode *v = &t->v[i];
+		struct near up = { 0, UINT32_MAX, UINT32_MAX }, at;
+		uint64_t self = v->self;
 
-		near[i] = cand[f] ? f : near[t->v[i].parent];
-		if (near[i] != UINT32_MAX)
-			m->fns[near[i]].own += t->v[i].self;
+		while (np && path[np - 1].node != v->parent)
+			np--;
+		if (np)
+			up = path[np - 1];
+		at.node = i;
+		at.yours = cand[v->fn] & 1 ? v->fn : up.yours;
+		at.any = cand[v->fn] & 2 ? v->fn : up.any;
+		if (self && at.yours != UINT32_MAX)
+			m->fns[at.yours].own += self;
+		if (self && at.any != UINT32_MAX)
+			own_any[at.any] += self;
+		if (v->size < 2)
+			continue;
+		if (np == cap) {
+			struct near *g = realloc(path, 2 * cap * sizeof(*g));
+
+			if (!g) {
+				free(cand);
+				free(path);
+				return -ENOMEM;
+			}
+			path = g;
+			cap *= 2;
+		}
+		path[np++] = at;
 	}
-	free(near);
 	free(cand);
+	free(path);
 	return 0;
 }
 
@@ -269,17 +300,23 @@ static void write_notice(struct rd_model *m)
 int rd_answer_write(struct rd_model *m)
 {
 	uint64_t yours_own = 0, bv = 0;
+	uint64_t *own_any = malloc((m->nfn ? m->nfn : 1) * sizeof(*own_any));
 	uint32_t best = UINT32_MAX;
 	int err;
 
 	m->ncards = 0;
-	if ((err = compute_own(m, 1)) < 0)
+	if (!own_any)
+		return -ENOMEM;
+	if ((err = compute_own(m, own_any)) < 0) {
+		free(own_any);
 		return err;
+	}
 	for (uint32_t f = 0; f < m->nfn; f++)
 		yours_own += m->fns[f].own;
 	m->yours = m->total && yours_own * 20 >= m->total;
-	if (!m->yours && (err = compute_own(m, 0)) < 0)
-		return err;
+	for (uint32_t f = 0; f < m->nfn && !m->yours; f++)
+		m->fns[f].own = own_any[f];
+	free(own_any);
 	for (uint32_t f = 0; f < m->nfn; f++) {
 		if (m->fns[f].row && m->fns[f].own > bv) {
 			bv = m->fns[f].own;

@@ -2,6 +2,7 @@
 /* The viewer's model: functions, shares, search. */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,7 @@ static int aggregate(struct rd_model *m, const struct frame_info *fi,
 	for (uint32_t i = 1; i < t->n && rc == 0; i++) {
 		struct rd_tnode *v = &t->v[i];
 		const struct frame_info *f = &fi[v->fn < nfr ? v->fn : 0];
+		uint64_t self = v->self;
 		uint64_t bit = 1ull << (f->fn % 64), *word = &pa.on[f->fn / 64];
 		int counted;
 
@@ -147,9 +149,9 @@ static int aggregate(struct rd_model *m, const struct frame_info *fi,
 		counted = !(*word & bit);
 		*word |= bit;
 		v->fn = f->fn;
-		m->class_self[f->cls] += v->self;
-		m->lang_self[f->lang] += v->self;
-		sum[f->fn].self += v->self;
+		m->class_self[f->cls] += self;
+		m->lang_self[f->lang] += self;
+		sum[f->fn].self += self;
 		sum[f->fn].nodes++;
 		if (counted)
 			sum[f->fn].total += v->total;
@@ -183,21 +185,47 @@ static int index_functions(struct rd_model *m)
 	return rc;
 }
 
+/* The tree's children lists, built on a thread of their own while the
+ * functions and the answer are worked out (they read other fields). */
+struct kids_job {
+	struct rd_tree *t;
+	int rc;
+};
+
+static void *build_kids(void *arg)
+{
+	struct kids_job *j = arg;
+
+	j->rc = rd_tree_build_kids(j->t);
+	return NULL;
+}
+
 struct rd_model *rd_model_new(struct prof_profile *p)
 {
 	struct rd_model *m = calloc(1, sizeof(*m));
+	struct kids_job job;
+	pthread_t th;
+	int threaded, rc;
 
 	if (!m)
 		return NULL;
 	m->p = p;
-	if (prof_sort(p) < 0 || rd_tree_build(&m->tree, p) < 0)
+	if (prof_sort(p) < 0 || rd_tree_build_nodes(&m->tree, p) < 0)
 		goto err;
+	job = (struct kids_job){ &m->tree, 0 };
+	threaded = pthread_create(&th, NULL, build_kids, &job) == 0;
+	if (!threaded)
+		build_kids(&job);
 	m->total = prof_total(p);
 	m->nnodes = prof_node_count(p);
-	if (index_functions(m) < 0)
-		goto err;
-	m->fn_match = calloc(m->nfn, 1);
-	if (!m->fn_match || rd_answer_write(m) < 0)
+	rc = index_functions(m);
+	if (rc == 0 && !(m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = rd_answer_write(m);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (rc < 0 || job.rc < 0)
 		goto err;
 	return m;
 err:

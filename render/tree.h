@@ -39,6 +39,16 @@ struct rd_tree {
  * -ENOMEM. Free with rd_tree_free(). */
 int rd_tree_build(struct rd_tree *t, const struct prof_profile *p);
 
+/* rd_tree_build() in two steps, for callers that do other work on the
+ * nodes meanwhile: rd_tree_build_nodes() fills v[], pre[] and n;
+ * rd_tree_build_kids() then the children lists, reading only v[].parent
+ * and v[].total (so another thread may write v[].fn meanwhile) and
+ * writing only kid_off, kid and kid_total. Each returns 0 or -ENOMEM:
+ * rd_tree_build_nodes() then frees @t, rd_tree_build_kids() leaves the
+ * three lists NULL (free @t with rd_tree_free()). */
+int rd_tree_build_nodes(struct rd_tree *t, const struct prof_profile *p);
+int rd_tree_build_kids(struct rd_tree *t);
+
 /* Frees the arrays of @t. Accepts a zeroed tree. */
 void rd_tree_free(struct rd_tree *t);
 

@@ -306,6 +306,82 @@ static void test_deep(void **state)
 	prof_free(p);
 }
 
+/* The viewer's tree of a bulk-loaded profile (ids in preorder: copied in
+ * two halves on two threads) equals the one walked from the links of
+ * the same stacks added one by one in another order. */
+static void assert_same_tree(const struct rd_model *a, const struct rd_model *b)
+{
+	const struct rd_tree *s = &a->tree, *t = &b->tree;
+
+	assert_int_equal(s->n, t->n);
+	for (uint32_t i = 0; i < s->n; i++) {
+		assert_int_equal(s->v[i].parent, t->v[i].parent);
+		assert_int_equal(s->v[i].size, t->v[i].size);
+		assert_true(s->v[i].total == t->v[i].total);
+		assert_true(s->v[i].self == t->v[i].self);
+		assert_string_equal(rd_model_fn_name(a, s->v[i].fn),
+				    rd_model_fn_name(b, t->v[i].fn));
+		assert_int_equal(s->pre[s->v[i].id], i);
+		assert_int_equal(t->pre[t->v[i].id], i);
+		assert_int_equal(s->kid_off[i], t->kid_off[i]);
+	}
+	assert_int_equal(s->kid_off[s->n], t->kid_off[t->n]);
+	for (uint32_t k = 0; k < s->kid_off[s->n]; k++) {
+		assert_int_equal(s->kid[k], t->kid[k]);
+		assert_true(s->kid_total[k] == t->kid_total[k]);
+	}
+	assert_string_equal(a->answer, b->answer);
+}
+
+static void test_tree_bulk_and_linked(void **state)
+{
+	enum { LINES = 12000 };
+	size_t cap = LINES * 80, len = 0, nl = 0;
+	char *text = malloc(cap), **line = calloc(LINES, sizeof(*line));
+	struct prof_profile *bulk, *linked = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_model *a, *b;
+	uint64_t s = 77;
+
+	(void)state;
+	assert_non_null(text);
+	assert_non_null(line);
+	assert_non_null(linked);
+	for (int i = 0; i < LINES; i++) {
+		int n = 1 + (int)((s = s * 6364136223846793005ull + 1) >> 60);
+
+		line[nl++] = text + len;
+		len += (size_t)snprintf(text + len, cap - len, "p%d", (int)(s >> 62));
+		for (int j = 0; j < n; j++) {
+			s = s * 6364136223846793005ull + 1;
+			len += (size_t)snprintf(text + len, cap - len, ";f%d",
+						j < 2 ? j : (int)(s >> 52));
+		}
+		len += (size_t)snprintf(text + len, cap - len, " %d\n",
+					1 + (int)((s >> 40) % 9));
+	}
+	bulk = parse(text);
+	/* The same lines, last first, each added to a non-empty tree. */
+	for (size_t i = nl; i-- > 0;) {
+		size_t l = (size_t)(strchr(line[i], '\n') - line[i]) + 1;
+
+		assert_int_equal(prof_folded_parse(linked, line[i], l, 1, NULL, 0), 0);
+	}
+	a = rd_model_new(bulk);
+	b = rd_model_new(linked);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(prof_ids_preorder(bulk), 1);
+	assert_int_equal(prof_ids_preorder(linked), 0);
+	assert_true(65536 <= a->tree.n);
+	assert_same_tree(a, b);
+	rd_model_free(a);
+	rd_model_free(b);
+	prof_free(bulk);
+	prof_free(linked);
+	free(line);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_notice),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_tree_bulk_and_linked),
 		cmocka_unit_test(test_answer_flat),
 		cmocka_unit_test(test_answer_unnamed),
 	};
