@@ -10,11 +10,15 @@
  * stacks and makes each node once, in order, without lookups. Big files
  * are bound by memory latency, so the first pass hashes a line's texts,
  * prefetches their slots, and only then looks them up; a slot holds a
- * text's first 16 bytes, so most lookups touch one cache line.
+ * text's first 16 bytes, so most lookups touch one cache line. A big
+ * text's first pass runs in two halves on two threads: the second half
+ * numbers its new texts itself, and the first half's table then maps
+ * them, in the order they came, to the frames a single pass would give.
  */
 #include "folded.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +76,17 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	size_t lineno;
+	/* The second half of a split parse: new texts get local ids 1, 2, ...
+	 * in the order they come, kept in local[] for the first half's
+	 * context to map (the profile is not touched). */
+	int deferred;
+	struct local_text *local;
+	size_t nlocal, local_cap;
+};
+
+struct local_text {
+	struct token t;
+	int process;
 };
 
 static int fail(struct parse_ctx *c, const char *what)
@@ -322,6 +337,28 @@ static int slot_holds(const struct parse_ctx *c, const struct text_slot *sl,
 		memcmp(c->arena + sl->off, t->s + HEAD, t->len - HEAD) == 0);
 }
 
+/* The frame of a text not in the table: interned in the profile, or in
+ * a deferred parse the next local id. UINT32_MAX on ENOMEM. */
+static uint32_t new_frame(struct parse_ctx *c, const struct token *t,
+			  int process)
+{
+	if (!c->deferred)
+		return intern_frame(c, t->s, t->len, process);
+	if (UINT32_MAX - 1 <= c->nlocal)
+		return UINT32_MAX;
+	if (c->nlocal == c->local_cap) {
+		size_t cap = c->local_cap ? c->local_cap * 2 : 1024;
+		struct local_text *l = realloc(c->local, cap * sizeof(*l));
+
+		if (!l)
+			return UINT32_MAX;
+		c->local = l;
+		c->local_cap = cap;
+	}
+	c->local[c->nlocal++] = (struct local_text){ *t, process };
+	return (uint32_t)c->nlocal;
+}
+
 /* The frame of token @t (@process: the line's process row); UINT32_MAX on
  * ENOMEM. */
 static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
@@ -331,7 +368,7 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 	size_t j, mask;
 
 	if (FLAG_PROCESS <= t->len)
-		return intern_frame(c, t->s, t->len, process);
+		return new_frame(c, t, process);
 	key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0);
 	if (c->texts_cap) {
 		mask = c->texts_cap - 1;
@@ -340,7 +377,7 @@ static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
 			if (slot_holds(c, &c->texts[j], t, key))
 				return c->texts[j].frame;
 	}
-	id = intern_frame(c, t->s, t->len, process);
+	id = new_frame(c, t, process);
 	if (id == UINT32_MAX)
 		return UINT32_MAX;
 	if (c->texts_cap <= 2 * (c->ntexts + 1) && texts_grow(c) < 0)
@@ -460,13 +497,13 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 	return (long)n;
 }
 
-/* Queues the stack in c->frames[0..n) with @count; 0 or -ENOMEM. */
-static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
+/* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
+static int out_room(struct parse_ctx *c, size_t words)
 {
-	size_t need = c->nout + 3 + n;
+	size_t need = c->nout + words;
 	uint32_t *o;
 
-	if (UINT32_MAX < n)
+	if (need < c->nout)
 		return -ENOMEM;
 	if (c->out_cap < need) {
 		size_t cap = c->out_cap ? c->out_cap : 1 << 16;
@@ -480,12 +517,22 @@ static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
 		c->out = o;
 		c->out_cap = cap;
 	}
+	return 0;
+}
+
+/* Queues the stack in c->frames[0..n) with @count; 0 or -ENOMEM. */
+static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
+{
+	uint32_t *o;
+
+	if (UINT32_MAX < n || out_room(c, 3 + n) < 0)
+		return -ENOMEM;
 	o = c->out + c->nout;
 	o[0] = (uint32_t)n;
 	o[1] = (uint32_t)count;
 	o[2] = (uint32_t)(count >> 32);
 	memcpy(o + 3, c->frames, n * sizeof(*o));
-	c->nout = need;
+	c->nout += 3 + n;
 	c->nlines++;
 	return 0;
 }
@@ -595,6 +642,122 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 	return queue_stack(c, (size_t)n, count);
 }
 
+/* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
+ * (c->lineno is then the bad line's). */
+static int parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
+		       size_t stop)
+{
+	while (pos < stop) {
+		const char *nl = memchr(buf + pos, '\n', stop - pos);
+		size_t end = nl ? (size_t)(nl - buf) : stop;
+		int ret;
+
+		c->lineno++;
+		ret = parse_line(c, buf + pos, end - pos);
+		if (ret < 0)
+			return ret;
+		pos = end + 1;
+	}
+	return 0;
+}
+
+static void ctx_free(struct parse_ctx *c)
+{
+	free(c->frames);
+	free(c->tok);
+	free(c->ends);
+	free(c->prev_ends);
+	free(c->texts);
+	free(c->arena);
+	free(c->out);
+	free(c->local);
+}
+
+/* The second half of a split parse, run on a thread of its own. */
+struct half {
+	struct parse_ctx c;
+	const char *buf;
+	size_t pos, stop;
+	int ret;
+};
+
+static void *parse_half(void *arg)
+{
+	struct half *h = arg;
+
+	h->ret = parse_lines(&h->c, h->buf, h->pos, h->stop);
+	return NULL;
+}
+
+/* Appends the second half @h to @c: maps its texts to frames in the order
+ * they came (so every id is the one a single pass gives) and queues its
+ * stacks with those ids. 0, or -ENOMEM with @c's stacks unchanged. */
+static int join_half(struct parse_ctx *c, const struct parse_ctx *h)
+{
+	uint32_t *map = malloc((h->nlocal + 1) * sizeof(*map)), *o;
+
+	if (!map || out_room(c, h->nout) < 0) {
+		free(map);
+		return -ENOMEM;
+	}
+	map[0] = 0;
+	for (size_t j = 0; j < h->nlocal; j++) {
+		map[j + 1] = text_frame(c, &h->local[j].t, h->local[j].process);
+		if (map[j + 1] == UINT32_MAX) {
+			free(map);
+			return -ENOMEM;
+		}
+	}
+	o = c->out + c->nout;
+	for (size_t i = 0; i < h->nout;) {
+		const uint32_t *r = h->out + i;
+
+		o[i] = r[0];
+		o[i + 1] = r[1];
+		o[i + 2] = r[2];
+		for (size_t k = 0; k < r[0]; k++)
+			o[i + 3 + k] = r[3 + k] <= h->nlocal ? map[r[3 + k]] : 0;
+		i += 3 + (size_t)r[0];
+	}
+	c->nout += h->nout;
+	c->nlines += h->nlines;
+	c->lineno += h->lineno;
+	free(map);
+	return 0;
+}
+
+/* Texts from this size on are parsed in two halves on two threads. */
+#define SPLIT_MIN ((size_t)1 << 20)
+
+/* Parses @buf[pos..len) into @c, in two halves at once when it is big:
+ * the first here, the second on a thread. The result, errors included,
+ * is that of one pass: when the second half fails it is parsed again
+ * after the first, where the line numbers are known. */
+static int parse_text(struct parse_ctx *c, const char *buf, size_t pos,
+		      size_t len)
+{
+	const char *nl = len - pos < SPLIT_MIN ? NULL :
+			 memchr(buf + pos + (len - pos) / 2, '\n',
+				len - pos - (len - pos) / 2);
+	struct half h = { .buf = buf, .stop = len };
+	pthread_t th;
+	int ret;
+
+	if (!nl || (size_t)(nl + 1 - buf) == len)
+		return parse_lines(c, buf, pos, len);
+	h.pos = (size_t)(nl + 1 - buf);
+	h.c = (struct parse_ctx){ .end = c->end, .deferred = 1,
+				  .first_is_process = c->first_is_process };
+	if (pthread_create(&th, NULL, parse_half, &h) != 0)
+		return parse_lines(c, buf, pos, len);
+	ret = parse_lines(c, buf, pos, h.pos);
+	pthread_join(th, NULL);
+	if (ret == 0 && (h.ret < 0 || join_half(c, &h.c) < 0))
+		ret = parse_lines(c, buf, h.pos, len);
+	ctx_free(&h.c);
+	return ret;
+}
+
 static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		     int first_is_process, int in_order, char *err,
 		     size_t errlen)
@@ -607,7 +770,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		.errlen = errlen,
 	};
 	size_t pos = 0;
-	int ret = 0, added;
+	int ret, added;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -615,16 +778,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
 		pos = 3;
 	out_reserve(&c, len);
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t end = nl ? (size_t)(nl - buf) : len;
-
-		c.lineno++;
-		ret = parse_line(&c, buf + pos, end - pos);
-		if (ret < 0)
-			break;
-		pos = end + 1;
-	}
+	ret = parse_text(&c, buf, pos, len);
 	/* The texts are known: make room for the tree. */
 	free(c.texts);
 	free(c.arena);
@@ -641,11 +795,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		ret = added;
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
-	free(c.frames);
-	free(c.tok);
-	free(c.ends);
-	free(c.prev_ends);
-	free(c.out);
+	ctx_free(&c);
 	return ret;
 }
 

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Big folded texts are read in two halves on two threads: the frames,
+ * their ids, the tree and the errors must be those of one pass. The
+ * reference reads the same text in pieces under the split size, one
+ * after the other into the same profile.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "profile/folded.h"
+#include "profile/profile.h"
+
+#define PIECE ((size_t)200 << 10) /* well under the split size (1 MiB) */
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Names that exercise the text table: short, exactly 8 and 16 bytes,
+ * longer than 16 (a second compare), kernel and inline marks. */
+static void name(uint64_t *s, char *buf, size_t n, int first)
+{
+	unsigned k = (unsigned)(rng(s) % 4000);
+
+	switch (rng(s) % 6) {
+	case 0:
+		snprintf(buf, n, "f%u", k);
+		break;
+	case 1:
+		snprintf(buf, n, "k%u_[k]", k % 300);
+		break;
+	case 2:
+		snprintf(buf, n, "i%u_[i]", k % 300);
+		break;
+	case 3:
+		snprintf(buf, n, "a_long_name_past_sixteen_bytes_%u", k);
+		break;
+	case 4:
+		snprintf(buf, n, "sixteen_chars%03u", k % 1000);
+		break;
+	default:
+		/* A process name also seen as an ordinary frame. */
+		snprintf(buf, n, "proc%u", k % 5);
+		break;
+	}
+	if (first && rng(s) % 2)
+		snprintf(buf, n, "proc%u", (unsigned)(rng(s) % 5));
+}
+
+/* About @size bytes of folded text; counts of lines before line @bad
+ * (1-based; 0 = none) are summed into @sum_before, and line @bad reads
+ * "@bad_text". */
+static char *text(uint64_t *s, size_t size, size_t bad, const char *bad_text,
+		  uint64_t *sum_before)
+{
+	size_t cap = size + 4096, len = 0, line = 0;
+	char *t = malloc(cap), nm[64];
+
+	assert_non_null(t);
+	*sum_before = 0;
+	while (len < size) {
+		size_t n = 1 + rng(s) % 20;
+		unsigned count = (unsigned)(rng(s) % 50);
+
+		line++;
+		if (line == bad) {
+			len += (size_t)snprintf(t + len, cap - len, "%s\n", bad_text);
+			continue;
+		}
+		if (rng(s) % 23 == 0) {
+			len += (size_t)snprintf(t + len, cap - len, "\n");
+			continue;
+		}
+		for (size_t j = 0; j < n; j++) {
+			name(s, nm, sizeof(nm), j == 0);
+			len += (size_t)snprintf(t + len, cap - len, "%s%s",
+						j ? ";" : "", nm);
+		}
+		len += (size_t)snprintf(t + len, cap - len, "%s%u%s",
+					rng(s) % 5 ? " " : "\t", count,
+					rng(s) % 7 ? "\n" : "\r\n");
+		if (!bad || line < bad)
+			*sum_before += count;
+	}
+	t[len] = '\0';
+	return t;
+}
+
+/* The reference: @t in pieces of about PIECE bytes, cut at line ends. */
+static struct prof_profile *by_pieces(const char *t, int procs)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	size_t len = strlen(t), at = 0;
+
+	assert_non_null(p);
+	while (at < len) {
+		size_t end = at + PIECE < len ? at + PIECE : len;
+		const char *nl = end < len ? strchr(t + end, '\n') : NULL;
+
+		end = nl ? (size_t)(nl - t) + 1 : len;
+		assert_int_equal(prof_folded_parse(p, t + at, end - at, procs,
+						   NULL, 0), 0);
+		at = end;
+	}
+	return p;
+}
+
+/* Same strings, frames (ids, names, kinds) and, after sorting, the same
+ * tree: a walk down both meets the same frames (by id), totals and
+ * selves in the same order. */
+static void assert_same(struct prof_profile *a, struct prof_profile *b)
+{
+	uint32_t x = 0, y = 0, seen = 0;
+
+	assert_int_equal(prof_str_count(a), prof_str_count(b));
+	for (uint32_t i = 0; i < prof_str_count(a); i++)
+		assert_string_equal(prof_str(a, i), prof_str(b, i));
+	assert_int_equal(prof_frame_count(a), prof_frame_count(b));
+	for (uint32_t i = 1; i < prof_frame_count(a); i++) {
+		const struct prof_frame *f = prof_frame_get(a, i);
+		const struct prof_frame *g = prof_frame_get(b, i);
+
+		assert_int_equal(f->name, g->name);
+		assert_int_equal(f->kind, g->kind);
+	}
+	assert_int_equal(prof_sort(a), 0);
+	assert_int_equal(prof_sort(b), 0);
+	assert_int_equal(prof_node_count(a), prof_node_count(b));
+	for (;;) {
+		const struct prof_node *u = prof_node_get(a, x);
+		const struct prof_node *v = prof_node_get(b, y);
+
+		seen++;
+		assert_int_equal(u->frame, v->frame);
+		assert_true(u->total == v->total);
+		assert_true(u->self == v->self);
+		assert_int_equal(u->child == 0, v->child == 0);
+		assert_int_equal(u->sibling == 0, v->sibling == 0);
+		if (u->child) {
+			x = u->child;
+			y = v->child;
+			continue;
+		}
+		while (x && !prof_node_get(a, x)->sibling) {
+			x = prof_node_get(a, x)->parent;
+			y = prof_node_get(b, y)->parent;
+		}
+		assert_int_equal(x == 0, y == 0);
+		if (!x)
+			break;
+		x = prof_node_get(a, x)->sibling;
+		y = prof_node_get(b, y)->sibling;
+	}
+	assert_int_equal(seen, prof_node_count(a));
+}
+
+/* A text over the split size gives what one pass gives, with and without
+ * process rows, unsorted and sorted as made. */
+static void test_split_same_as_one_pass(void **state)
+{
+	uint64_t s = 0x5eed5eed12345678ull, sum;
+
+	(void)state;
+	for (int round = 0; round < 4; round++) {
+		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
+		int procs = round & 1;
+		struct prof_profile *ref = by_pieces(t, procs);
+		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+		struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
+		char err[128];
+
+		assert_non_null(p);
+		assert_non_null(q);
+		assert_int_equal(prof_folded_parse(p, t, strlen(t), procs, err,
+						   sizeof(err)), 0);
+		assert_int_equal(prof_folded_parse_sorted(q, t, strlen(t), procs,
+							  err, sizeof(err)), 0);
+		assert_true(prof_total(p) == sum);
+		assert_same(p, ref);
+		assert_same(q, ref);
+		prof_free(p);
+		prof_free(q);
+		prof_free(ref);
+		free(t);
+	}
+}
+
+/* A bad line in either half is reported with its line number, and the
+ * lines before it are kept. */
+static void check_bad_line(size_t bad, const char *bad_text, const char *what,
+			   int second_half)
+{
+	uint64_t s = 0xabcdef0123456789ull ^ bad, sum;
+	char *t = text(&s, (size_t)3 << 20, bad, bad_text, &sum);
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	const char *at = strstr(t, bad_text);
+	char err[128], want[128];
+
+	assert_non_null(p);
+	assert_non_null(at);
+	assert_int_equal(strlen(t) / 2 < (size_t)(at - t), second_half);
+	assert_int_equal(prof_folded_parse_sorted(p, t, strlen(t), 1, err,
+						  sizeof(err)), -22);
+	snprintf(want, sizeof(want), "line %zu %s", bad, what);
+	assert_string_equal(err, want);
+	assert_true(prof_total(p) == sum);
+	prof_free(p);
+	free(t);
+}
+
+static void test_split_errors(void **state)
+{
+	(void)state;
+	/* 3 MiB of lines of about 180 bytes: some 17,000 lines, so line 40
+	 * is in the first half and 14,000 in the second (checked). */
+	check_bad_line(40, "a;b;c x", "has a count that is not a decimal integer", 0);
+	check_bad_line(14000, "a;;c 1", "has an empty frame", 1);
+	check_bad_line(14001, "no_count_here", "has no sample count after the stack", 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_same_as_one_pass),
+		cmocka_unit_test(test_split_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
