@@ -19,9 +19,9 @@
 
 /* Process events (exec, fork, exit) are taken this often: a new process's
  * mappings are read then, before a short-lived one is gone. Each wake-up
- * costs hearthd CPU time even on an idle host (about 75 us in a VM), so
- * this is the trade between naming processes that live under a tenth of
- * a second and hearthd's own cost. */
+ * costs hearthd CPU time even on an idle host (tens of microseconds in a
+ * VM), so this is the trade between naming processes that live under a
+ * tenth of a second and hearthd's own cost. */
 #define POLL_MS 100
 #define STORE_OK_STREAK 3
 #define FLUSH_MS 2000
