@@ -6,8 +6,12 @@
  * node once, in preorder, without the lookups that dominate big loads.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "profile_impl.h"
 
@@ -390,6 +394,7 @@ struct build {
 	 * seg[] or first[]; lastkid[] is each entry's last child so far. */
 	int in_order;
 	uint32_t *lastkid;
+	atomic_size_t *made; /* nodes made so far, for the helper below */
 };
 
 static int kid_cmp(const void *a, const void *b)
@@ -568,6 +573,83 @@ static int build_mem_alloc(struct build_mem *m, size_t nframes,
 	return -ENOMEM;
 }
 
+/* ---- faulting in the nodes ahead of the builder ---------------------------
+ *
+ * On big loads most of making nodes is the kernel handing out fresh pages
+ * for them. A helper thread asks for the pages (MADV_POPULATE_WRITE) a
+ * little ahead of the builder, on the other core: during the sort it
+ * starts on the first ones, then it keeps at most AHEAD nodes ahead of the
+ * count the builder publishes, so at most that many are faulted in for
+ * nothing. It never writes the arrays itself. */
+#define AHEAD ((size_t)1 << 20)   /* nodes: 32 MiB of them */
+#define STEP ((size_t)1 << 16)    /* nodes per request */
+#define HELP_MIN ((size_t)1 << 17) /* smaller loads go without */
+
+struct ahead {
+	char *nodes, *last;
+	size_t from, cap; /* node indexes */
+	atomic_size_t made;
+	atomic_int done;
+};
+
+#ifdef MADV_POPULATE_WRITE
+static int populate(char *base, size_t size, size_t lo, size_t hi)
+{
+	uintptr_t page = 4096, a = (uintptr_t)(base + lo * size) & ~(page - 1);
+	uintptr_t b = (uintptr_t)(base + hi * size);
+
+	return madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
+static void *populate_ahead(void *arg)
+{
+	struct ahead *h = arg;
+	size_t at = h->from;
+	const struct timespec nap = { 0, 50000 };
+
+	while (at < h->cap && !atomic_load_explicit(&h->done, memory_order_relaxed)) {
+		size_t made = atomic_load_explicit(&h->made, memory_order_relaxed);
+		size_t to = at + STEP < h->cap ? at + STEP : h->cap;
+
+		if (made + AHEAD < to) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (populate(h->nodes, sizeof(struct prof_node), at, to) < 0 ||
+		    populate(h->last, sizeof(uint32_t), at, to) < 0)
+			break;
+		at = to;
+	}
+	return NULL;
+}
+
+/* Starts the helper for the node arrays of @p, which has room for @cap
+ * nodes; 1 when it runs. */
+static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
+		       size_t cap)
+{
+	if (cap < HELP_MIN)
+		return 0;
+	h->nodes = (char *)p->nodes;
+	h->last = (char *)p->last_child;
+	h->from = p->nnodes;
+	h->cap = cap;
+	atomic_init(&h->made, p->nnodes);
+	atomic_init(&h->done, 0);
+	return pthread_create(th, NULL, populate_ahead, h) == 0;
+}
+#else
+static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
+		       size_t cap)
+{
+	(void)h;
+	(void)th;
+	(void)p;
+	(void)cap;
+	return 0;
+}
+#endif
+
 /* Makes the nodes of the sorted paths in @m->a[0..n), in that order. */
 static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 {
@@ -592,6 +674,9 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 		}
 		open = build_path(b, rec, m->a[i].val, prev, open);
 		prev = rec + m->a[i].val;
+		if (b->made && i % 1024 == 0)
+			atomic_store_explicit(b->made, p->nnodes,
+					      memory_order_relaxed);
 	}
 	for (; open; open--)
 		finish(b, open);
@@ -610,6 +695,9 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	struct path_sort s = { .rec = rec };
 	size_t frames, deepest, o = 0;
 	uint32_t top = p->nframes - 1;
+	struct ahead h;
+	pthread_t th;
+	int helped;
 
 	if (p->nnodes != 1 ||
 	    paths_check(p, rec, len, nstacks, &frames, &deepest) < 0)
@@ -618,8 +706,16 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 		return 0;
 	if (build_mem_alloc(&m, p->nframes, nstacks, deepest, in_order) < 0)
 		return -ENOMEM;
-	if (prof_nodes_room(p, frames) < 0 ||
-	    frame_ranks(p, m.rank, m.by_rank) < 0) {
+	if (prof_nodes_room(p, frames) < 0) {
+		build_mem_free(&m);
+		return -ENOMEM;
+	}
+	helped = ahead_start(&h, &th, p, (size_t)p->nnodes + frames);
+	if (frame_ranks(p, m.rank, m.by_rank) < 0) {
+		if (helped) {
+			atomic_store(&h.done, 1);
+			pthread_join(th, NULL);
+		}
 		build_mem_free(&m);
 		return -ENOMEM;
 	}
@@ -635,7 +731,12 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	m.b.p = p;
 	m.b.by_rank = m.by_rank;
 	m.b.in_order = in_order;
+	m.b.made = helped ? &h.made : NULL;
 	build_all(&m, rec, nstacks);
+	if (helped) {
+		atomic_store(&h.done, 1);
+		pthread_join(th, NULL);
+	}
 	p->sorted = !m.b.reordered;
 	p->pre_sorted = 1;
 	build_mem_free(&m);
