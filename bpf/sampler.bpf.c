@@ -235,9 +235,9 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want)
 					(void *)at)) {
 			/* The chunk crossed the stack's end, a page boundary:
 			 * take the part before it, where the outermost frames
-			 * live. (One read of a bounded size: a loop of small
-			 * reads here cost the verifier more than the rest of
-			 * the program.) */
+			 * live. (One read of a bounded size: the loop of small
+			 * reads it replaces was half of what the verifier
+			 * walked in on_cpu.) */
 			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
 
 			if (n < HEARTH_STACK_CHUNK &&
