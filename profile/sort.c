@@ -576,18 +576,19 @@ static int build_mem_alloc(struct build_mem *m, size_t nframes,
 /* ---- faulting in the nodes ahead of the builder ---------------------------
  *
  * On big loads most of making nodes is the kernel handing out fresh pages
- * for them. A helper thread asks for the pages (MADV_POPULATE_WRITE) a
- * little ahead of the builder, on the other core: during the sort it
- * starts on the first ones, then it keeps at most AHEAD nodes ahead of the
- * count the builder publishes, so at most that many are faulted in for
- * nothing. It never writes the arrays itself. */
-#define AHEAD ((size_t)1 << 20)   /* nodes: 32 MiB of them */
+ * for them. A helper thread asks for the pages (MADV_POPULATE_WRITE) ahead
+ * of the builder, on the other core: during the sort it starts on the
+ * first ones, then it keeps at most AHEAD nodes ahead of the count the
+ * builder publishes. It never writes the arrays itself; the pages it
+ * faulted in past the last node are given back when the build ends. */
+#define AHEAD ((size_t)1 << 22)   /* nodes: 128 MiB of them */
 #define STEP ((size_t)1 << 16)    /* nodes per request */
 #define HELP_MIN ((size_t)1 << 17) /* smaller loads go without */
 
 struct ahead {
 	char *nodes, *last;
 	size_t from, cap; /* node indexes */
+	size_t at;        /* nodes before it are faulted in (when joined) */
 	atomic_size_t made;
 	atomic_int done;
 };
@@ -619,8 +620,33 @@ static void *populate_ahead(void *arg)
 		    populate(h->last, sizeof(uint32_t), at, to) < 0)
 			break;
 		at = to;
+		h->at = at;
 	}
 	return NULL;
+}
+
+/* Gives back the whole pages of @base's entries [@lo, @hi) (of @size
+ * bytes each), which hold no data. */
+static void release(char *base, size_t size, size_t lo, size_t hi)
+{
+	uintptr_t page = 4096;
+	uintptr_t a = ((uintptr_t)(base + lo * size) + page - 1) & ~(page - 1);
+	uintptr_t b = (uintptr_t)(base + hi * size) & ~(page - 1);
+
+	if (a < b)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Stops the helper started for @p and gives back what it faulted in past
+ * the last node. */
+static void ahead_stop(struct ahead *h, pthread_t th, const struct prof_profile *p)
+{
+	atomic_store(&h->done, 1);
+	pthread_join(th, NULL);
+	if (p->nnodes < h->at) {
+		release(h->nodes, sizeof(struct prof_node), p->nnodes, h->at);
+		release(h->last, sizeof(uint32_t), p->nnodes, h->at);
+	}
 }
 
 /* Starts the helper for the node arrays of @p, which has room for @cap
@@ -632,7 +658,7 @@ static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
 		return 0;
 	h->nodes = (char *)p->nodes;
 	h->last = (char *)p->last_child;
-	h->from = p->nnodes;
+	h->from = h->at = p->nnodes;
 	h->cap = cap;
 	atomic_init(&h->made, p->nnodes);
 	atomic_init(&h->done, 0);
@@ -647,6 +673,13 @@ static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
 	(void)p;
 	(void)cap;
 	return 0;
+}
+
+static void ahead_stop(struct ahead *h, pthread_t th, const struct prof_profile *p)
+{
+	(void)h;
+	(void)th;
+	(void)p;
 }
 #endif
 
@@ -712,10 +745,8 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	}
 	helped = ahead_start(&h, &th, p, (size_t)p->nnodes + frames);
 	if (frame_ranks(p, m.rank, m.by_rank) < 0) {
-		if (helped) {
-			atomic_store(&h.done, 1);
-			pthread_join(th, NULL);
-		}
+		if (helped)
+			ahead_stop(&h, th, p);
 		build_mem_free(&m);
 		return -ENOMEM;
 	}
@@ -733,10 +764,8 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	m.b.in_order = in_order;
 	m.b.made = helped ? &h.made : NULL;
 	build_all(&m, rec, nstacks);
-	if (helped) {
-		atomic_store(&h.done, 1);
-		pthread_join(th, NULL);
-	}
+	if (helped)
+		ahead_stop(&h, th, p);
 	p->sorted = !m.b.reordered;
 	p->pre_sorted = 1;
 	build_mem_free(&m);
