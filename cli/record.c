@@ -2,11 +2,13 @@
 /* hearth record: run the sampler in-process and write a profile. */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -290,15 +292,79 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 			(unsigned long long)st->copy_fallbacks);
 }
 
-/* Whether every process chosen with -p has exited (like perf record -p). */
-static bool targets_gone(const struct sampler_opts *o)
+/* The processes chosen with -p, as pidfds: one turns readable when its
+ * process exits, zombie or not (a pid check would wait for the reaping). */
+struct targets {
+	int fds[SAMPLER_MAX_PIDS];
+	size_t n;
+	const struct sampler_opts *o; /* no pidfds (old kernel): pid checks */
+	bool gone_at_start;
+};
+
+static void targets_open(struct targets *t, const struct sampler_opts *o)
 {
-	if (!o->npids)
+	size_t gone = 0;
+
+	t->n = 0;
+	t->o = NULL;
+	for (size_t i = 0; i < o->npids && i < SAMPLER_MAX_PIDS; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, o->pids[i], 0);
+
+		if (fd >= 0)
+			t->fds[t->n++] = fd;
+		else if (errno == ESRCH)
+			gone++;
+		else
+			t->o = o;
+	}
+	t->gone_at_start = o->npids && gone == o->npids;
+}
+
+/* Whether every process chosen with -p has exited (like perf record -p). */
+static bool targets_gone(const struct targets *t)
+{
+	if (t->gone_at_start)
+		return true;
+	if (t->o) {
+		for (size_t i = 0; i < t->o->npids; i++)
+			if (kill(t->o->pids[i], 0) == 0 || errno != ESRCH)
+				return false;
+		return true;
+	}
+	if (!t->n)
 		return false;
-	for (size_t i = 0; i < o->npids; i++)
-		if (kill(o->pids[i], 0) == 0 || errno != ESRCH)
+	for (size_t i = 0; i < t->n; i++) {
+		struct pollfd p = { .fd = t->fds[i], .events = POLLIN };
+
+		if (poll(&p, 1, 0) != 1)
 			return false;
+	}
 	return true;
+}
+
+static void targets_close(struct targets *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		close(t->fds[i]);
+	t->n = 0;
+}
+
+/* How long the loop may sleep: until the next drain or the end of the
+ * recording, whichever is first; a progress line on a terminal is redrawn
+ * ten times a second. Process events (a chosen process exiting among them)
+ * and stack copies wake the loop earlier. Sleeping this long, not 100 ms at
+ * a time, is most of what a quiet recording costs. */
+static int sleep_ms(const struct record_args *a, bool tty, uint64_t now,
+		    uint64_t start, uint64_t last_drain)
+{
+	uint64_t until = last_drain + DRAIN_INTERVAL_NS, ms;
+
+	if (a->duration_ns && start + a->duration_ns < until)
+		until = start + a->duration_ns;
+	ms = until > now ? (until - now + 999999) / 1000000 : 0;
+	if (tty && ms > 100)
+		ms = 100;
+	return (int)ms;
 }
 
 /* Runs the sampling loop until the duration passes, a signal arrives, or
@@ -310,18 +376,21 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t start = now_ns(CLOCK_MONOTONIC), last_drain = start;
 	struct sampler_stats st;
+	struct targets t;
 	int rc = 0;
 
+	targets_open(&t, &a->opts);
 	while (!exiting) {
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 		*elapsed = now - start;
-		if ((a->duration_ns && *elapsed >= a->duration_ns) || targets_gone(&a->opts))
+		if ((a->duration_ns && *elapsed >= a->duration_ns) || targets_gone(&t))
 			break;
-		rc = sampler_poll(s, 100);
+		rc = sampler_poll(s, sleep_ms(a, tty, now, start, last_drain));
 		if (rc < 0 && rc != -EINTR)
 			break;
 		rc = 0;
+		now = now_ns(CLOCK_MONOTONIC);
 		if (now - last_drain >= DRAIN_INTERVAL_NS) {
 			rc = sampler_drain(s, on, off);
 			if (rc < 0)
@@ -330,9 +399,10 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 		}
 		if (tty) {
 			sampler_stats(s, &st);
-			progress(a, &st, *elapsed);
+			progress(a, &st, now - start);
 		}
 	}
+	targets_close(&t);
 	*elapsed = now_ns(CLOCK_MONOTONIC) - start;
 	if (tty)
 		fputs("\r\033[K", stderr);
