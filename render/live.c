@@ -72,7 +72,10 @@ static void nap(struct rd_live *l, uint64_t ns)
 }
 
 /* Fetches the snapshot and builds its model; returns 0 or -errno. */
-static int fetch_one(struct rd_live *l)
+/* Takes the newest window's profile and hands it over with @window_ns (the
+ * daemon's window length, from the poll that saw it), so the status line
+ * never shows new data without its cadence. */
+static int fetch_one(struct rd_live *l, uint64_t window_ns)
 {
 	struct rd_live_answer a = { 0 };
 	struct rd_model *m;
@@ -95,6 +98,7 @@ static int fetch_one(struct rd_live *l)
 	l->from_ns = a.from_ns;
 	l->to_ns = a.to_ns;
 	l->arrived_ns = rd_live_mono_ns();
+	l->window_ns = window_ns;
 	pthread_mutex_unlock(&l->mu);
 	if (l->wake)
 		l->wake(l->wake_arg);
@@ -139,7 +143,7 @@ static void *run(void *arg)
 		}
 		pthread_mutex_unlock(&l->mu);
 		rc = l->fetch(l->ctx, 0, &a);
-		if (rc == 0 && a.end_ns != seen_end && (rc = fetch_one(l)) == 0)
+		if (rc == 0 && a.end_ns != seen_end && (rc = fetch_one(l, a.window_ns)) == 0)
 			seen_end = a.end_ns;
 		pthread_mutex_lock(&l->mu);
 		l->failing = rc < 0;
