@@ -117,6 +117,10 @@ static int view_live(struct live_src *src, struct rd_window_opts *wo)
 		cli_error("out of memory.");
 		return 1;
 	}
+	/* The first frame shows the snapshot above: give it the cadence too. */
+	struct rd_live_answer st = { 0 };
+	if (live_fetch(src, 0, &st) == 0)
+		rd_live_set_window(l, st.window_ns);
 	wo->title = "live \xe2\x80\x94 hearth";
 	rc = rd_views_run_live(l, a.p, a.from_ns, a.to_ns, wo, err, sizeof(err));
 	if (rc < 0)

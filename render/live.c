@@ -164,6 +164,13 @@ static void *run(void *arg)
 	return NULL;
 }
 
+void rd_live_set_window(struct rd_live *l, uint64_t window_ns)
+{
+	pthread_mutex_lock(&l->mu);
+	l->window_ns = window_ns;
+	pthread_mutex_unlock(&l->mu);
+}
+
 int rd_live_start(struct rd_live *l, rd_live_wake_fn wake, void *arg)
 {
 	int rc;

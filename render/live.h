@@ -44,6 +44,10 @@ struct rd_live;
 struct rd_live *rd_live_new(rd_live_fetch_fn fetch, void *ctx,
 			    uint64_t last_ns);
 
+/* Records the daemon's window length as known before the thread's first
+ * poll, so the status line gives the cadence from the first frame. */
+void rd_live_set_window(struct rd_live *l, uint64_t window_ns);
+
 /* Starts the thread; @wake is called each time data arrives. The first
  * fetch happens at once. Returns 0 or a negative errno. */
 int rd_live_start(struct rd_live *l, rd_live_wake_fn wake, void *arg);
