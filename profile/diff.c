@@ -30,15 +30,16 @@ static double share(uint64_t v, uint64_t total)
 	return total ? prof_round2(100.0 * (double)v / (double)total) : 0.0;
 }
 
-struct prof_delta prof_delta_share(uint64_t vb, uint64_t tb, uint64_t va,
-				   uint64_t ta)
+/* Classifies the change from @vb to @va (raw values) and, when both are
+ * present, sets Δ = clamp(100·(after − before)/before, −100, 100) rounded,
+ * where @before and @after are the quantities compared (shares or values).
+ * A @before of 0 with a frame present before gives +100 if @after > 0. */
+static struct prof_delta delta_of(struct prof_delta d, uint64_t vb, uint64_t va,
+				  double before, double after)
 {
-	struct prof_delta d = { .kind = PROF_DELTA_NEUTRAL };
 	double x;
 
-	d.p_before = share(vb, tb);
-	d.p_after = share(va, ta);
-	if (tb == 0 || ta == 0 || (vb == 0 && va == 0))
+	if (vb == 0 && va == 0)
 		return d;
 	if (vb == 0) {
 		d.kind = PROF_DELTA_ADDED;
@@ -51,17 +52,36 @@ struct prof_delta prof_delta_share(uint64_t vb, uint64_t tb, uint64_t va,
 		return d;
 	}
 	d.kind = PROF_DELTA_CHANGED;
-	if (d.p_before == 0.0) {
-		d.delta = 0.0 < d.p_after ? 100.0 : 0.0;
+	if (before == 0.0) {
+		d.delta = 0.0 < after ? 100.0 : 0.0;
 		return d;
 	}
-	x = 100.0 * (d.p_after - d.p_before) / d.p_before;
+	x = 100.0 * (after - before) / before;
 	if (x < -100.0)
 		x = -100.0;
 	if (100.0 < x)
 		x = 100.0;
 	d.delta = prof_round2(x);
 	return d;
+}
+
+struct prof_delta prof_delta_share(uint64_t vb, uint64_t tb, uint64_t va,
+				   uint64_t ta)
+{
+	struct prof_delta d = { .kind = PROF_DELTA_NEUTRAL };
+
+	d.p_before = share(vb, tb);
+	d.p_after = share(va, ta);
+	if (tb == 0 || ta == 0)
+		return d;
+	return delta_of(d, vb, va, d.p_before, d.p_after);
+}
+
+struct prof_delta prof_delta_abs(uint64_t vb, uint64_t va)
+{
+	struct prof_delta d = { .kind = PROF_DELTA_NEUTRAL };
+
+	return delta_of(d, vb, va, (double)vb, (double)va);
 }
 
 int prof_signif_test(uint64_t xb, uint64_t nb, uint64_t xa, uint64_t na,

@@ -48,6 +48,12 @@ double prof_round2(double x);
 struct prof_delta prof_delta_share(uint64_t vb, uint64_t tb, uint64_t va,
 				   uint64_t ta);
 
+/* Δ of raw values (absolute mode): clamp(100·(va − vb)/vb, −100, 100)
+ * rounded to two decimals; +100 when only @va is non-zero, −100 when only
+ * @vb is. Kind as for shares; both zero is neutral; p_before and p_after
+ * are left 0. */
+struct prof_delta prof_delta_abs(uint64_t vb, uint64_t va);
+
 /* A two-proportion z-test of a frame's sample counts: @xb of @nb samples
  * before, @xa of @na after. */
 struct prof_signif {

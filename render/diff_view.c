@@ -24,33 +24,6 @@ struct rd_diff_opts rd_diff_opts_default(void)
 				      .noise_filter = 1, .threshold_pp = 0.1 };
 }
 
-struct prof_delta rd_diff_abs_delta(uint64_t vb, uint64_t va)
-{
-	struct prof_delta d = { .kind = PROF_DELTA_NEUTRAL };
-	double x;
-
-	if (vb == 0 && va == 0)
-		return d;
-	if (vb == 0) {
-		d.kind = PROF_DELTA_ADDED;
-		d.delta = 100.0;
-		return d;
-	}
-	if (va == 0) {
-		d.kind = PROF_DELTA_REMOVED;
-		d.delta = -100.0;
-		return d;
-	}
-	d.kind = PROF_DELTA_CHANGED;
-	x = 100.0 * ((double)va - (double)vb) / (double)vb;
-	if (x < -100.0)
-		x = -100.0;
-	if (100.0 < x)
-		x = 100.0;
-	d.delta = prof_round2(x);
-	return d;
-}
-
 /* 1 when the change of a frame present on both sides is within noise. */
 static int is_noise(uint64_t vb, uint64_t tb, uint64_t va, uint64_t ta,
 		    enum prof_unit unit, const struct rd_diff_opts *o)
@@ -77,7 +50,7 @@ struct rd_diff_shade rd_diff_shade(uint64_t vb, uint64_t tb, uint64_t va,
 
 	if (o->absolute)
 		d = (tb == 0 || ta == 0) ? (struct prof_delta){ 0 } :
-		    rd_diff_abs_delta(vb, va);
+		    prof_delta_abs(vb, va);
 	else
 		d = prof_delta_share(vb, tb, va, ta);
 	s.kind = d.kind;

@@ -48,11 +48,6 @@ struct rd_diff_shade {
 	int noise;                 /* 1 when filtered as noise */
 };
 
-/* Δ of raw values (absolute mode): clamp(100·(va − vb)/vb, −100, 100)
- * rounded to two decimals; +100 when only @va is non-zero, −100 when only
- * @vb is. Kind as for shares; both zero is neutral. */
-struct prof_delta rd_diff_abs_delta(uint64_t vb, uint64_t va);
-
 /* The shade of a frame with @vb of @tb before and @va of @ta after, in
  * @unit, under @o. */
 struct rd_diff_shade rd_diff_shade(uint64_t vb, uint64_t tb, uint64_t va,

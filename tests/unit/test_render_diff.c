@@ -116,11 +116,11 @@ static void test_absolute_and_threshold(void **state)
 	o.absolute = 1;
 	sh = rd_diff_shade(100, 1000, 150, 3000, PROF_UNIT_SAMPLES, &o);
 	assert_true(sh.delta == 50.0);
-	d = rd_diff_abs_delta(3, 2);
+	d = prof_delta_abs(3, 2);
 	assert_true(d.delta == -33.33);
-	assert_int_equal(rd_diff_abs_delta(0, 0).kind, PROF_DELTA_NEUTRAL);
-	assert_true(rd_diff_abs_delta(0, 7).delta == 100.0);
-	assert_true(rd_diff_abs_delta(7, 0).delta == -100.0);
+	assert_int_equal(prof_delta_abs(0, 0).kind, PROF_DELTA_NEUTRAL);
+	assert_true(prof_delta_abs(0, 7).delta == 100.0);
+	assert_true(prof_delta_abs(7, 0).delta == -100.0);
 	/* Non-sample units: a change of share under 0.1 points is noise. */
 	o = rd_diff_opts_default();
 	sh = rd_diff_shade(1000, 100000, 1090, 100000, PROF_UNIT_NANOSECONDS, &o);
