@@ -16,9 +16,11 @@ chmod 755 "$T"
 SOCK=$T/ctl.sock
 S="--socket $SOCK"
 RAW=$FIXTURES/daemon_rawclient
-USR=hearth-e2e-user
-GRP=hearth-e2e-grp
-HD= HOLDERS=
+# Named for this run, created here and removed at exit: parallel runs do
+# not share them and the host keeps no test accounts.
+USR=hearth-e2e-u$$
+GRP=hearth-e2e-g$$
+HD= HOLDERS= MADE=
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
@@ -27,6 +29,8 @@ fail() {
 cleanup() {
 	for p in $HOLDERS; do kill "$p" 2>/dev/null; done
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+	case $MADE in *u*) userdel "$USR" 2>/dev/null ;; esac
+	case $MADE in *g*) groupdel "$GRP" 2>/dev/null ;; esac
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -37,13 +41,16 @@ hdr() { # TYPE LEN as the 12 header bytes, little-endian
 	printf "\\$(printf %03o $(($2 & 255)))\\$(printf %03o $((($2 >> 8) & 255)))\\$(printf %03o $((($2 >> 16) & 255)))\\$(printf %03o $(($2 >> 24)))"
 }
 
-for tool in useradd groupadd setpriv; do
+for tool in useradd groupadd userdel groupdel setpriv; do
 	command -v $tool >/dev/null || fail "$tool is needed (passwd / util-linux)"
 done
 [ -x "$RAW" ] || fail "build the fixtures first"
-getent group "$GRP" >/dev/null || groupadd --system "$GRP" || fail "cannot create group $GRP"
-id "$USR" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$USR" ||
-	fail "cannot create user $USR"
+getent group "$GRP" >/dev/null && fail "group $GRP already exists"
+id "$USR" >/dev/null 2>&1 && fail "user $USR already exists"
+groupadd --system "$GRP" || fail "cannot create group $GRP"
+MADE=g
+useradd --system --no-create-home --shell /usr/sbin/nologin "$USR" || fail "cannot create user $USR"
+MADE=gu
 uid=$(id -u "$USR"); gid=$(id -g "$USR"); ggid=$(getent group "$GRP" | cut -d: -f3)
 id -G "$USR" | tr ' ' '\n' | grep -qx "$ggid" && fail "$USR must not be in $GRP"
 
