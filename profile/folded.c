@@ -11,83 +11,21 @@
  * are bound by memory latency, so the first pass hashes a line's texts,
  * prefetches their slots, and only then looks them up; a slot holds a
  * text's first 16 bytes, so most lookups touch one cache line. A big
- * text's first pass runs in two halves on two threads: the second half
- * numbers its new texts itself, and the first half's table then maps
- * them, in the order they came, to the frames a single pass would give.
+ * text's first pass runs in two halves on two threads (folded_halves.c).
+ * The writer is in folded_write.c.
  */
 #include "folded.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "folded_impl.h"
 #include "profile_impl.h"
 
-#define KERNEL_SUFFIX "_[k]"
-#define INLINE_SUFFIX "_[i]"
-#define SUFFIX_LEN 4
-#define UTF8_BOM "\xef\xbb\xbf"
-
-/* One distinct frame text seen by this parse: its hash, length (with
- * FLAG_PROCESS when it is a process row), the frame it interned as
- * (0 = empty slot), its first 16 bytes (zero-padded) and where the rest
- * sits in the parse's arena. */
-#define FLAG_PROCESS 0x80000000u
-#define HEAD 16u
 #define HUGE_PAGE ((size_t)2 << 20)
-
-struct text_slot {
-	uint32_t hash;
-	uint32_t len; /* | FLAG_PROCESS */
-	uint32_t frame;
-	uint32_t off;
-	uint64_t head[2];
-};
-
-/* One frame's text in the current line. */
-struct token {
-	const char *s;
-	size_t len;
-	uint64_t head[2];
-	uint32_t hash;
-};
-
-struct parse_ctx {
-	struct prof_profile *p;
-	const char *end; /* end of the whole buffer: words may be read up to it */
-	uint32_t *frames; /* this line's frame ids (the last line's beyond) */
-	struct token *tok;
-	size_t *ends, *prev_ends; /* token ends (offsets) in this, last line */
-	const char *prev;         /* the last line's stack text */
-	size_t prev_len, prev_n;
-	size_t cap;
-	struct text_slot *texts;
-	size_t ntexts, texts_cap;
-	char *arena; /* the distinct texts' bytes past HEAD, back to back */
-	size_t arena_len, arena_cap;
-	/* Parsed lines, added to the tree after the text is read: per line
-	 * its frame count, its count's two halves, then its frame ids. */
-	uint32_t *out;
-	size_t nout, out_cap, nlines;
-	int first_is_process;
-	char *err;
-	size_t errlen;
-	size_t lineno;
-	/* The second half of a split parse: new texts get local ids 1, 2, ...
-	 * in the order they come, kept in local[] for the first half's
-	 * context to map (the profile is not touched). */
-	int deferred;
-	struct local_text *local;
-	size_t nlocal, local_cap;
-};
-
-struct local_text {
-	struct token t;
-	int process;
-};
 
 static int fail(struct parse_ctx *c, const char *what)
 {
@@ -118,12 +56,6 @@ static int parse_count(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-static int ends_with(const char *s, size_t len, const char *suffix)
-{
-	return SUFFIX_LEN < len &&
-	       memcmp(s + len - SUFFIX_LEN, suffix, SUFFIX_LEN) == 0;
-}
-
 /* Interns one frame's text in the profile; returns its id or UINT32_MAX
  * on ENOMEM. */
 static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
@@ -133,10 +65,10 @@ static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
 
 	if (process) {
 		f.kind = PROF_KIND_PROCESS;
-	} else if (ends_with(s, len, KERNEL_SUFFIX)) {
+	} else if (folded_ends_with(s, len, KERNEL_SUFFIX)) {
 		f.kind = PROF_KIND_KERNEL;
 		len -= SUFFIX_LEN;
-	} else if (ends_with(s, len, INLINE_SUFFIX)) {
+	} else if (folded_ends_with(s, len, INLINE_SUFFIX)) {
 		f.kind = PROF_KIND_INLINE;
 		len -= SUFFIX_LEN;
 	}
@@ -361,7 +293,7 @@ static uint32_t new_frame(struct parse_ctx *c, const struct token *t,
 
 /* The frame of token @t (@process: the line's process row); UINT32_MAX on
  * ENOMEM. */
-static uint32_t text_frame(struct parse_ctx *c, const struct token *t,
+uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 			   int process)
 {
 	uint32_t key, id, off;
@@ -483,7 +415,7 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 		c->ends[n++] = at++;
 	}
 	for (size_t i = k; i < n; i++) {
-		c->frames[i] = text_frame(c, &c->tok[i],
+		c->frames[i] = folded_text_frame(c, &c->tok[i],
 					  i == 0 && c->first_is_process);
 		if (c->frames[i] == UINT32_MAX)
 			return -ENOMEM;
@@ -498,7 +430,7 @@ static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
 }
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
-static int out_room(struct parse_ctx *c, size_t words)
+int folded_out_room(struct parse_ctx *c, size_t words)
 {
 	size_t need = c->nout + words;
 	uint32_t *o;
@@ -525,7 +457,7 @@ static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
 {
 	uint32_t *o;
 
-	if (UINT32_MAX < n || out_room(c, 3 + n) < 0)
+	if (UINT32_MAX < n || folded_out_room(c, 3 + n) < 0)
 		return -ENOMEM;
 	o = c->out + c->nout;
 	o[0] = (uint32_t)n;
@@ -644,7 +576,7 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 
 /* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
  * (c->lineno is then the bad line's). */
-static int parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
+int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop)
 {
 	while (pos < stop) {
@@ -661,7 +593,7 @@ static int parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 	return 0;
 }
 
-static void ctx_free(struct parse_ctx *c)
+void folded_ctx_free(struct parse_ctx *c)
 {
 	free(c->frames);
 	free(c->tok);
@@ -671,91 +603,6 @@ static void ctx_free(struct parse_ctx *c)
 	free(c->arena);
 	free(c->out);
 	free(c->local);
-}
-
-/* The second half of a split parse, run on a thread of its own. */
-struct half {
-	struct parse_ctx c;
-	const char *buf;
-	size_t pos, stop;
-	int ret;
-};
-
-static void *parse_half(void *arg)
-{
-	struct half *h = arg;
-
-	h->ret = parse_lines(&h->c, h->buf, h->pos, h->stop);
-	return NULL;
-}
-
-/* Appends the second half @h to @c: maps its texts to frames in the order
- * they came (so every id is the one a single pass gives) and queues its
- * stacks with those ids. 0, or -ENOMEM with @c's stacks unchanged. */
-static int join_half(struct parse_ctx *c, const struct parse_ctx *h)
-{
-	uint32_t *map = malloc((h->nlocal + 1) * sizeof(*map)), *o;
-
-	if (!map || out_room(c, h->nout) < 0) {
-		free(map);
-		return -ENOMEM;
-	}
-	map[0] = 0;
-	for (size_t j = 0; j < h->nlocal; j++) {
-		map[j + 1] = text_frame(c, &h->local[j].t, h->local[j].process);
-		if (map[j + 1] == UINT32_MAX) {
-			free(map);
-			return -ENOMEM;
-		}
-	}
-	o = c->out + c->nout;
-	for (size_t i = 0; i < h->nout;) {
-		const uint32_t *r = h->out + i;
-
-		o[i] = r[0];
-		o[i + 1] = r[1];
-		o[i + 2] = r[2];
-		for (size_t k = 0; k < r[0]; k++)
-			o[i + 3 + k] = r[3 + k] <= h->nlocal ? map[r[3 + k]] : 0;
-		i += 3 + (size_t)r[0];
-	}
-	c->nout += h->nout;
-	c->nlines += h->nlines;
-	c->lineno += h->lineno;
-	free(map);
-	return 0;
-}
-
-/* Texts from this size on are parsed in two halves on two threads. */
-#define SPLIT_MIN ((size_t)1 << 20)
-
-/* Parses @buf[pos..len) into @c, in two halves at once when it is big:
- * the first here, the second on a thread. The result, errors included,
- * is that of one pass: when the second half fails it is parsed again
- * after the first, where the line numbers are known. */
-static int parse_text(struct parse_ctx *c, const char *buf, size_t pos,
-		      size_t len)
-{
-	const char *nl = len - pos < SPLIT_MIN ? NULL :
-			 memchr(buf + pos + (len - pos) / 2, '\n',
-				len - pos - (len - pos) / 2);
-	struct half h = { .buf = buf, .stop = len };
-	pthread_t th;
-	int ret;
-
-	if (!nl || (size_t)(nl + 1 - buf) == len)
-		return parse_lines(c, buf, pos, len);
-	h.pos = (size_t)(nl + 1 - buf);
-	h.c = (struct parse_ctx){ .end = c->end, .deferred = 1,
-				  .first_is_process = c->first_is_process };
-	if (pthread_create(&th, NULL, parse_half, &h) != 0)
-		return parse_lines(c, buf, pos, len);
-	ret = parse_lines(c, buf, pos, h.pos);
-	pthread_join(th, NULL);
-	if (ret == 0 && (h.ret < 0 || join_half(c, &h.c) < 0))
-		ret = parse_lines(c, buf, h.pos, len);
-	ctx_free(&h.c);
-	return ret;
 }
 
 static int parse_all(struct prof_profile *p, const char *buf, size_t len,
@@ -778,7 +625,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
 		pos = 3;
 	out_reserve(&c, len);
-	ret = parse_text(&c, buf, pos, len);
+	ret = folded_parse_text(&c, buf, pos, len);
 	/* The texts are known: make room for the tree. */
 	free(c.texts);
 	free(c.arena);
@@ -795,7 +642,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		ret = added;
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
-	ctx_free(&c);
+	folded_ctx_free(&c);
 	return ret;
 }
 
@@ -810,199 +657,4 @@ int prof_folded_parse_sorted(struct prof_profile *p, const char *buf,
 			     size_t errlen)
 {
 	return parse_all(p, buf, len, first_is_process, 1, err, errlen);
-}
-
-/* ---- writer ------------------------------------------------------------------- */
-
-struct write_ctx {
-	FILE *out;
-	unsigned flags;
-};
-
-static int write_stack(const struct prof_profile *p, const uint32_t *frames,
-		       size_t n, uint64_t value, void *arg)
-{
-	struct write_ctx *w = arg;
-
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct prof_frame *f = prof_frame_get(p, frames[i]);
-
-		if (i)
-			fputc(';', w->out);
-		fputs(prof_str(p, f->name), w->out);
-		if (f->kind == PROF_KIND_KERNEL)
-			fputs(KERNEL_SUFFIX, w->out);
-		else if (f->kind == PROF_KIND_INLINE &&
-			 (w->flags & PROF_FOLDED_ANNOTATE))
-			fputs(INLINE_SUFFIX, w->out);
-	}
-	fprintf(w->out, " %llu\n", (unsigned long long)value);
-	return ferror(w->out) ? -EIO : 0;
-}
-
-/* Folded text only shows a frame's name and its kernel (and, annotated,
- * inline) mark, so frames that differ in other fields (line, module) are
- * merged into one spelled frame before writing; otherwise equal lines
- * would repeat. */
-struct spell_ctx {
-	struct prof_profile *dst;
-	uint32_t *map; /* source frame id -> spelled frame id, 0 = not yet */
-	uint32_t *stack;
-	size_t cap;
-	unsigned flags;
-};
-
-/* Interns @name as folded text can carry it: ';' becomes ':', line ends
- * become spaces, an empty name "[unknown]". */
-static uint32_t spelled_name(struct prof_profile *dst, const char *name)
-{
-	size_t len;
-	char *copy;
-	uint32_t id;
-
-	/* A leading byte order mark would be skipped when read back. */
-	while (strncmp(name, UTF8_BOM, 3) == 0)
-		name += 3;
-	len = strlen(name);
-	if (len == 0)
-		return prof_intern_cstr(dst, "[unknown]");
-	if (strcspn(name, ";\n\r") == len)
-		return prof_intern(dst, name, len);
-	copy = strdup(name);
-	if (!copy)
-		return UINT32_MAX;
-	for (char *q = copy; *q; q++) {
-		if (*q == ';')
-			*q = ':';
-		else if (*q == '\n' || *q == '\r')
-			*q = ' ';
-	}
-	id = prof_intern(dst, copy, len);
-	free(copy);
-	return id;
-}
-
-static uint32_t spelled_frame(struct spell_ctx *c, const struct prof_profile *p,
-			      uint32_t id)
-{
-	const struct prof_frame *f = prof_frame_get(p, id);
-	struct prof_frame s = { 0 };
-
-	if (c->map[id])
-		return c->map[id];
-	s.name = spelled_name(c->dst, prof_str(p, f->name));
-	if (s.name == UINT32_MAX)
-		return UINT32_MAX;
-	if (f->kind == PROF_KIND_KERNEL ||
-	    (f->kind == PROF_KIND_INLINE && (c->flags & PROF_FOLDED_ANNOTATE)))
-		s.kind = f->kind;
-	/* A name that already ends in "_[k]" reads back as that kernel
-	 * frame: make it one, so the two merge here as they will there. */
-	if (s.kind != PROF_KIND_KERNEL) {
-		const char *t = prof_str(c->dst, s.name);
-		size_t len = strlen(t);
-
-		if (ends_with(t, len, KERNEL_SUFFIX)) {
-			s.kind = PROF_KIND_KERNEL;
-			s.name = prof_intern(c->dst, t, len - SUFFIX_LEN);
-			if (s.name == UINT32_MAX)
-				return UINT32_MAX;
-		}
-	}
-	c->map[id] = prof_frame_intern(c->dst, &s);
-	return c->map[id];
-}
-
-static int spell_stack(const struct prof_profile *p, const uint32_t *frames,
-		       size_t n, uint64_t value, void *arg)
-{
-	struct spell_ctx *c = arg;
-
-	if (c->cap < n) {
-		uint32_t *s = realloc(c->stack, n * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		c->stack = s;
-		c->cap = n;
-	}
-	for (size_t i = 0; i < n; i++) {
-		c->stack[i] = spelled_frame(c, p, frames[i]);
-		if (c->stack[i] == UINT32_MAX)
-			return -ENOMEM;
-	}
-	if (prof_add_stack(c->dst, c->stack, n, value) == UINT32_MAX)
-		return -ENOMEM;
-	return 0;
-}
-
-/* 1 when @p (sorted) can be written as it is: every name is spelled
- * verbatim and no two siblings read the same in folded text. Siblings
- * that read the same sort next to each other, unless annotated inline
- * frames mix in, which then take the merging path. */
-static int spelled_unique(const struct prof_profile *p, unsigned flags)
-{
-	for (uint32_t i = 1; i < prof_frame_count(p); i++) {
-		const struct prof_frame *f = prof_frame_get(p, i);
-		const char *name = prof_str(p, f->name);
-
-		if (!*name || name[strcspn(name, ";\n\r")] ||
-		    strlen(name) != prof_str_len(p, f->name) ||
-		    strncmp(name, UTF8_BOM, 3) == 0 ||
-		    (f->kind != PROF_KIND_KERNEL &&
-		     ends_with(name, strlen(name), KERNEL_SUFFIX)) ||
-		    (f->kind == PROF_KIND_INLINE && (flags & PROF_FOLDED_ANNOTATE)))
-			return 0;
-	}
-	for (uint32_t i = 0; i < prof_node_count(p); i++) {
-		const struct prof_frame *prev = NULL;
-
-		for (uint32_t c = prof_node_get(p, i)->child; c;
-		     c = prof_node_get(p, c)->sibling) {
-			const struct prof_frame *f =
-				prof_frame_get(p, prof_node_get(p, c)->frame);
-
-			if (prev && prev->name == f->name &&
-			    (prev->kind == PROF_KIND_KERNEL) ==
-				    (f->kind == PROF_KIND_KERNEL))
-				return 0;
-			prev = f;
-		}
-	}
-	return 1;
-}
-
-int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
-{
-	struct write_ctx w = { .out = out, .flags = flags };
-	struct spell_ctx c = { .flags = flags };
-	struct prof_profile *src = p;
-	int ret = prof_sort(p);
-
-	if (ret < 0)
-		return ret;
-	if (!spelled_unique(p, flags)) {
-		ret = -ENOMEM;
-		c.dst = prof_new(prof_meta_const(p)->unit);
-		c.map = calloc(prof_frame_count(p), sizeof(*c.map));
-		if (!c.dst || !c.map)
-			goto out;
-		ret = prof_walk_stacks(p, spell_stack, &c);
-		if (ret < 0 || (ret = prof_sort(c.dst)) < 0)
-			goto out;
-		src = c.dst;
-	}
-	ret = prof_walk_stacks(src, write_stack, &w);
-	if (ret < 0) {
-		ret = ret == -ENOMEM ? ret : -EIO;
-		goto out;
-	}
-	ret = fflush(out) != 0 || ferror(out) ? -EIO : 0;
-out:
-	free(c.stack);
-	free(c.map);
-	prof_free(c.dst);
-	return ret;
 }

@@ -209,7 +209,7 @@ struct prof_profile *prof_new(enum prof_unit unit)
 		prof_free(p);
 		return NULL;
 	}
-	p->str_cap = p->frame_cap = p->node_cap = 16;
+	p->str_cap = p->frame_cap = p->node_cap = p->last_child_cap = 16;
 	p->strs[0] = "";
 	p->nstr = p->nframes = p->nnodes = 1;
 	p->edges_indexed = 1;
@@ -492,38 +492,63 @@ static int edges_index(struct prof_profile *p)
 	return 0;
 }
 
+/* Rebuilds every node's last child from the sibling links. */
+static void last_child_rebuild(struct prof_profile *p)
+{
+	for (uint32_t id = 0; id < p->nnodes; id++) {
+		uint32_t c = p->nodes[id].child;
+
+		while (c && p->nodes[c].sibling)
+			c = p->nodes[c].sibling;
+		p->last_child[id] = c;
+	}
+}
+
+int prof_last_child_ready(struct prof_profile *p, uint64_t need, int rebuild)
+{
+	if (need < p->nnodes)
+		need = p->nnodes;
+	if (grow_how((void **)&p->last_child, &p->last_child_cap, need,
+		     sizeof(*p->last_child), 0) < 0)
+		return -ENOMEM;
+	if (rebuild && p->last_child_stale) {
+		last_child_rebuild(p);
+		p->last_child_stale = 0;
+	}
+	return 0;
+}
+
 /* Makes room for @extra more nodes in the arrays and, with @indexed, the
  * edge index (brought up to date), so the following node_child() or
- * node_append() calls cannot fail. Returns 0 or -ENOMEM. */
-static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed)
+ * node_append() calls cannot fail; with @links, the last children too
+ * (for appending). Returns 0 or -ENOMEM. */
+static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed,
+			     int links)
 {
 	uint64_t need = (uint64_t)p->nnodes + extra;
-	uint32_t c1 = p->node_cap, c2 = p->node_cap;
 
 	if ((uint64_t)UINT32_MAX - 1 < need)
 		return -ENOMEM;
 	if (indexed && (edges_index(p) < 0 ||
 			edge_reserve(&p->edge_index, (uint32_t)extra) < 0))
 		return -ENOMEM;
-	if (grow_how((void **)&p->nodes, &c1, need, sizeof(*p->nodes),
-		     indexed) < 0 ||
-	    grow_how((void **)&p->last_child, &c2, need,
-		     sizeof(*p->last_child), indexed) < 0)
+	if (grow_how((void **)&p->nodes, &p->node_cap, need, sizeof(*p->nodes),
+		     indexed) < 0)
 		return -ENOMEM;
-	/* Both arrays grew in lockstep only if neither failed; keep the
-	 * smaller capacity as the shared one. */
-	p->node_cap = c1 < c2 ? c1 : c2;
+	if (links)
+		return prof_last_child_ready(p, need, 1);
+	p->last_child_stale = 1;
 	return 0;
 }
 
 int prof_nodes_room(struct prof_profile *p, size_t extra)
 {
-	return nodes_reserve_how(p, extra, 0);
+	return nodes_reserve_how(p, extra, 0, 0);
 }
 
 static int nodes_reserve(struct prof_profile *p, size_t extra)
 {
-	return nodes_reserve_how(p, extra, 1);
+	return nodes_reserve_how(p, extra, 1, 1);
 }
 
 /* Appends a new child of @parent for @frame, without the index. */
@@ -736,7 +761,7 @@ uint32_t prof_child_append(struct prof_profile *p, uint32_t parent,
 {
 	if (p->nnodes <= parent || frame == 0 || p->nframes <= frame)
 		return UINT32_MAX;
-	if (nodes_reserve_how(p, 1, 0) < 0)
+	if (nodes_reserve_how(p, 1, 0, 1) < 0)
 		return UINT32_MAX;
 	return node_append(p, parent, frame);
 }
@@ -760,6 +785,11 @@ const struct prof_node *prof_node_get(const struct prof_profile *p,
 uint32_t prof_node_count(const struct prof_profile *p)
 {
 	return p->nnodes;
+}
+
+const struct prof_node *prof_nodes(const struct prof_profile *p)
+{
+	return p->nodes;
 }
 
 int prof_ids_preorder(const struct prof_profile *p)
@@ -807,7 +837,7 @@ int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 		if (fmap[f] == UINT32_MAX)
 			goto out;
 	}
-	if (edges_index(dst) < 0 || nodes_reserve_how(dst, src->nnodes, 0) < 0)
+	if (edges_index(dst) < 0 || nodes_reserve_how(dst, src->nnodes, 0, 1) < 0)
 		goto out;
 	base = dst->nnodes;
 	/* A parent's id is always smaller than its children's. Nodes made

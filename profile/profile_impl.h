@@ -60,7 +60,12 @@ struct prof_profile {
 	struct id_table frame_index;
 
 	struct prof_node *nodes;
-	uint32_t *last_child; /* per node: its last child, for appending */
+	/* Per node: its last child, for appending; kept only once a node may
+	 * be appended (prof_build() leaves it stale: rebuilt from the links
+	 * when needed). Room for last_child_cap nodes. */
+	uint32_t *last_child;
+	uint32_t last_child_cap;
+	int last_child_stale;
 	uint32_t nnodes, node_cap;
 	struct edge_table edge_index;
 	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
@@ -91,9 +96,14 @@ uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
 void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
 		     const uint64_t *values, size_t count);
 
-/* Makes room for @extra more nodes without touching the edge index.
- * Returns 0 or -ENOMEM. */
+/* Makes room for @extra more nodes without touching the edge index or
+ * the last children (which go stale). Returns 0 or -ENOMEM. */
 int prof_nodes_room(struct prof_profile *p, size_t extra);
+
+/* Makes room in last_child for @need nodes (at least every node) and,
+ * with @rebuild, makes it hold every node's last child (rebuilt from the
+ * links when stale). 0 or -ENOMEM. */
+int prof_last_child_ready(struct prof_profile *p, uint64_t need, int rebuild);
 
 /* Builds the tree of @p, which has no node but the root, from @nstacks
  * stacks queued in @rec[0..len): per stack its frame count n, the low
