@@ -145,6 +145,11 @@ const struct prof_node *prof_node_get(const struct prof_profile *p,
 /* Number of nodes, including the root. */
 uint32_t prof_node_count(const struct prof_profile *p);
 
+/* The nodes as one array: node i is at [i], for i < prof_node_count().
+ * For walks over every node (the same as prof_node_get() of each, without
+ * a call per node). Invalidated by prof_add_stack() like node pointers. */
+const struct prof_node *prof_nodes(const struct prof_profile *p);
+
 /* 1 when the node ids follow the preorder of the current sibling order
  * (a bulk-loaded profile after prof_sort()): node i's subtree is then
  * i, i + 1, ... and every parent id is below its children's. Else 0. */

@@ -88,100 +88,204 @@ err:
 /* The path from the root to the node being visited, and which of its
  * functions are on it (a bit each: the first node of a function on the
  * path counts its total, the ones nested below it do not). */
+struct step {
+	uint32_t node, fn;
+	uint32_t counted;
+};
+
 struct path {
-	uint32_t *node, *fn;
-	uint8_t *counted;
+	struct step *s;
 	uint32_t n, cap;
 	uint64_t *on;
 };
 
-static int path_push(struct path *pa, uint32_t node, uint32_t fn, int counted)
+static int path_grow(struct path *pa)
 {
-	if (pa->n == pa->cap) {
-		uint32_t cap = pa->cap ? pa->cap * 2 : 256;
-		uint32_t *a = realloc(pa->node, cap * sizeof(*a));
-		uint32_t *b = a ? realloc(pa->fn, cap * sizeof(*b)) : NULL;
-		uint8_t *c = b ? realloc(pa->counted, cap) : NULL;
+	uint32_t cap = pa->cap ? pa->cap * 2 : 256;
+	struct step *s = realloc(pa->s, cap * sizeof(*s));
 
-		if (a)
-			pa->node = a;
-		if (b)
-			pa->fn = b;
-		if (!c)
-			return -ENOMEM;
-		pa->counted = c;
-		pa->cap = cap;
-	}
-	pa->node[pa->n] = node;
-	pa->fn[pa->n] = fn;
-	pa->counted[pa->n++] = (uint8_t)counted;
+	if (!s)
+		return -ENOMEM;
+	pa->s = s;
+	pa->cap = cap;
 	return 0;
 }
 
-/* One pass down the preorder tree: turns each node's frame into its
- * function, sums self by class and language, and each function's self,
- * nodes and total (counted once through recursion). */
-static int aggregate(struct rd_model *m, const struct frame_info *fi,
-		     struct fn_sum *sum)
+/* Puts function @fn of node @node on the path; 0 or -ENOMEM. Returns
+ * in *@counted whether no node above holds the same function. */
+static inline int path_enter(struct path *pa, uint32_t node, uint32_t fn,
+			     int *counted)
 {
-	struct rd_tree *t = &m->tree;
-	uint32_t nfr = prof_frame_count(m->p);
-	struct path pa = { .on = calloc(m->nfn / 64 + 1, sizeof(uint64_t)) };
-	int rc = pa.on ? 0 : -ENOMEM;
+	uint64_t bit = 1ull << (fn % 64), *word = &pa->on[fn / 64];
 
-	for (uint32_t i = 1; i < t->n && rc == 0; i++) {
+	if (pa->n == pa->cap && path_grow(pa) < 0)
+		return -ENOMEM;
+	*counted = !(*word & bit);
+	*word |= bit;
+	pa->s[pa->n++] = (struct step){ node, fn, (uint32_t)*counted };
+	return 0;
+}
+
+/* Leaves the path down to node @parent. */
+static inline void path_leave(struct path *pa, uint32_t parent)
+{
+	while (pa->n && pa->s[pa->n - 1].node != parent) {
+		const struct step *st = &pa->s[--pa->n];
+
+		if (st->counted)
+			pa->on[st->fn / 64] &= ~(1ull << (st->fn % 64));
+	}
+}
+
+/* One half's sums while the tree is filled in (see rd_tree_visit). */
+struct agg_half {
+	struct fn_sum *sum;
+	uint64_t class_self[PROF_CLASS_COUNT];
+	uint64_t lang_self[PROF_LANG_COUNT];
+	struct path pa;
+	int started;
+	int rc;
+};
+
+struct agg {
+	const struct prof_profile *p;
+	const struct frame_info *fi;
+	uint32_t nfr, nfn;
+	struct agg_half half[2];
+};
+
+static uint32_t frame_fn(const struct agg *g, uint32_t frame)
+{
+	return g->fi[frame < g->nfr ? frame : 0].fn;
+}
+
+/* Half 1 starts below its first node's ancestors (ids are the preorder
+ * there): their functions go on its path, root first. */
+static int agg_start(const struct agg *g, struct agg_half *h, uint32_t lo)
+{
+	uint32_t depth = 0, *up = NULL;
+	int rc = 0, counted = 0;
+
+	for (uint32_t a = lo; a; depth++)
+		a = prof_node_get(g->p, a)->parent;
+	if (depth > 1 && !(up = malloc(depth * sizeof(*up))))
+		return -ENOMEM;
+	depth = 0;
+	for (uint32_t a = prof_node_get(g->p, lo)->parent; a;
+	     a = prof_node_get(g->p, a)->parent)
+		up[depth++] = a;
+	while (depth-- > 0 && rc == 0)
+		rc = path_enter(&h->pa, up[depth],
+				frame_fn(g, prof_node_get(g->p, up[depth])->frame),
+				&counted);
+	free(up);
+	return rc;
+}
+
+/* Turns each node's frame into its function and adds up, in the
+ * stretch @lo..@hi just filled in: self by class and language, and each
+ * function's self, nodes and total (counted once through recursion). */
+static void agg_range(struct rd_tree *t, uint32_t lo, uint32_t hi,
+		      unsigned half, void *arg)
+{
+	struct agg *g = arg;
+	struct agg_half *h = &g->half[half];
+	struct fn_sum *sum = h->sum;
+
+	if (!h->started) {
+		h->started = 1;
+		if (lo > 1 && h->rc == 0)
+			h->rc = agg_start(g, h, lo);
+	}
+	for (uint32_t i = lo ? lo : 1; i < hi && h->rc == 0; i++) {
 		struct rd_tnode *v = &t->v[i];
-		const struct frame_info *f = &fi[v->fn < nfr ? v->fn : 0];
+		const struct frame_info *f = &g->fi[v->fn < g->nfr ? v->fn : 0];
 		uint64_t self = v->self;
-		uint64_t bit = 1ull << (f->fn % 64), *word = &pa.on[f->fn / 64];
-		int counted;
+		int counted = 0;
 
 		/* The functions come in random order: ask for them ahead. */
-		if (i + 16 < t->n && t->v[i + 16].fn < nfr)
-			__builtin_prefetch(&fi[t->v[i + 16].fn]);
-		if (i + 8 < t->n && t->v[i + 8].fn < nfr)
-			__builtin_prefetch(&sum[fi[t->v[i + 8].fn].fn], 1);
-		while (pa.n && pa.node[pa.n - 1] != v->parent) {
-			pa.n--;
-			if (pa.counted[pa.n])
-				pa.on[pa.fn[pa.n] / 64] &= ~(1ull << (pa.fn[pa.n] % 64));
-		}
-		counted = !(*word & bit);
-		*word |= bit;
+		if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
+			__builtin_prefetch(&g->fi[t->v[i + 16].fn]);
+		if (i + 8 < hi)
+			__builtin_prefetch(&sum[frame_fn(g, t->v[i + 8].fn)], 1);
+		path_leave(&h->pa, v->parent);
+		h->rc = path_enter(&h->pa, i, f->fn, &counted);
 		v->fn = f->fn;
-		m->class_self[f->cls] += self;
-		m->lang_self[f->lang] += self;
+		h->class_self[f->cls] += self;
+		h->lang_self[f->lang] += self;
 		sum[f->fn].self += self;
 		sum[f->fn].nodes++;
 		if (counted)
 			sum[f->fn].total += v->total;
-		rc = path_push(&pa, i, f->fn, counted);
 	}
-	t->v[0].fn = 0;
-	free(pa.node);
-	free(pa.fn);
-	free(pa.counted);
-	free(pa.on);
-	return rc;
+	if (lo == 0 && hi)
+		t->v[0].fn = 0;
 }
 
-/* Assigns a function index to every node and sums the functions' and the
- * classes' values. 0 or -ENOMEM. */
-static int index_functions(struct rd_model *m)
+static void agg_half_reset(struct agg *g, struct agg_half *h)
 {
-	struct frame_info *fi = index_frames(m);
-	struct fn_sum *sum = fi ? calloc(m->nfn, sizeof(*sum)) : NULL;
+	memset(h->sum, 0, g->nfn * sizeof(*h->sum));
+	memset(h->class_self, 0, sizeof(h->class_self));
+	memset(h->lang_self, 0, sizeof(h->lang_self));
+	memset(h->pa.on, 0, (g->nfn / 64 + 1) * sizeof(uint64_t));
+	h->pa.n = 0;
+	h->started = 0;
+	h->rc = 0;
+}
+
+static void agg_restart(void *arg)
+{
+	struct agg *g = arg;
+
+	agg_half_reset(g, &g->half[0]);
+	agg_half_reset(g, &g->half[1]);
+}
+
+static void agg_free(struct agg *g)
+{
+	for (int k = 0; k < 2; k++) {
+		struct agg_half *h = &g->half[k];
+
+		free(h->sum);
+		free(h->pa.s);
+		free(h->pa.on);
+	}
+}
+
+/* Fills the model's tree, turning frames into functions and summing the
+ * functions' and the classes' values as it goes. 0 or -ENOMEM. */
+static int build_tree(struct rd_model *m)
+{
+	struct agg g = { .p = m->p, .nfr = prof_frame_count(m->p) };
+	struct rd_tree_visit vis = { agg_range, agg_restart, &g };
 	int rc = -ENOMEM;
 
-	if (sum && (rc = aggregate(m, fi, sum)) == 0) {
-		for (uint32_t f = 0; f < m->nfn; f++) {
-			m->fns[f].self = sum[f].self;
-			m->fns[f].total = sum[f].total;
-			m->fns[f].nodes = sum[f].nodes;
-		}
+	if (!(g.fi = index_frames(m)))
+		return -ENOMEM;
+	g.nfn = m->nfn;
+	for (int k = 0; k < 2; k++) {
+		g.half[k].sum = calloc(m->nfn, sizeof(*g.half[k].sum));
+		g.half[k].pa.on = calloc(m->nfn / 64 + 1, sizeof(uint64_t));
+		if (!g.half[k].sum || !g.half[k].pa.on)
+			goto out;
 	}
-	free(fi);
-	free(sum);
+	if ((rc = rd_tree_build_nodes_visit(&m->tree, m->p, &vis)) < 0)
+		goto out;
+	rc = g.half[0].rc < 0 ? g.half[0].rc : g.half[1].rc;
+	for (uint32_t f = 0; f < m->nfn && rc == 0; f++) {
+		const struct fn_sum *a = &g.half[0].sum[f], *b = &g.half[1].sum[f];
+
+		m->fns[f].self = a->self + b->self;
+		m->fns[f].total = a->total + b->total;
+		m->fns[f].nodes = a->nodes + b->nodes;
+	}
+	for (int c = 0; c < PROF_CLASS_COUNT; c++)
+		m->class_self[c] = g.half[0].class_self[c] + g.half[1].class_self[c];
+	for (int l = 0; l < PROF_LANG_COUNT; l++)
+		m->lang_self[l] = g.half[0].lang_self[l] + g.half[1].lang_self[l];
+out:
+	free((void *)g.fi);
+	agg_free(&g);
 	return rc;
 }
 
@@ -210,7 +314,7 @@ struct rd_model *rd_model_new(struct prof_profile *p)
 	if (!m)
 		return NULL;
 	m->p = p;
-	if (prof_sort(p) < 0 || rd_tree_build_nodes(&m->tree, p) < 0)
+	if (prof_sort(p) < 0 || build_tree(m) < 0)
 		goto err;
 	job = (struct kids_job){ &m->tree, 0 };
 	threaded = pthread_create(&th, NULL, build_kids, &job) == 0;
@@ -218,8 +322,8 @@ struct rd_model *rd_model_new(struct prof_profile *p)
 		build_kids(&job);
 	m->total = prof_total(p);
 	m->nnodes = prof_node_count(p);
-	rc = index_functions(m);
-	if (rc == 0 && !(m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
+	rc = 0;
+	if (!(m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
 		rc = -ENOMEM;
 	if (rc == 0)
 		rc = rd_answer_write(m);

@@ -49,6 +49,27 @@ int rd_tree_build(struct rd_tree *t, const struct prof_profile *p);
 int rd_tree_build_nodes(struct rd_tree *t, const struct prof_profile *p);
 int rd_tree_build_kids(struct rd_tree *t);
 
+/* Work done on the nodes while they are filled in, where they are still
+ * in the cache: range() is called with each stretch [lo, hi) of v[] once
+ * its id, parent, fn (the frame id), total and self are written (not its
+ * size), on the thread that wrote it. The stretches of each half come in
+ * preorder; @half is 0 or 1, and half 1's stretches may come while half
+ * 0's are worked on, on another thread. Half 1 is used only when the
+ * profile's ids are its preorder (v[i].id == i), and starts below its
+ * first node's ancestors, which half 0 makes. restart() (may be NULL)
+ * says that every stretch seen so far is void and will come again. */
+struct rd_tree_visit {
+	void (*range)(struct rd_tree *t, uint32_t lo, uint32_t hi,
+		      unsigned half, void *arg);
+	void (*restart)(void *arg);
+	void *arg;
+};
+
+/* rd_tree_build_nodes() calling @vis (may be NULL) on the nodes as they
+ * are filled in. Returns 0 or -ENOMEM (then @t is freed). */
+int rd_tree_build_nodes_visit(struct rd_tree *t, const struct prof_profile *p,
+			      const struct rd_tree_visit *vis);
+
 /* Frees the arrays of @t. Accepts a zeroed tree. */
 void rd_tree_free(struct rd_tree *t);
 

@@ -306,6 +306,34 @@ static void test_deep(void **state)
 	prof_free(p);
 }
 
+/* The functions of @a and @b, matched by name: the same sums, node
+ * counts and answerable shares; the same class and language sums. */
+static void assert_same_functions(const struct rd_model *a,
+				  const struct rd_model *b)
+{
+	uint32_t *x = malloc(a->nfn * sizeof(*x)), *y = malloc(b->nfn * sizeof(*y));
+	size_t n;
+
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(a->nfn, b->nfn);
+	n = rd_model_sorted(a, RD_SORT_NAME, 0, x);
+	assert_int_equal(rd_model_sorted(b, RD_SORT_NAME, 0, y), n);
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_fn *f = &a->fns[x[i]], *g = &b->fns[y[i]];
+
+		assert_string_equal(rd_model_fn_name(a, x[i]), rd_model_fn_name(b, y[i]));
+		assert_true(f->self == g->self);
+		assert_true(f->total == g->total);
+		assert_true(f->own == g->own);
+		assert_int_equal(f->nodes, g->nodes);
+	}
+	assert_memory_equal(a->class_self, b->class_self, sizeof(a->class_self));
+	assert_memory_equal(a->lang_self, b->lang_self, sizeof(a->lang_self));
+	free(x);
+	free(y);
+}
+
 /* The viewer's tree of a bulk-loaded profile (ids in preorder: copied in
  * two halves on two threads) equals the one walked from the links of
  * the same stacks added one by one in another order. */
@@ -331,6 +359,24 @@ static void assert_same_tree(const struct rd_model *a, const struct rd_model *b)
 		assert_true(s->kid_total[k] == t->kid_total[k]);
 	}
 	assert_string_equal(a->answer, b->answer);
+	assert_same_functions(a, b);
+}
+
+/* The models of a bulk-loaded profile (ids in preorder, big enough for
+ * two halves) and of the same stacks linked one by one; they must be
+ * equal. Returns them in *@a and *@b. */
+static void models_bulk_and_linked(struct prof_profile *bulk,
+				   struct prof_profile *linked,
+				   struct rd_model **a, struct rd_model **b)
+{
+	*a = rd_model_new(bulk);
+	*b = rd_model_new(linked);
+	assert_non_null(*a);
+	assert_non_null(*b);
+	assert_int_equal(prof_ids_preorder(bulk), 1);
+	assert_int_equal(prof_ids_preorder(linked), 0);
+	assert_true(65536 <= (*a)->tree.n);
+	assert_same_tree(*a, *b);
 }
 
 static void test_tree_bulk_and_linked(void **state)
@@ -366,19 +412,81 @@ static void test_tree_bulk_and_linked(void **state)
 
 		assert_int_equal(prof_folded_parse(linked, line[i], l, 1, NULL, 0), 0);
 	}
-	a = rd_model_new(bulk);
-	b = rd_model_new(linked);
-	assert_non_null(a);
-	assert_non_null(b);
-	assert_int_equal(prof_ids_preorder(bulk), 1);
-	assert_int_equal(prof_ids_preorder(linked), 0);
-	assert_true(65536 <= a->tree.n);
-	assert_same_tree(a, b);
+	models_bulk_and_linked(bulk, linked, &a, &b);
 	rd_model_free(a);
 	rd_model_free(b);
 	prof_free(bulk);
 	prof_free(linked);
 	free(line);
+	free(text);
+}
+
+/* Appends @n frames "name" joined by ';' to @text at *@len. */
+static void put_chain(char *text, size_t cap, size_t *len, const char *name,
+		      int n)
+{
+	for (int i = 0; i < n; i++)
+		*len += (size_t)snprintf(text + *len, cap - *len, ";%s", name);
+}
+
+/* A recursive chain that the middle of the tree cuts: the second half of
+ * the fill starts deep inside it, so its own sums must know the
+ * function is already on the path above (counted once through
+ * recursion), whatever half each node falls in. */
+static void test_tree_halves_recursion(void **state)
+{
+	enum { DEEP = 40000, SPLIT = 20000, TAIL = 500, FLAT = 30000 };
+	size_t cap = (size_t)(DEEP + SPLIT + TAIL) * 3 + (size_t)FLAT * 24 + 256;
+	size_t len = 0, ends[3];
+	char *text = malloc(cap), err[128];
+	struct prof_profile *bulk = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *linked = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_model *a, *b;
+	uint32_t r = 0, x = 0;
+
+	(void)state;
+	assert_non_null(text);
+	len += (size_t)snprintf(text + len, cap - len, "p0");
+	put_chain(text, cap, &len, "r", DEEP);
+	len += (size_t)snprintf(text + len, cap - len, " 3\np0");
+	ends[0] = len - 2;
+	put_chain(text, cap, &len, "r", SPLIT);
+	put_chain(text, cap, &len, "x", 1);
+	put_chain(text, cap, &len, "r", TAIL);
+	len += (size_t)snprintf(text + len, cap - len, " 2\n");
+	ends[1] = len;
+	for (int i = 0; i < FLAT; i++)
+		len += (size_t)snprintf(text + len, cap - len, "p1;g%d 1\n", i);
+	ends[2] = len;
+	assert_int_equal(prof_folded_parse_sorted(bulk, text, len, 1, err,
+						  sizeof(err)), 0);
+	/* The same lines another way: the flat ones, then the two deep
+	 * ones last first, each added to a non-empty tree. */
+	assert_int_equal(prof_folded_parse(linked, text + ends[1],
+					   ends[2] - ends[1], 1, err, sizeof(err)), 0);
+	assert_int_equal(prof_folded_parse(linked, text + ends[0],
+					   ends[1] - ends[0], 1, err, sizeof(err)), 0);
+	assert_int_equal(prof_folded_parse(linked, text, ends[0], 1, err,
+					   sizeof(err)), 0);
+	models_bulk_and_linked(bulk, linked, &a, &b);
+	/* The middle node lies inside the chain, below SPLIT nodes of r. */
+	assert_true(SPLIT + 2 < a->tree.n / 2 && a->tree.n / 2 < DEEP);
+	for (uint32_t f = 1; f < a->nfn; f++) {
+		if (!strcmp(rd_model_fn_name(a, f), "r"))
+			r = f;
+		if (!strcmp(rd_model_fn_name(a, f), "x"))
+			x = f;
+	}
+	assert_true(r && x);
+	assert_true(a->fns[r].total == 5);
+	assert_true(a->fns[r].self == 5);
+	assert_int_equal(a->fns[r].nodes, DEEP + TAIL);
+	assert_true(a->fns[x].total == 2);
+	assert_int_equal(a->fns[x].nodes, 1);
+	rd_model_free(a);
+	rd_model_free(b);
+	prof_free(bulk);
+	prof_free(linked);
 	free(text);
 }
 
@@ -394,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_notice),
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_tree_bulk_and_linked),
+		cmocka_unit_test(test_tree_halves_recursion),
 		cmocka_unit_test(test_answer_flat),
 		cmocka_unit_test(test_answer_unnamed),
 	};
