@@ -151,6 +151,11 @@ struct agg {
 	const struct prof_profile *p;
 	const struct frame_info *fi;
 	uint32_t nfr, nfn;
+	/* 1 when every frame is a function of its own (no two share a
+	 * name): then function i is frame i, and the class and language
+	 * sums are made from the functions' self at the end, so a node
+	 * needs no look-up in fi[]. */
+	int same;
 	struct agg_half half[2];
 };
 
@@ -199,24 +204,30 @@ static void agg_range(struct rd_tree *t, uint32_t lo, uint32_t hi,
 	}
 	for (uint32_t i = lo ? lo : 1; i < hi && h->rc == 0; i++) {
 		struct rd_tnode *v = &t->v[i];
-		const struct frame_info *f = &g->fi[v->fn < g->nfr ? v->fn : 0];
+		uint32_t fr = v->fn < g->nfr ? v->fn : 0, fn = fr;
 		uint64_t self = v->self;
 		int counted = 0;
 
 		/* The functions come in random order: ask for them ahead. */
-		if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
-			__builtin_prefetch(&g->fi[t->v[i + 16].fn]);
-		if (i + 8 < hi)
-			__builtin_prefetch(&sum[frame_fn(g, t->v[i + 8].fn)], 1);
+		if (g->same) {
+			if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
+				__builtin_prefetch(&sum[t->v[i + 16].fn], 1);
+		} else {
+			if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
+				__builtin_prefetch(&g->fi[t->v[i + 16].fn]);
+			if (i + 8 < hi)
+				__builtin_prefetch(&sum[frame_fn(g, t->v[i + 8].fn)], 1);
+			fn = g->fi[fr].fn;
+			v->fn = fn;
+			h->class_self[g->fi[fr].cls] += self;
+			h->lang_self[g->fi[fr].lang] += self;
+		}
 		path_leave(&h->pa, v->parent);
-		h->rc = path_enter(&h->pa, i, f->fn, &counted);
-		v->fn = f->fn;
-		h->class_self[f->cls] += self;
-		h->lang_self[f->lang] += self;
-		sum[f->fn].self += self;
-		sum[f->fn].nodes++;
+		h->rc = path_enter(&h->pa, i, fn, &counted);
+		sum[fn].self += self;
+		sum[fn].nodes++;
 		if (counted)
-			sum[f->fn].total += v->total;
+			sum[fn].total += v->total;
 	}
 	if (lo == 0 && hi)
 		t->v[0].fn = 0;
@@ -263,6 +274,9 @@ static int build_tree(struct rd_model *m)
 	if (!(g.fi = index_frames(m)))
 		return -ENOMEM;
 	g.nfn = m->nfn;
+	g.same = m->nfn == g.nfr;
+	for (uint32_t f = 0; f < g.nfr && g.same; f++)
+		g.same = g.fi[f].fn == f;
 	for (int k = 0; k < 2; k++) {
 		g.half[k].sum = calloc(m->nfn, sizeof(*g.half[k].sum));
 		g.half[k].pa.on = calloc(m->nfn / 64 + 1, sizeof(uint64_t));
@@ -283,6 +297,11 @@ static int build_tree(struct rd_model *m)
 		m->class_self[c] = g.half[0].class_self[c] + g.half[1].class_self[c];
 	for (int l = 0; l < PROF_LANG_COUNT; l++)
 		m->lang_self[l] = g.half[0].lang_self[l] + g.half[1].lang_self[l];
+	/* Each node's self under its frame's class and language. */
+	for (uint32_t f = 0; f < m->nfn && rc == 0 && g.same; f++) {
+		m->class_self[g.fi[f].cls] += m->fns[f].self;
+		m->lang_self[g.fi[f].lang] += m->fns[f].self;
+	}
 out:
 	free((void *)g.fi);
 	agg_free(&g);

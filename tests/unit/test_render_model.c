@@ -432,11 +432,13 @@ static void put_chain(char *text, size_t cap, size_t *len, const char *name,
 /* A recursive chain that the middle of the tree cuts: the second half of
  * the fill starts deep inside it, so its own sums must know the
  * function is already on the path above (counted once through
- * recursion), whatever half each node falls in. */
+ * recursion), whatever half each node falls in. Its kernel frames
+ * "r_[k]" are the same function as "r" (so functions are not frames
+ * one to one), of another class. */
 static void test_tree_halves_recursion(void **state)
 {
 	enum { DEEP = 40000, SPLIT = 20000, TAIL = 500, FLAT = 30000 };
-	size_t cap = (size_t)(DEEP + SPLIT + TAIL) * 3 + (size_t)FLAT * 24 + 256;
+	size_t cap = (size_t)(DEEP + SPLIT + TAIL * 3) * 3 + (size_t)FLAT * 24 + 256;
 	size_t len = 0, ends[3];
 	char *text = malloc(cap), err[128];
 	struct prof_profile *bulk = prof_new(PROF_UNIT_SAMPLES);
@@ -452,7 +454,7 @@ static void test_tree_halves_recursion(void **state)
 	ends[0] = len - 2;
 	put_chain(text, cap, &len, "r", SPLIT);
 	put_chain(text, cap, &len, "x", 1);
-	put_chain(text, cap, &len, "r", TAIL);
+	put_chain(text, cap, &len, "r_[k]", TAIL);
 	len += (size_t)snprintf(text + len, cap - len, " 2\n");
 	ends[1] = len;
 	for (int i = 0; i < FLAT; i++)
@@ -483,6 +485,8 @@ static void test_tree_halves_recursion(void **state)
 	assert_int_equal(a->fns[r].nodes, DEEP + TAIL);
 	assert_true(a->fns[x].total == 2);
 	assert_int_equal(a->fns[x].nodes, 1);
+	assert_true(a->class_self[PROF_CLASS_UNKNOWN] == 3 + FLAT);
+	assert_true(a->class_self[PROF_CLASS_SYSTEM] == 2);
 	rd_model_free(a);
 	rd_model_free(b);
 	prof_free(bulk);
