@@ -77,24 +77,25 @@ static bool snap_keep(void *arg, const char *comm, size_t len, uint32_t pid)
 	return ok;
 }
 
-static int snap_window(uint64_t start, uint64_t end, const void *payload,
-		       size_t len, void *arg)
+/* One window, or a roll-up standing for many (see store.h). */
+static int snap_part(const struct store_part *part, const void *payload,
+		     size_t len, void *arg)
 {
 	struct snap_ctx *c = arg;
 	struct store_window hdr;
 	int rc = store_codec_window_merge(payload, len, &c->merge, c->out, &hdr);
 
 	if (rc == -EBADMSG) {
-		c->undecodable++;
+		c->undecodable += part->windows;
 		return 0;
 	}
 	if (rc)
 		return c->err = rc;
-	if (!c->windows || start < c->first_ns)
-		c->first_ns = start;
-	if (end > c->last_ns)
-		c->last_ns = end;
-	c->windows++;
+	if (!c->windows || part->start_ns < c->first_ns)
+		c->first_ns = part->start_ns;
+	if (part->end_ns > c->last_ns)
+		c->last_ns = part->end_ns;
+	c->windows += part->windows;
 	prof_meta(c->out)->drops += hdr.drops;
 	return 0;
 }
@@ -120,7 +121,7 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
 					      .arg = (void *)r, .clear_pid = true,
 					      .defer_totals = true };
-	rc = store_scan(d->cfg.state_dir, since, until, snap_window, &c, &sr);
+	rc = store_scan_merged(d->cfg.state_dir, since, until, snap_part, &c, &sr);
 	if (rc < 0 || c.err) {
 		prof_free(c.out);
 		return reply_err(d, client, rc < 0 ? -rc : -c.err,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* store: appending windows to segments, rolling and retention. */
+/* store: appending windows and roll-ups to segments, rolling and
+ * retention. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -21,9 +22,18 @@ struct seg {
 	uint64_t windows; /* records it holds */
 };
 
+/* The records since a roll-up level's last one, in the open segment. */
+struct run {
+	bool open;
+	uint64_t bucket;  /* window start / span */
+	uint64_t cover;   /* offset of its first record */
+};
+
 struct store {
 	int dirfd;
 	struct store_limits lim;
+	uint64_t span[STORE_ROLLUP_LEVELS]; /* STORE_ROLLUP_OFF: none */
+	struct run run[STORE_ROLLUP_LEVELS];
 	struct seg *segs;   /* oldest first; the open one is last when cur_fd >= 0 */
 	size_t nsegs;
 	size_t cap;
@@ -117,7 +127,17 @@ static uint64_t seg_bytes_limit(const struct store_limits *l)
 
 void store_set_limits(struct store *s, const struct store_limits *lim)
 {
+	static const uint64_t def[STORE_ROLLUP_LEVELS] = { STORE_ROLLUP_SPAN0, STORE_ROLLUP_SPAN1 };
+
 	s->lim = *lim;
+	for (int l = 0; l < STORE_ROLLUP_LEVELS; l++) {
+		uint64_t v = lim->rollup_ns[l] ? lim->rollup_ns[l] : def[l];
+
+		/* Each span a multiple of the one below, so runs nest. */
+		if (l && (s->span[l - 1] == STORE_ROLLUP_OFF || v % s->span[l - 1] != 0))
+			v = STORE_ROLLUP_OFF;
+		s->span[l] = v;
+	}
 	/* Segments span at most 1/8 of the age limit, so age retention,
 	 * which deletes whole segments, keeps at most 1/8 too much. */
 	if (!s->lim.seg_age_ns)
@@ -177,6 +197,8 @@ fail:
 
 static void close_current(struct store *s)
 {
+	for (int l = 0; l < STORE_ROLLUP_LEVELS; l++)
+		s->run[l].open = false;
 	if (s->cur_fd >= 0) {
 		fdatasync(s->cur_fd);
 		close(s->cur_fd);
@@ -218,7 +240,7 @@ static int create_file(struct store *s, const char *name, const char *magic)
 	fd = openat(s->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
-	store_fhdr_put(hdr, magic, now_ns());
+	store_fhdr_put(hdr, magic, STORE_SEG_VERSION, now_ns());
 	rc = pwrite_full(fd, hdr, sizeof(hdr), 0);
 	if (!rc && fdatasync(fd) < 0)
 		rc = -errno;
@@ -289,12 +311,16 @@ int store_retain(struct store *s, uint64_t now)
 	return deleted;
 }
 
+static bool must_roll(const struct store *s, uint64_t add)
+{
+	return s->cur_fd < 0 || s->cur_end + add > seg_bytes_limit(&s->lim) ||
+	       mono_ns() - s->cur_created > s->lim.seg_age_ns;
+}
+
 /* Makes room for @add bytes and picks the segment to write to. */
 static int prepare(struct store *s, uint64_t start, uint64_t add)
 {
-	bool roll = s->cur_fd < 0 ||
-		    s->cur_end + add > seg_bytes_limit(&s->lim) ||
-		    mono_ns() - s->cur_created > s->lim.seg_age_ns;
+	bool roll = must_roll(s, add);
 	int rc;
 
 	if (s->lim.max_bytes && add + 2 * STORE_SEG_HDR_SIZE > s->lim.max_bytes)
@@ -318,7 +344,7 @@ static int prepare(struct store *s, uint64_t start, uint64_t add)
 
 static void index_record(struct store *s, const struct store_idx *e)
 {
-	uint8_t b[STORE_IDX_ENTRY_SIZE];
+	uint8_t b[STORE_IDX2_ENTRY_SIZE];
 
 	if (!s->idx_ok)
 		return;
@@ -327,7 +353,8 @@ static void index_record(struct store *s, const struct store_idx *e)
 	 * a crash (or torn: each has a CRC) only means readers walk the
 	 * record headers past the last good one. Closing a segment syncs. */
 	if (pwrite_full(s->idx_fd, b, sizeof(b), s->idx_end) < 0) {
-		/* Readers fall back to the record headers past the last entry. */
+		/* Readers fall back to the record headers past the last entry;
+		 * no roll-up is written for the rest of this segment. */
 		if (ftruncate(s->idx_fd, (off_t)s->idx_end) < 0)
 			s->idx_ok = false;
 		s->idx_ok = false;
@@ -338,25 +365,21 @@ static void index_record(struct store *s, const struct store_idx *e)
 	s->st.bytes += sizeof(b);
 }
 
-int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
-		 const void *payload, size_t len)
+/* Writes record @e (kind, times, windows, cover, newest start filled;
+ * offset and length set here) with @payload at the open segment's end,
+ * synced, then its index entry. 0 or a negative errno; nothing partial
+ * remains. */
+static int write_record(struct store *s, struct store_idx *e, const void *payload,
+			size_t len)
 {
-	struct store_rec r = { .len = (uint32_t)len, .start_ns = start_ns, .end_ns = end_ns };
-	struct store_idx e;
-	uint8_t *buf;
+	struct store_rec r = { .len = (uint32_t)len, .start_ns = e->start_ns,
+			       .end_ns = e->end_ns, .kind = e->kind };
 	uint64_t total = STORE_REC_HDR_SIZE + (uint64_t)len;
+	uint8_t *buf = malloc(total);
 	int rc;
 
-	if (len > STORE_REC_MAX || end_ns < start_ns)
-		return s->st.last_error = -EFBIG, s->st.skipped++, -EFBIG;
-	rc = prepare(s, start_ns, total + STORE_IDX_ENTRY_SIZE);
-	if (rc)
-		goto skip;
-	buf = malloc(total);
-	if (!buf) {
-		rc = -ENOMEM;
-		goto skip;
-	}
+	if (!buf)
+		return -ENOMEM;
 	r.pcrc = store_crc(payload, len);
 	store_rec_put(buf, &r);
 	memcpy(buf + STORE_REC_HDR_SIZE, payload, len);
@@ -368,17 +391,122 @@ int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
 		/* Nothing partial may stay; the next append overwrites it anyway. */
 		if (ftruncate(s->cur_fd, (off_t)s->cur_end) < 0)
 			close_current(s);
-		goto skip;
+		return rc;
 	}
-	e = (struct store_idx){ start_ns, end_ns, s->cur_end, (uint32_t)total };
+	e->off = s->cur_end;
+	e->len = (uint32_t)total;
 	s->cur_end += total;
 	s->segs[s->nsegs - 1].bytes += total;
 	s->st.bytes += total;
-	index_record(s, &e);
+	index_record(s, e);
+	return 0;
+}
+
+/* Writes level @l's roll-up of its run, when the run holds two records
+ * or more and readers can find it (the index is good). Never rolls the
+ * segment: a roll-up stays with what it stands for. */
+static void write_rollup(struct store *s, int l)
+{
+	struct run *r = &s->run[l];
+	struct store_idx e;
+	void *blob = NULL;
+	size_t len = 0;
+	int rc;
+
+	r->open = false;
+	if (s->cur_fd < 0 || !s->idx_ok || !(r->cover < s->cur_end))
+		return;
+	rc = store_rollup_build(s->dirfd, s->segs[s->nsegs - 1].start, r->cover,
+				s->cur_end, &blob, &len, &e);
+	if (rc == -ENODATA)
+		return;
+	if (!rc && len > STORE_REC_MAX)
+		rc = -EFBIG;
+	if (!rc) {
+		uint64_t add = STORE_REC_HDR_SIZE + len + STORE_IDX2_ENTRY_SIZE;
+
+		/* Older segments may go to make room, never the open one. */
+		while (over_size(s, add) && s->nsegs > 1 && !rc)
+			rc = delete_seg(s, 0);
+		if (!rc && over_size(s, add))
+			rc = -ENOSPC;
+	}
+	if (!rc) {
+		e.kind = (uint32_t)l + 1;
+		rc = write_record(s, &e, blob, len);
+	}
+	free(blob);
+	if (rc)
+		s->st.rollups_skipped++;
+	else
+		s->st.rollups++;
+}
+
+/* Closes the runs of level @l and those below it with their roll-ups,
+ * smallest first, so a bigger one is made of the smaller ones. */
+static void flush_runs(struct store *s, int l)
+{
+	for (int k = 0; k <= l; k++)
+		if (s->run[k].open)
+			write_rollup(s, k);
+}
+
+/* Before a window starting at @start (@add bytes): runs it does not
+ * belong to end here, and all of them when the segment rolls. */
+static void rollup_before(struct store *s, uint64_t start, uint64_t add)
+{
+	int top = -1;
+
+	if (s->cur_fd >= 0 && must_roll(s, add))
+		top = STORE_ROLLUP_LEVELS - 1;
+	for (int l = 0; l < STORE_ROLLUP_LEVELS; l++)
+		if (s->run[l].open && start / s->span[l] != s->run[l].bucket)
+			top = l > top ? l : top;
+	if (top >= 0)
+		flush_runs(s, top);
+}
+
+/* After the window [@start, @end) at @off: it opens runs, and ends those
+ * whose span it reaches the end of. */
+static void rollup_after(struct store *s, uint64_t off, uint64_t start, uint64_t end)
+{
+	int top = -1;
+
+	for (int l = 0; l < STORE_ROLLUP_LEVELS && s->span[l] != STORE_ROLLUP_OFF; l++) {
+		struct run *r = &s->run[l];
+
+		if (!r->open)
+			*r = (struct run){ true, start / s->span[l], off };
+		if (end / s->span[l] != r->bucket)
+			top = l;
+	}
+	if (top >= 0)
+		flush_runs(s, top);
+}
+
+int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
+		 const void *payload, size_t len)
+{
+	struct store_idx e = { .start_ns = start_ns, .end_ns = end_ns, .kind = STORE_KIND_WINDOW,
+			       .windows = 1, .max_start = start_ns };
+	uint64_t total = STORE_REC_HDR_SIZE + (uint64_t)len;
+	int rc;
+
+	if (len > STORE_REC_MAX || end_ns < start_ns)
+		return s->st.last_error = -EFBIG, s->st.skipped++, -EFBIG;
+	rollup_before(s, start_ns, total + STORE_IDX2_ENTRY_SIZE);
+	rc = prepare(s, start_ns, total + STORE_IDX2_ENTRY_SIZE);
+	if (rc)
+		goto skip;
+	e.cover = s->cur_end;
+	rc = write_record(s, &e, payload, len);
+	if (rc)
+		goto skip;
 	s->segs[s->nsegs - 1].windows++;
 	s->st.windows++;
 	s->st.appended++;
 	s->st.last_error = 0;
+	rollup_after(s, e.off, start_ns, end_ns);
 	return 0;
 skip:
 	s->st.skipped++;

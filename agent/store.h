@@ -8,9 +8,10 @@
  *       record is a 40-byte header (magic, lengths, time range, CRC32 of the
  *       payload, CRC32 of the header) and a payload (a store_codec window
  *       blob);
- *   seg-<...>.idx   the segment's index: a header and one 32-byte entry per
- *       record (time range, offset, length, CRC32 of the entry), so a time
- *       range is found without reading the segment;
+ *   seg-<...>.idx   the segment's index: a header and one 64-byte entry per
+ *       record (time range, offset, length, kind, what a roll-up covers,
+ *       CRC32 of the entry), so a time range is found without reading the
+ *       segment (version 1 stores, 32-byte entries, are still read);
  *   marks           named moments: a header and 80-byte records with CRC32.
  *
  * Writing: a record is written at the segment's end and fdatasync'ed before
@@ -22,6 +23,19 @@
  * Reading validates every header and payload CRC. A torn or corrupt record
  * is counted in the scan report and skipped; records before it (and, where
  * the index knows them, after it) are still returned.
+ *
+ * Roll-ups: besides windows, a segment holds merged aggregates of whole
+ * minutes and of whole 10 minutes (by the windows' start times; spans set
+ * in struct store_limits), each a window blob with both profiles and the
+ * process rows' pids, standing for every record between its cover offset
+ * and itself. One is written (and synced like a window) when the first
+ * window past its span is appended, or the segment rolls; it is made of
+ * the smaller roll-ups and windows already in the segment, and never spans
+ * two segments, so retention deletes it with its windows and a crash loses
+ * at most the one being written. store_scan_merged() answers a range with
+ * the biggest roll-ups that fit inside it and single windows at the edges;
+ * the merge is the same as that of the windows one by one. A damaged
+ * roll-up is skipped for the records it stands for.
  *
  * Retention deletes whole segments: those whose newest window is older than
  * the age limit, and the oldest ones while the store would exceed its size
@@ -37,7 +51,13 @@
 
 #define STORE_SEG_HDR_SIZE 32u
 #define STORE_REC_HDR_SIZE 40u
-#define STORE_IDX_ENTRY_SIZE 32u
+#define STORE_IDX_ENTRY_SIZE 64u
+/* Roll-up levels and their default spans. */
+#define STORE_ROLLUP_LEVELS 2
+#define STORE_ROLLUP_SPAN0 (60ull * 1000000000ull)
+#define STORE_ROLLUP_SPAN1 (600ull * 1000000000ull)
+/* A span meaning "no roll-ups at this level". */
+#define STORE_ROLLUP_OFF UINT64_MAX
 #define STORE_MARK_NAME_MAX 63u
 /* Largest record payload written or accepted. */
 #define STORE_REC_MAX (64u << 20)
@@ -48,6 +68,10 @@ struct store_limits {
 	uint64_t seg_bytes;   /* roll segments at this size; 0 = derived */
 	uint64_t seg_age_ns;  /* roll segments at this age; 0 = derived:
 			       * max_age / 8, at most one hour */
+	/* Roll-up spans, smallest first, each a multiple of the one before;
+	 * 0 = the default (STORE_ROLLUP_SPAN0, SPAN1); STORE_ROLLUP_OFF
+	 * turns a level (and those above it) off. */
+	uint64_t rollup_ns[STORE_ROLLUP_LEVELS];
 };
 
 struct store_stats {
@@ -57,6 +81,8 @@ struct store_stats {
 	uint64_t appended;      /* records written since open */
 	uint64_t skipped;       /* windows not written (write failed) */
 	uint64_t deleted_segs;  /* segments removed by retention */
+	uint64_t rollups;       /* roll-ups written since open */
+	uint64_t rollups_skipped; /* roll-ups not written (failure, no space) */
 	int last_error;         /* negative errno of the last failed append */
 };
 
@@ -101,6 +127,8 @@ struct store_scan_report {
 	uint64_t bad_segments;/* segments whose header is unreadable */
 	uint64_t first_bad_off; /* file offset of the first problem, 0 = none */
 	char first_bad_seg[64]; /* its segment file name, "" = none */
+	uint64_t rollups;     /* good roll-ups read (passed on or checked) */
+	uint64_t rollups_bad; /* damaged roll-ups (their records were used) */
 };
 
 /* Receives one good record's time range and payload (valid during the
@@ -108,13 +136,38 @@ struct store_scan_report {
 typedef int (*store_window_fn)(uint64_t start_ns, uint64_t end_ns,
 			       const void *payload, size_t len, void *arg);
 
-/* Calls @fn, oldest first, for every record in @dir whose range overlaps
+/* Calls @fn, oldest first, for every window in @dir whose range overlaps
  * [@since_ns, @until_ns) (until 0 = no upper bound). Only the index and the
- * records in range are read. Fills @rep (may be NULL). Returns 0, the
- * callback's non-zero value, or a negative errno when @dir cannot be
+ * records in range are read; with a callback, roll-ups in range are read
+ * and checked (counted in @rep; a damaged one also as corrupt) but not
+ * passed on. Fills @rep (may be NULL). Returns 0,
+ * the callback's non-zero value, or a negative errno when @dir cannot be
  * listed. */
 int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
 	       store_window_fn fn, void *arg, struct store_scan_report *rep);
+
+/* What store_scan_merged() passes on: one window or one roll-up. */
+struct store_part {
+	uint64_t start_ns;   /* its oldest window's start */
+	uint64_t end_ns;     /* its newest window's end */
+	uint64_t last_start_ns; /* its newest window's start */
+	uint32_t windows;    /* windows it stands for (1: a window) */
+	uint32_t level;      /* 0: a window; else the roll-up level (1, 2) */
+};
+
+typedef int (*store_part_fn)(const struct store_part *part,
+			     const void *payload, size_t len, void *arg);
+
+/* Like store_scan(), but passes on, instead of the windows they stand for,
+ * the biggest roll-ups whose every window overlaps [@since_ns, @until_ns)
+ * and lies in the range, and single windows elsewhere: every window in
+ * range is passed on exactly once, alone or inside one roll-up, in the
+ * order of the store. A roll-up failing its CRC is replaced by what it
+ * stands for (counted in @rep->rollups_bad). Damaged windows inside a
+ * good roll-up are not seen. Same returns as store_scan(). */
+int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,
+		      store_part_fn fn, void *arg,
+		      struct store_scan_report *rep);
 
 /* ---- marks ------------------------------------------------------------- */
 

@@ -90,6 +90,15 @@ int store_codec_window_merge(const void *buf, size_t len,
 			     const struct store_codec_merge *m,
 			     struct prof_profile *dst, struct store_window *hdr);
 
+/* Like store_codec_window_merge(), but both profiles at once (the string
+ * table inflated once): the on-CPU one into @on, the off-CPU one into
+ * @off (either NULL: not merged); @m->off_cpu is not looked at. Same
+ * returns. */
+int store_codec_window_merge_both(const void *buf, size_t len,
+				  const struct store_codec_merge *m,
+				  struct prof_profile *on, struct prof_profile *off,
+				  struct store_window *hdr);
+
 /* Makes every node's total its self plus its children's totals, in one
  * pass. For a profile filled only by store_codec_window_merge() with
  * defer_totals (each node's total was its own self until now). */

@@ -440,9 +440,18 @@ int store_codec_window_merge(const void *buf, size_t len,
 			     const struct store_codec_merge *m,
 			     struct prof_profile *dst, struct store_window *hdr)
 {
+	return store_codec_window_merge_both(buf, len, m, m->off_cpu ? NULL : dst,
+					     m->off_cpu ? dst : NULL, hdr);
+}
+
+int store_codec_window_merge_both(const void *buf, size_t len,
+				  const struct store_codec_merge *m,
+				  struct prof_profile *on, struct prof_profile *off,
+				  struct store_window *hdr)
+{
 	struct strings s = { 0 };
 	struct blob bl;
-	unsigned want = m->off_cpu ? 2u : 1u;
+	unsigned want = (on ? 1u : 0u) | (off ? 2u : 0u);
 	int rc = split(buf, len, &bl);
 
 	if (rc)
@@ -452,8 +461,10 @@ int store_codec_window_merge(const void *buf, size_t len,
 	if (!(bl.flags & want))
 		return 0;
 	rc = read_strings(&bl, &s);
-	if (!rc)
-		rc = read_profile(&bl, m->off_cpu ? SEC_OFF : SEC_ON, &s, m, &dst);
+	if (!rc && (bl.flags & want & 1u))
+		rc = read_profile(&bl, SEC_ON, &s, m, &on);
+	if (!rc && (bl.flags & want & 2u))
+		rc = read_profile(&bl, SEC_OFF, &s, m, &off);
 	strings_free(&s);
 	return rc;
 }

@@ -66,7 +66,7 @@ static int marks_open_append(const char *dir, off_t *end)
 	}
 	if (st.st_size < 32) {
 		clock_gettime(CLOCK_REALTIME, &ts);
-		store_fhdr_put(hdr, STORE_MARK_MAGIC,
+		store_fhdr_put(hdr, STORE_MARK_MAGIC, STORE_VERSION,
 			       (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 		rc = write_all_at(fd, hdr, sizeof(hdr), 0);
 		if (!rc && ftruncate(fd, 32) < 0)
@@ -147,7 +147,7 @@ int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
 		close(fd);
 		return 0;
 	}
-	if (pread(fd, hdr, 32, 0) != 32 || store_fhdr_check(hdr, STORE_MARK_MAGIC) < 0) {
+	if (pread(fd, hdr, 32, 0) != 32 || store_fhdr_check(hdr, STORE_MARK_MAGIC, STORE_VERSION) < 0) {
 		close(fd);
 		return -EBADMSG;
 	}

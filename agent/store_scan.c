@@ -81,13 +81,17 @@ int store_list_segments(int dirfd, uint64_t **starts, size_t *n)
 struct seg_scan {
 	int fd;
 	uint64_t size;
+	int version;
 	struct store_idx *idx;
 	size_t nidx;
 	uint64_t since, until;
-	store_window_fn fn;
+	store_window_fn fn;     /* plain scans: windows */
+	store_part_fn pfn;      /* merged scans: windows and roll-ups */
 	void *arg;
 	struct store_scan_report *rep;
 	const char *name;
+	uint8_t *buf;           /* one record at a time */
+	size_t cap;
 };
 
 static int pread_full(int fd, void *buf, size_t len, uint64_t off)
@@ -115,9 +119,9 @@ static void load_index(int dirfd, uint64_t start, struct seg_scan *s)
 	char name[32];
 	uint8_t *buf = NULL;
 	struct stat st;
-	size_t n = 0;
+	size_t n = 0, esz;
 	uint64_t last_end = 0;
-	int fd;
+	int fd, v;
 
 	store_seg_name(name, start, true);
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -126,17 +130,20 @@ static void load_index(int dirfd, uint64_t start, struct seg_scan *s)
 	if (fstat(fd, &st) < 0 || st.st_size < 32 || st.st_size > IDX_READ_MAX)
 		goto out;
 	buf = malloc((size_t)st.st_size);
-	if (!buf || pread_full(fd, buf, (size_t)st.st_size, 0) < 0 ||
-	    store_fhdr_check(buf, STORE_IDX_MAGIC) < 0)
+	if (!buf || pread_full(fd, buf, (size_t)st.st_size, 0) < 0)
 		goto out;
-	n = ((size_t)st.st_size - 32) / STORE_IDX_ENTRY_SIZE;
+	v = store_fhdr_check(buf, STORE_IDX_MAGIC, STORE_SEG_VERSION);
+	if (v < 0)
+		goto out;
+	esz = v == 1 ? 32 : STORE_IDX2_ENTRY_SIZE;
+	n = ((size_t)st.st_size - 32) / esz;
 	s->idx = calloc(n ? n : 1, sizeof(*s->idx));
 	if (!s->idx)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct store_idx e;
 
-		if (store_idx_get(buf + 32 + i * STORE_IDX_ENTRY_SIZE, &e) < 0)
+		if (store_idx_get(buf + 32 + i * esz, v, &e) < 0)
 			continue;
 		if (e.off < last_end || e.off < STORE_SEG_HDR_SIZE ||
 		    e.off + e.len > s->size)
@@ -164,30 +171,70 @@ static bool overlaps(const struct seg_scan *s, uint64_t start, uint64_t end)
 	return s->since < end || (start == end && s->since <= start);
 }
 
-/* Reads and checks one record whose header says @r, at @off. Returns the
+/* Reads the @len payload bytes of the record at @off into s->buf and
+ * checks them against @crc. 0, 1 when damaged, or -ENOMEM. */
+static int read_payload(struct seg_scan *s, uint64_t off, uint32_t len, uint32_t crc)
+{
+	if (len > s->cap || !s->buf) {
+		uint8_t *nb = realloc(s->buf, len ? len : 1);
+
+		if (!nb)
+			return -ENOMEM;
+		s->buf = nb;
+		s->cap = len;
+	}
+	if (pread_full(s->fd, s->buf, len, off + STORE_REC_HDR_SIZE) < 0 ||
+	    store_crc(s->buf, len) != crc)
+		return 1;
+	return 0;
+}
+
+/* Reads and checks one window whose header says @r, at @off. Returns the
  * callback's value, 0 when skipped or bad. */
 static int deliver(struct seg_scan *s, uint64_t off, const struct store_rec *r)
 {
-	uint8_t *buf;
-	int rc = 0;
+	struct store_part part = { r->start_ns, r->end_ns, r->start_ns, 1, 0 };
+	int rc;
 
-	if (!s->fn) {
+	if (!s->fn && !s->pfn) {
 		s->rep->windows++;
 		return 0;
 	}
-	buf = malloc(r->len ? r->len : 1);
-	if (!buf)
-		return -ENOMEM;
-	if (pread_full(s->fd, buf, r->len, off + STORE_REC_HDR_SIZE) < 0 ||
-	    store_crc(buf, r->len) != r->pcrc) {
+	rc = read_payload(s, off, r->len, r->pcrc);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		s->rep->corrupt++;
+		note_bad(s, off);
+		return 0;
+	}
+	s->rep->windows++;
+	if (s->pfn)
+		return s->pfn(&part, s->buf, r->len, s->arg);
+	return s->fn(r->start_ns, r->end_ns, s->buf, r->len, s->arg);
+}
+
+/* A plain scan with a callback reads and checks the roll-ups in range
+ * too (what --verify-store reports: a damaged one counts as corrupt);
+ * they are not passed on. */
+static int check_rollup(struct seg_scan *s, uint64_t off, const struct store_rec *r)
+{
+	int rc;
+
+	if (!s->fn || !overlaps(s, r->start_ns, r->end_ns))
+		return 0;
+	rc = read_payload(s, off, r->len, r->pcrc);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		/* Damage all the same, though no window is lost with it. */
+		s->rep->rollups_bad++;
 		s->rep->corrupt++;
 		note_bad(s, off);
 	} else {
-		s->rep->windows++;
-		rc = s->fn(r->start_ns, r->end_ns, buf, r->len, s->arg);
+		s->rep->rollups++;
 	}
-	free(buf);
-	return rc;
+	return 0;
 }
 
 /* The next indexed offset after @pos, or 0 when none. */
@@ -199,20 +246,29 @@ static uint64_t next_indexed(const struct seg_scan *s, size_t k, uint64_t pos)
 	return 0;
 }
 
-static int walk_segment(struct seg_scan *s)
+/* Whether the indexed record @e can be passed over without reading it. */
+static bool skip_indexed(const struct seg_scan *s, const struct store_idx *e)
 {
-	uint64_t pos = STORE_SEG_HDR_SIZE;
+	if (e->kind != STORE_KIND_WINDOW)
+		return !s->fn || !overlaps(s, e->start_ns, e->end_ns);
+	return !overlaps(s, e->start_ns, e->end_ns);
+}
+
+/* Passes on the windows of the records in [@lo, @hi), reading headers
+ * where the index does not know them. */
+static int walk_range(struct seg_scan *s, uint64_t lo, uint64_t hi)
+{
+	uint64_t pos = lo;
 	size_t k = 0;
 	int rc = 0;
 
-	while (pos < s->size && rc == 0) {
+	while (pos < hi && rc == 0) {
 		uint8_t hb[STORE_REC_HDR_SIZE];
 		struct store_rec r;
 
 		while (k < s->nidx && s->idx[k].off < pos)
 			k++;
-		if (k < s->nidx && s->idx[k].off == pos &&
-		    !overlaps(s, s->idx[k].start_ns, s->idx[k].end_ns)) {
+		if (k < s->nidx && s->idx[k].off == pos && skip_indexed(s, &s->idx[k])) {
 			pos += s->idx[k++].len;
 			continue;
 		}
@@ -235,14 +291,96 @@ static int walk_segment(struct seg_scan *s)
 			s->rep->torn++;
 			break;
 		}
-		if (overlaps(s, r.start_ns, r.end_ns))
+		if (r.kind != STORE_KIND_WINDOW)
+			rc = check_rollup(s, pos, &r);
+		else if (overlaps(s, r.start_ns, r.end_ns))
 			rc = deliver(s, pos, &r);
 		pos += STORE_REC_HDR_SIZE + r.len;
 	}
 	return rc;
 }
 
-static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s)
+/* Whether the indexed roll-up @e stands for records in [@lo, @hi) only,
+ * every one of them a window in the scan's range. */
+static bool usable(const struct seg_scan *s, const struct store_idx *e,
+		   uint64_t lo, uint64_t hi)
+{
+	return e->kind != STORE_KIND_WINDOW && e->windows > 0 &&
+	       e->cover >= lo && e->cover < e->off && e->off < hi &&
+	       e->len <= hi - e->off && s->since <= e->start_ns &&
+	       (!s->until || e->max_start < s->until);
+}
+
+/* Reads roll-up @e and passes it on. Returns the callback's value, 0
+ * (*@bad set when it is damaged), or -ENOMEM. */
+static int deliver_rollup(struct seg_scan *s, const struct store_idx *e, bool *bad)
+{
+	struct store_part part = { e->start_ns, e->end_ns, e->max_start, e->windows, e->kind };
+	uint8_t hb[STORE_REC_HDR_SIZE];
+	struct store_rec r;
+	int rc;
+
+	if (pread_full(s->fd, hb, sizeof(hb), e->off) < 0 || store_rec_get(hb, &r) < 0 ||
+	    r.kind != e->kind || r.len != e->len - STORE_REC_HDR_SIZE ||
+	    r.start_ns != e->start_ns || r.end_ns != e->end_ns) {
+		s->rep->rollups_bad++;
+		*bad = true;
+		return 0;
+	}
+	rc = read_payload(s, e->off, r.len, r.pcrc);
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		s->rep->rollups_bad++;
+		*bad = true;
+		return 0;
+	}
+	s->rep->rollups++;
+	s->rep->windows += e->windows;
+	return s->pfn(&part, s->buf, r.len, s->arg);
+}
+
+/* Passes on [@lo, @hi): the outermost usable roll-ups (a roll-up comes
+ * after every record it stands for, so one found later that covers an
+ * earlier one replaces it), and the windows between them. A damaged
+ * roll-up is replaced by its own records, roll-ups inside it first. */
+static int walk_merged(struct seg_scan *s, uint64_t lo, uint64_t hi, int depth)
+{
+	size_t *plan = malloc((s->nidx ? s->nidx : 1) * sizeof(*plan)), n = 0;
+	uint64_t pos = lo;
+	int rc = 0;
+
+	if (!plan)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nidx && s->idx[k].off < hi; k++) {
+		const struct store_idx *e = &s->idx[k];
+
+		if (e->off < lo || !usable(s, e, lo, hi))
+			continue;
+		while (n && !(s->idx[plan[n - 1]].off < e->cover))
+			n--;
+		plan[n++] = k;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const struct store_idx *e = &s->idx[plan[i]];
+		bool bad = false;
+
+		rc = walk_range(s, pos, e->cover);
+		if (rc == 0)
+			rc = deliver_rollup(s, e, &bad);
+		if (rc == 0 && bad)
+			rc = depth < STORE_ROLLUP_LEVELS ? walk_merged(s, e->cover, e->off, depth + 1)
+							 : walk_range(s, e->cover, e->off);
+		pos = e->off + e->len;
+	}
+	free(plan);
+	return rc ? rc : walk_range(s, pos, hi);
+}
+
+/* Scans [@lo, @hi) of one segment (@hi 0: to its end), merged when
+ * s->pfn is set. */
+static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
+			uint64_t lo, uint64_t hi)
 {
 	uint8_t hb[STORE_SEG_HDR_SIZE];
 	char name[32];
@@ -259,14 +397,18 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s)
 	s->rep->segments++;
 	if (fstat(s->fd, &st) < 0 || st.st_size < (off_t)STORE_SEG_HDR_SIZE ||
 	    pread_full(s->fd, hb, sizeof(hb), 0) < 0 ||
-	    store_fhdr_check(hb, STORE_SEG_MAGIC) < 0) {
+	    (s->version = store_fhdr_check(hb, STORE_SEG_MAGIC, STORE_SEG_VERSION)) < 0) {
 		s->rep->bad_segments++;
 		note_bad(s, 0);
 		goto out;
 	}
 	s->size = (uint64_t)st.st_size;
+	if (!hi || hi > s->size)
+		hi = s->size;
+	if (lo < STORE_SEG_HDR_SIZE)
+		lo = STORE_SEG_HDR_SIZE;
 	load_index(dirfd, start, s);
-	rc = walk_segment(s);
+	rc = s->pfn ? walk_merged(s, lo, hi, 0) : walk_range(s, lo, hi);
 out:
 	free(s->idx);
 	close(s->fd);
@@ -277,36 +419,63 @@ int store_count_segment(int dirfd, uint64_t start, uint64_t *windows)
 {
 	struct store_scan_report rep = { 0 };
 	struct seg_scan s = { .rep = &rep };
-	int rc = scan_segment(dirfd, start, &s);
+	int rc = scan_segment(dirfd, start, &s, 0, 0);
 
 	*windows = rep.windows;
 	return rc;
 }
 
-int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
-	       store_window_fn fn, void *arg, struct store_scan_report *rep)
+int store_scan_range(int dirfd, uint64_t start, uint64_t lo, uint64_t hi,
+		     store_part_fn fn, void *arg, struct store_scan_report *rep)
+{
+	struct seg_scan s = { .pfn = fn, .arg = arg, .rep = rep };
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	rc = scan_segment(dirfd, start, &s, lo, hi);
+	free(s.buf);
+	return rc;
+}
+
+static int scan(const char *dir, struct seg_scan *s, struct store_scan_report *rep)
 {
 	struct store_scan_report local;
-	struct seg_scan s = { .since = since_ns, .until = until_ns, .fn = fn, .arg = arg };
 	uint64_t *starts = NULL;
 	size_t n = 0;
 	int dirfd, rc;
 
-	s.rep = rep ? rep : &local;
-	memset(s.rep, 0, sizeof(*s.rep));
+	s->rep = rep ? rep : &local;
+	memset(s->rep, 0, sizeof(*s->rep));
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0)
 		return -errno;
 	rc = store_list_segments(dirfd, &starts, &n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		/* Windows of segment i end by the first window of segment i+1. */
-		if (i + 1 < n && starts[i + 1] < since_ns)
+		if (i + 1 < n && starts[i + 1] < s->since)
 			continue;
-		if (until_ns && !(starts[i] < until_ns))
+		if (s->until && !(starts[i] < s->until))
 			break;
-		rc = scan_segment(dirfd, starts[i], &s);
+		rc = scan_segment(dirfd, starts[i], s, 0, 0);
 	}
 	free(starts);
+	free(s->buf);
 	close(dirfd);
 	return rc;
+}
+
+int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
+	       store_window_fn fn, void *arg, struct store_scan_report *rep)
+{
+	struct seg_scan s = { .since = since_ns, .until = until_ns, .fn = fn, .arg = arg };
+
+	return scan(dir, &s, rep);
+}
+
+int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,
+		      store_part_fn fn, void *arg, struct store_scan_report *rep)
+{
+	struct seg_scan s = { .since = since_ns, .until = until_ns, .pfn = fn, .arg = arg };
+
+	return scan(dir, &s, rep);
 }

@@ -6,12 +6,23 @@
  *       For every window: its stored bytes (record payload: the compact
  *       encoding, zlib'd) and the same profiles as folded text (on-CPU and
  *       off-CPU), raw and gzip'd (level 6). Prints the totals and ratios.
- *   daemon_store_tool fill SRC DST COUNT
+ *   daemon_store_tool fill SRC DST COUNT [SECONDS]
  *       Writes COUNT windows into the store DST, cycling through the
  *       windows of SRC, back to back and ending now, so DST looks like
- *       COUNT windows of a real host (for timing snapshots of long ranges).
+ *       COUNT windows of a real host (for timing snapshots of long ranges);
+ *       each SECONDS long when given, else as long as in SRC. Prints
+ *       "span FIRST_START LAST_END rollups N" (ns).
+ *   daemon_store_tool merge DIR SINCE UNTIL [off] [pid PID] [comm NAME]
+ *       The folded text of [SINCE, UNTIL) (ns) merged from the windows one
+ *       by one, never from roll-ups, filtered as hearthd's snapshots are:
+ *       what `hearth snapshot` must print byte for byte. Prints
+ *       "windows N" on stderr.
+ *   daemon_store_tool plan DIR SINCE UNTIL
+ *       How a snapshot of [SINCE, UNTIL) reads the store: "windows N
+ *       blobs B rollups R".
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +123,9 @@ static int keep(uint64_t start, uint64_t end, const void *payload, size_t len, v
 	return 0;
 }
 
-static int fill(const char *src, const char *dst, long count)
+static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns)
 {
+	struct store_stats st;
 	struct store_limits lim = { 0 };
 	struct wins ws = { 0 };
 	struct timespec ts;
@@ -125,6 +137,8 @@ static int fill(const char *src, const char *dst, long count)
 		fprintf(stderr, "daemon_store_tool: no windows in %s\n", src);
 		return 1;
 	}
+	for (size_t i = 0; fixed_ns && i < ws.n; i++)
+		ws.w[i].len_ns = fixed_ns;
 	for (long i = 0; i < count; i++)
 		span += ws.w[i % ws.n].len_ns;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -143,10 +157,103 @@ static int fill(const char *src, const char *dst, long count)
 		}
 		t += w->len_ns;
 	}
+	store_get_stats(s, &st);
+	printf("span %llu %llu rollups %llu\n", (unsigned long long)(t - span),
+	       (unsigned long long)t, (unsigned long long)st.rollups);
 	store_close(s);
 	for (size_t i = 0; i < ws.n; i++)
 		free(ws.w[i].payload);
 	free(ws.w);
+	return 0;
+}
+
+/* ---- merge: the reference a snapshot is compared with ------------------ */
+
+struct filter {
+	bool off;
+	uint32_t pid;       /* 0: any */
+	const char *comm;   /* NULL: any */
+};
+
+struct ref {
+	struct prof_profile *p;
+	struct store_codec_merge m;
+	unsigned long long windows, blobs, rollups;
+};
+
+/* The same rule as hearthd's snapshot filter (agent/daemon_requests.c). */
+static bool ref_keep(void *arg, const char *comm, size_t len, uint32_t pid)
+{
+	const struct filter *f = arg;
+
+	if (f->pid && f->pid != pid)
+		return false;
+	return !f->comm || (len == strlen(f->comm) && memcmp(comm, f->comm, len) == 0);
+}
+
+static int ref_window(uint64_t start, uint64_t end, const void *payload, size_t len, void *arg)
+{
+	struct ref *r = arg;
+
+	(void)start;
+	(void)end;
+	if (store_codec_window_merge(payload, len, &r->m, r->p, NULL) == 0)
+		r->windows++;
+	return 0;
+}
+
+static int merge(int argc, char **argv)
+{
+	struct filter f = { 0 };
+	struct ref r = { 0 };
+	uint64_t since = strtoull(argv[3], NULL, 10), until = strtoull(argv[4], NULL, 10);
+	int rc;
+
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "off"))
+			f.off = true;
+		else if (!strcmp(argv[i], "pid") && i + 1 < argc)
+			f.pid = (uint32_t)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "comm") && i + 1 < argc)
+			f.comm = argv[++i];
+		else
+			return 2;
+	}
+	r.p = prof_new(f.off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
+	if (!r.p)
+		return 1;
+	r.m = (struct store_codec_merge){ .off_cpu = f.off, .keep = ref_keep, .arg = &f,
+					  .clear_pid = true, .defer_totals = true };
+	rc = store_scan(argv[2], since, until, ref_window, &r, NULL);
+	store_codec_merge_totals(r.p);
+	if (!rc)
+		rc = prof_folded_write(r.p, stdout, 0);
+	fprintf(stderr, "windows %llu\n", r.windows);
+	prof_free(r.p);
+	return rc ? 1 : 0;
+}
+
+static int count_part(const struct store_part *part, const void *payload, size_t len,
+		      void *arg)
+{
+	struct ref *r = arg;
+
+	(void)payload;
+	(void)len;
+	r->windows += part->windows;
+	r->blobs++;
+	r->rollups += part->level > 0;
+	return 0;
+}
+
+static int plan(char **argv)
+{
+	struct ref r = { 0 };
+
+	if (store_scan_merged(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+			      count_part, &r, NULL) < 0)
+		return 1;
+	printf("windows %llu blobs %llu rollups %llu\n", r.windows, r.blobs, r.rollups);
 	return 0;
 }
 
@@ -161,8 +268,14 @@ int main(int argc, char **argv)
 		       s.stored / s.windows, s.folded / s.windows, s.gz / s.windows);
 		return 0;
 	}
-	if (argc == 5 && !strcmp(argv[1], "fill"))
-		return fill(argv[2], argv[3], atol(argv[4]));
-	fprintf(stderr, "usage: daemon_store_tool sizes DIR | fill SRC DST COUNT\n");
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "fill"))
+		return fill(argv[2], argv[3], atol(argv[4]),
+			    argc == 6 ? strtoull(argv[5], NULL, 10) * 1000000000ull : 0);
+	if (argc >= 5 && !strcmp(argv[1], "merge"))
+		return merge(argc, argv);
+	if (argc == 5 && !strcmp(argv[1], "plan"))
+		return plan(argv);
+	fprintf(stderr, "usage: daemon_store_tool sizes DIR | fill SRC DST COUNT [SECONDS] |"
+		" merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] | plan DIR SINCE UNTIL\n");
 	return 2;
 }

@@ -64,6 +64,19 @@ static void decode_all(const uint8_t *blob, size_t len)
 	if (p)
 		store_codec_window_merge(blob, len, &m, p, NULL);
 	prof_free(p);
+	/* Both profiles at once, values to leaves, as roll-ups are built. */
+	p = prof_new(PROF_UNIT_SAMPLES);
+	{
+		struct store_codec_merge d = { .defer_totals = true };
+		struct prof_profile *q = prof_new(PROF_UNIT_NANOSECONDS);
+
+		if (p && q && store_codec_window_merge_both(blob, len, &d, p, q, NULL) == 0) {
+			store_codec_merge_totals(p);
+			store_codec_merge_totals(q);
+		}
+		prof_free(q);
+	}
+	prof_free(p);
 }
 
 /* data: u8 split, then strings raw [0, split), profile raw [split, n). */

@@ -1,0 +1,105 @@
+#!/bin/sh
+# Roll-ups through hearthd: a store of 200 windows of 10 s (33 min, so
+# minute and 10-minute roll-ups are written) is filled from windows hearthd
+# recorded of a real workload; then hearthd serves snapshots of it. For
+# ranges with edges inside windows, minutes and 10-minute spans, on- and
+# off-CPU, with --pid and --comm filters, `hearth snapshot` must print
+# byte for byte the folded text of merging the windows one by one (the
+# store tool's reference merge, which never reads a roll-up), with the
+# same window count, while the store tool shows the snapshot reading far
+# fewer blobs than windows. The store verifies clean.
+set -u
+T=$(mktemp -d /tmp/hearthd-rollup.XXXXXX)
+S="--socket $T/ctl.sock"
+TOOL="$BUILD/bench/daemon_store_tool"
+HD= FX= SL=
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
+	exit 1
+}
+cleanup() {
+	[ -n "$FX" ] && kill "$FX" 2>/dev/null
+	[ -n "$SL" ] && kill "$SL" 2>/dev/null
+	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+start() { # DIR [flags]
+	dir=$1; shift
+	"$HEARTHD" --state-dir "$dir" $S "$@" 2>"$T/hearthd.log" &
+	HD=$!
+	i=0
+	until "$HEARTH" status $S >/dev/null 2>&1; do
+		i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
+		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
+		sleep 0.1
+	done
+}
+stop() { kill -TERM "$HD"; wait "$HD"; HD=; }
+windows() { "$HEARTH" status $S 2>/dev/null | awk '/^windows stored:/ { print $3 }'; }
+
+[ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] || fail "build hearthd and the fixtures first"
+[ -x "$TOOL" ] || fail "build the store tool first (make fixtures builds it)"
+
+# Source windows: a CPU workload and a shell that waits, 1 s windows.
+"$FIXTURES/daemon_shift" &
+FX=$!
+sh -c 'while :; do sleep 0.05; done' &
+SL=$!
+start "$T/src" --window 1s --off-cpu-min-block 10us
+i=0
+while [ "$(windows)" -lt 4 ]; do
+	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd stored no 4 windows in 30 s"
+	sleep 0.1
+done
+stop
+
+set -- $("$TOOL" fill "$T/src" "$T/hour" 200 10) || fail "the store tool could not fill the store"
+[ "$1" = span ] || fail "unexpected output of the store tool: $*"
+first=$2 last=$3 rollups=$5
+echo "filled: 200 windows of 10 s, $first to $last, $rollups roll-ups"
+[ "$rollups" -ge 20 ] || fail "only $rollups roll-ups were written for 200 windows of 10 s"
+"$HEARTHD" --verify-store "$T/hour" > "$T/verify" || fail "the filled store does not verify: $(tail -2 "$T/verify")"
+
+start "$T/hour" --window 10s
+fs=$((first / 1000000000)) ls=$((last / 1000000000))
+n=0
+# Ranges in whole seconds (what --since @EPOCH carries exactly), ending
+# before hearthd's own new windows.
+for range in "$fs $ls" "$((fs + 123)) $((ls - 45))" "$((fs + 601)) $((fs + 1302))" \
+	     "$((fs + 61)) $((fs + 75))" "$((ls - 3600)) $((ls - 3))"; do
+	set -- $range
+	since=$1 until=$2
+	for q in "" "off" "pid $FX" "off comm daemon_shift" "comm sh" "off pid $FX comm daemon_shift"; do
+		flags=
+		set -- $q
+		while [ $# -gt 0 ]; do
+			case $1 in
+			off) flags="$flags --off-cpu" ;;
+			pid) flags="$flags --pid $2"; shift ;;
+			comm) flags="$flags --comm $2"; shift ;;
+			esac
+			shift
+		done
+		n=$((n + 1))
+		"$TOOL" merge "$T/hour" "${since}000000000" "${until}000000000" $q \
+			> "$T/want.folded" 2> "$T/want.err" || fail "the reference merge failed ($q)"
+		want_w=$(awk '/^windows/ { print $2 }' "$T/want.err")
+		"$HEARTH" snapshot $S --since "@$since" --until "@$until" $flags -o "$T/got.folded" \
+			2> "$T/got.err" || fail "snapshot $since..$until ($q) failed: $(cat "$T/got.err")"
+		got_w=$(sed -n 's/^hearth: \([0-9]*\) windows,.*/\1/p' "$T/got.err")
+		[ "$got_w" = "$want_w" ] || fail "snapshot $since..$until ($q): $got_w windows, the windows merged one by one: $want_w"
+		cmp -s "$T/want.folded" "$T/got.folded" ||
+			fail "snapshot $since..$until ($q) differs from merging its windows: $(diff "$T/want.folded" "$T/got.folded" | head -5)"
+		case $q in
+		""|off) [ -s "$T/got.folded" ] || fail "snapshot $since..$until ($q) is empty" ;;
+		esac
+	done
+	set -- $("$TOOL" plan "$T/hour" "${since}000000000" "${until}000000000")
+	echo "range $since..$until: $2 windows read as $4 blobs ($6 roll-ups); 6 queries identical"
+	[ "$2" -eq 0 ] || [ "$2" -lt 20 ] || [ "$4" -lt $(($2 / 3)) ] || fail "range $since..$until: $2 windows read as $4 blobs: roll-ups unused"
+done
+stop
+"$HEARTHD" --verify-store "$T/hour" > "$T/verify" || fail "the store does not verify after serving: $(tail -2 "$T/verify")"
+echo "ok: $n snapshots byte-identical to their windows merged one by one"
