@@ -3,11 +3,19 @@
  * kallsyms: kernel symbols from /proc/kallsyms ("addr type name [module]"),
  * text symbols only, sorted for binary search. A symbol ends where the next
  * one starts; the last one of the core kernel ends at _etext.
+ *
+ * The file is read in large chunks and parsed as it comes, with no
+ * per-line library calls but memchr: addresses are decoded eight digits
+ * at a time, the names kept are appended to one block. The core kernel's
+ * symbols come in address order, so only what follows them (modules, BPF)
+ * is sorted, then merged in.
  */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym_internal.h"
 
@@ -20,160 +28,289 @@ struct ksym {
 struct sym_kallsyms {
 	struct ksym *syms;
 	size_t n, cap;
-	struct sym_strtab names;
-	uint64_t etext; /* end of the core kernel's text, 0 = unknown */
+	struct sym_strtab names; /* names and module names */
+	uint64_t etext;  /* end of the core kernel's text, 0 = unknown */
 };
 
+/* Address order; among aliases, file order (the lookup takes the last). */
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* prefer names without the __pfx_ padding prefix */
 	return x->name < y->name ? -1 : (x->name > y->name);
 }
 
-static int push(struct sym_kallsyms *k, uint64_t addr, const char *name,
-		const char *mod, size_t modlen)
+/* The parse state: the names block being filled and the last module. */
+struct kparse {
+	struct sym_kallsyms *k;
+	uint32_t last_mod; /* offset of the last module name, UINT32_MAX none */
+	size_t last_mod_len;
+	size_t lines;
+};
+
+static int grow(struct sym_kallsyms *k)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 65536;
-		struct ksym *ns = realloc(k->syms, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		k->syms = ns;
-		k->cap = cap;
-	}
-	uint32_t no = sym_strtab_add(&k->names, name, strlen(name));
-	if (no == UINT32_MAX)
+	size_t cap = k->cap ? k->cap * 2 : 16384;
+	struct ksym *ns = realloc(k->syms, cap * sizeof(*ns));
+	if (!ns)
 		return -ENOMEM;
-	uint32_t mo = UINT32_MAX;
-	if (mod) {
-		/* one copy per module: modules come in runs */
-		if (k->n > 0 && k->syms[k->n - 1].module != UINT32_MAX &&
-		    strlen(k->names.buf + k->syms[k->n - 1].module) == modlen &&
-		    memcmp(k->names.buf + k->syms[k->n - 1].module, mod,
-			   modlen) == 0)
-			mo = k->syms[k->n - 1].module;
-		else
-			mo = sym_strtab_add(&k->names, mod, modlen);
-		if (mo == UINT32_MAX)
-			return -ENOMEM;
-	}
-	k->syms[k->n++] = (struct ksym){ .addr = addr, .name = no, .module = mo };
+	k->syms = ns;
+	k->cap = cap;
 	return 0;
 }
 
-/* Parses one line; returns 0 (kept or skipped) or -errno. */
-static int parse_line(struct sym_kallsyms *k, char *line)
+/* Hex digit values with 0x10 set; 0 for every other byte. */
+static const uint8_t hexval[256] = {
+	['0'] = 0x10, ['1'] = 0x11, ['2'] = 0x12, ['3'] = 0x13, ['4'] = 0x14,
+	['5'] = 0x15, ['6'] = 0x16, ['7'] = 0x17, ['8'] = 0x18, ['9'] = 0x19,
+	['a'] = 0x1a, ['b'] = 0x1b, ['c'] = 0x1c, ['d'] = 0x1d, ['e'] = 0x1e,
+	['f'] = 0x1f, ['A'] = 0x1a, ['B'] = 0x1b, ['C'] = 0x1c, ['D'] = 0x1d,
+	['E'] = 0x1e, ['F'] = 0x1f,
+};
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Eight hex digits at @s as a number, eight bytes at a time: returns
+ * false when one of them is not a hex digit. */
+static inline bool hex8(const char *s, uint32_t *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long long addr = strtoull(line, &end, 16);
-	if (errno || end == line || *end != ' ')
+	const uint64_t ones = 0x0101010101010101ull, high = 0x80 * ones;
+	uint64_t x, lx;
+	memcpy(&x, s, 8);
+	lx = x | 0x20 * ones;
+	/* per byte, the high bit of b + (0x7f - hi) says b > hi and that of
+	 * b + (0x80 - lo) says b >= lo (7-bit bytes: no carries) */
+	uint64_t digit = ~(x + (0x7f - '9') * ones) & (x + (0x80 - '0') * ones);
+	uint64_t letter = ~(lx + (0x7f - 'f') * ones) & (lx + (0x80 - 'a') * ones);
+	if (((digit | letter) & high) != high || (x & high))
+		return false;
+	uint64_t nib = (x & 0x0f * ones) + ((letter & high) >> 7) * 9;
+	uint64_t t = ((nib << 4) | (nib >> 8)) & 0x00ff00ff00ff00ffull;
+	uint64_t u = ((t << 8) | (t >> 16)) & 0x0000ffff0000ffffull;
+	*out = (uint32_t)((u << 16) | (u >> 32));
+	return true;
+}
+#else
+static inline bool hex8(const char *s, uint32_t *out)
+{
+	uint32_t a = 0;
+	for (int i = 0; i < 8; i++) {
+		uint8_t v = hexval[(unsigned char)s[i]];
+		if (!v)
+			return false;
+		a = a << 4 | (v & 15u);
+	}
+	*out = a;
+	return true;
+}
+#endif
+
+/* Parses the hex address at @s (before @e): sets *@addr and returns its
+ * end, or NULL when there is none or it is over 64 bits. */
+static const char *parse_addr(const char *s, const char *e, uint64_t *addr)
+{
+	uint32_t hi, lo;
+	/* the kernel prints 16 digits */
+	if (e - s > 16 && s[16] == ' ' && hex8(s, &hi) && hex8(s + 8, &lo)) {
+		*addr = (uint64_t)hi << 32 | lo;
+		return s + 16;
+	}
+	uint64_t a = 0;
+	const char *q = s;
+	while (q < e && hexval[(unsigned char)*q]) {
+		if (q - s == 16)
+			return NULL;
+		a = a << 4 | (hexval[(unsigned char)*q++] & 15u);
+	}
+	*addr = a;
+	return q == s ? NULL : q;
+}
+
+/* Parses the line [@s, @e) (no newline). Returns 0 (kept or skipped) or
+ * -EINVAL. */
+static int parse_line(struct kparse *p, const char *s, const char *e)
+{
+	uint64_t addr;
+	const char *q = parse_addr(s, e, &addr);
+	if (!q || e - q < 4 || q[0] != ' ' || q[2] != ' ')
 		return -EINVAL;
-	char type = end[1];
-	if (!type || end[2] != ' ')
-		return -EINVAL;
-	char *name = end + 3;
-	char *mod = NULL;
+	char type = q[1];
+	const char *name = q + 3;
+	/* the name ends at a tab (then "[module]"), else at a space */
+	const char *ne = memchr(name, '\t', (size_t)(e - name));
+	if (!ne)
+		ne = memchr(name, ' ', (size_t)(e - name));
+	const char *mod = NULL;
 	size_t modlen = 0;
-	char *sp = strchr(name, '\t');
-	if (!sp)
-		sp = strchr(name, ' ');
-	if (sp) {
-		*sp = '\0';
-		char *lb = strchr(sp + 1, '[');
-		char *rb = lb ? strchr(lb, ']') : NULL;
+	if (!ne) {
+		ne = e;
+	} else {
+		const char *lb = memchr(ne + 1, '[', (size_t)(e - ne - 1));
+		const char *rb = lb ? memchr(lb, ']', (size_t)(e - lb)) : NULL;
 		if (lb && rb && rb > lb + 1) {
 			mod = lb + 1;
 			modlen = (size_t)(rb - mod);
 		}
 	}
-	if (!name[0])
+	size_t nl = (size_t)(ne - name);
+	if (nl == 0)
 		return -EINVAL;
-	if (strcmp(name, "_etext") == 0 && !mod) {
-		k->etext = addr;
+	if (!mod && nl == 6 && memcmp(name, "_etext", 6) == 0) {
+		p->k->etext = addr;
 		return 0;
 	}
 	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 		return 0;
-	if (addr == 0)
-		return 0;
-	if (strncmp(name, "__pfx_", 6) == 0) /* padding before functions */
-		return 0;
-	return push(k, addr, name, mod, modlen);
+	if (addr == 0 || (nl >= 6 && memcmp(name, "__pfx_", 6) == 0))
+		return 0; /* hidden, or the padding before a function */
+	struct sym_kallsyms *k = p->k;
+	if (k->n == k->cap && grow(k) != 0)
+		return -ENOMEM;
+	uint32_t no = sym_strtab_add(&k->names, name, nl), mo = UINT32_MAX;
+	if (no == UINT32_MAX)
+		return -ENOMEM;
+	if (mod) {
+		/* one copy per run of a module's symbols */
+		if (p->last_mod != UINT32_MAX && p->last_mod_len == modlen &&
+		    memcmp(k->names.buf + p->last_mod, mod, modlen) == 0) {
+			mo = p->last_mod;
+		} else {
+			mo = sym_strtab_add(&k->names, mod, modlen);
+			if (mo == UINT32_MAX)
+				return -ENOMEM;
+			p->last_mod = mo;
+			p->last_mod_len = modlen;
+		}
+	}
+	k->syms[k->n++] = (struct ksym){ .addr = addr, .name = no, .module = mo };
+	return 0;
 }
 
-static int finish(struct sym_kallsyms *k, size_t lines)
+/* Sorts the symbols. The core kernel's come sorted and first; what
+ * follows (modules, BPF programs, often below the last module's address)
+ * is sorted on its own and merged in from the back. Returns 0 or -ENOMEM. */
+static int sort_syms(struct sym_kallsyms *k)
 {
-	if (k->n == 0)
-		return lines ? -EPERM : -ENODATA; /* all zero: no privilege */
-	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	size_t run = 1;
+	while (run < k->n && ksym_cmp(&k->syms[run - 1], &k->syms[run]) < 0)
+		run++;
+	if (run >= k->n)
+		return 0;
+	size_t m = k->n - run;
+	qsort(k->syms + run, m, sizeof(*k->syms), ksym_cmp);
+	if (ksym_cmp(&k->syms[run - 1], &k->syms[run]) < 0)
+		return 0;
+	struct ksym *tail = malloc(m * sizeof(*tail));
+	if (!tail)
+		return -ENOMEM;
+	memcpy(tail, k->syms + run, m * sizeof(*tail));
+	size_t i = run, j = m, w = k->n;
+	while (j > 0) {
+		if (i > 0 && ksym_cmp(&k->syms[i - 1], &tail[j - 1]) > 0)
+			k->syms[--w] = k->syms[--i];
+		else
+			k->syms[--w] = tail[--j];
+	}
+	free(tail);
 	return 0;
+}
+
+/* Parses the complete lines of @buf (@len bytes; with @last, the rest
+ * too). Returns the bytes consumed, or -errno. */
+static ssize_t parse_chunk(struct kparse *p, const char *buf, size_t len,
+			   bool last)
+{
+	const char *s = buf, *end = buf + len;
+	if (memchr(buf, '\0', len))
+		return -EINVAL;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		if (!nl && !last)
+			break;
+		const char *e = nl ? nl : end;
+		p->lines++;
+		if (e > s) {
+			int err = parse_line(p, s, e);
+			if (err)
+				return err;
+		}
+		s = e + (nl != NULL);
+	}
+	return s - buf;
+}
+
+/* Ends a parse: no symbol is an error, the rest is sorted. */
+static int finish(struct kparse *p)
+{
+	struct sym_kallsyms *k = p->k;
+	if (k->n == 0)
+		return p->lines ? -EPERM : -ENODATA; /* all zero: no privilege */
+	return sort_syms(k);
+}
+
+static struct sym_kallsyms *fail(struct sym_kallsyms *k, int err)
+{
+	sym_kallsyms_free(k);
+	errno = -err;
+	return NULL;
+}
+
+#define CHUNK (256u << 10)
+
+/* Reads @fd to its end, parsing as it goes. Returns 0 or -errno. */
+static int parse_fd(struct kparse *p, int fd)
+{
+	char *buf = malloc(CHUNK);
+	size_t have = 0;
+	int err = buf ? 0 : -ENOMEM;
+	while (!err) {
+		if (have == CHUNK) {
+			err = -EINVAL; /* a line longer than the buffer */
+			break;
+		}
+		ssize_t r = read(fd, buf + have, CHUNK - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		have += (size_t)r;
+		ssize_t used = parse_chunk(p, buf, have, r == 0);
+		if (used < 0) {
+			err = (int)used;
+			break;
+		}
+		memmove(buf, buf + used, have - (size_t)used);
+		have -= (size_t)used;
+		if (r == 0)
+			break;
+	}
+	free(buf);
+	return err;
 }
 
 struct sym_kallsyms *sym_kallsyms_load(const char *path)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
 	struct sym_kallsyms *k = calloc(1, sizeof(*k));
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int err = k ? 0 : -ENOMEM;
-	size_t lineno = 0;
-	while (!err && (len = getline(&line, &cap, f)) > 0) {
-		lineno++;
-		if (line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		if (!line[0])
-			continue;
-		err = parse_line(k, line);
-	}
-	free(line);
-	fclose(f);
+	struct kparse p = { .k = k, .last_mod = UINT32_MAX };
+	int err = k ? parse_fd(&p, fd) : -ENOMEM;
+	close(fd);
 	if (!err)
-		err = finish(k, lineno);
-	if (err) {
-		sym_kallsyms_free(k);
-		errno = -err;
-		return NULL;
-	}
-	return k;
+		err = finish(&p);
+	return err ? fail(k, err) : k;
 }
 
 struct sym_kallsyms *sym_kallsyms_parse(const char *buf, size_t len)
 {
 	struct sym_kallsyms *k = calloc(1, sizeof(*k));
-	char line[1024];
-	size_t lineno = 0;
-	int err = k ? 0 : -ENOMEM;
-	const char *p = buf, *end = buf + len;
-	while (!err && p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = (size_t)((nl ? nl : end) - p);
-		p = nl ? nl + 1 : end;
-		lineno++;
-		if (l == 0)
-			continue;
-		if (l >= sizeof(line) || memchr(p - l - (nl ? 1 : 0), '\0', l)) {
-			err = -EINVAL;
-			break;
-		}
-		memcpy(line, nl ? p - l - 1 : p - l, l);
-		line[l] = '\0';
-		err = parse_line(k, line);
-	}
-	if (!err)
-		err = finish(k, lineno);
-	if (err) {
-		sym_kallsyms_free(k);
-		errno = -err;
-		return NULL;
-	}
-	return k;
+	struct kparse p = { .k = k, .last_mod = UINT32_MAX };
+	ssize_t used = k ? parse_chunk(&p, buf, len, true) : -ENOMEM;
+	int err = used < 0 ? (int)used : finish(&p);
+	return err ? fail(k, err) : k;
 }
 
 void sym_kallsyms_free(struct sym_kallsyms *k)
@@ -232,4 +369,16 @@ bool sym_kernel_name_is_bpf(const char *name, const char *module)
 	       /* the tracepoint's own dispatch, under every off-CPU wait */
 	       has_prefix(name, "__traceiter_") ||
 	       strcmp(name, "bpf_overflow_handler") == 0;
+}
+
+int sym_kallsyms_nth(const struct sym_kallsyms *k, size_t i, uint64_t *addr,
+		     const char **name, const char **module)
+{
+	if (!k || i >= k->n)
+		return -ENOENT;
+	const struct ksym *s = &k->syms[i];
+	*addr = s->addr;
+	*name = k->names.buf + s->name;
+	*module = s->module == UINT32_MAX ? NULL : k->names.buf + s->module;
+	return 0;
 }

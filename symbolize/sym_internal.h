@@ -252,6 +252,11 @@ void sym_kallsyms_free(struct sym_kallsyms *k);
 int sym_kallsyms_find(const struct sym_kallsyms *k, uint64_t addr,
 		      const char **name, const char **module);
 size_t sym_kallsyms_bytes(const struct sym_kallsyms *k);
+/* The @i-th text symbol in address order (tests compare parses with it):
+ * sets *addr, *name and *module (NULL for the core kernel) and returns 0,
+ * or -ENOENT past the last. */
+int sym_kallsyms_nth(const struct sym_kallsyms *k, size_t i, uint64_t *addr,
+		     const char **name, const char **module);
 
 /* True when a kernel symbol belongs to BPF machinery that should not show
  * in a profile (BPF programs, trampolines, the tracing glue). */
