@@ -10,6 +10,11 @@
  * a table of its functions' ranges, built the first time the unit is
  * used, leads to the function, and the scope chain is found by walking
  * down from it — never the whole unit per address.
+ *
+ * Compressed sections are inflated as far as lookups need (dwarf_inflate.c)
+ * rather than whole when the file is opened; the unit table then comes
+ * from .debug_aranges read here, since libdw's reader of it looks at every
+ * unit's header.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -19,6 +24,7 @@
 #include <string.h>
 
 #include "sym_internal.h"
+#include "symbolize/dwarf_inflate.h"
 
 #define SCOPE_DEPTH_MAX 64
 
@@ -37,6 +43,8 @@ struct cu_info {
 	struct fn_range *fns; /* sorted by lo */
 	size_t n, cap;
 	bool indexed;
+	bool line_ready;  /* its line program is inflated */
+	uint64_t die_off; /* with hdr_offs: the unit DIE, 0 = not known yet */
 };
 
 struct sym_dwarf {
@@ -49,6 +57,8 @@ struct sym_dwarf {
 	size_t fn_bytes;
 	uint64_t max_hi; /* end of the highest range */
 	bool indexed;
+	bool hdr_offs;   /* ranges hold unit header offsets, not DIEs */
+	struct sym_inflate *z; /* NULL: libdw inflated everything */
 	struct sym_arena names; /* joined file names */
 	const char *last_joined_src, *last_joined_dir, *last_joined;
 };
@@ -108,7 +118,7 @@ static void hide_unused(Elf *e)
 	}
 }
 
-struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes)
+static struct sym_dwarf *open_fd(int fd, size_t *bytes, bool lazy)
 {
 	if (fd < 0)
 		return NULL;
@@ -117,23 +127,37 @@ struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes)
 	if (!e)
 		return NULL;
 	hide_unused(e);
+	struct sym_inflate *z = lazy ? sym_inflate_attach(e) : NULL;
 	Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
-	if (!dw) {
-		elf_end(e);
-		return NULL;
-	}
-	struct sym_dwarf *d = calloc(1, sizeof(*d));
+	struct sym_dwarf *d = dw ? calloc(1, sizeof(*d)) : NULL;
 	if (!d) {
 		dwarf_end(dw);
 		elf_end(e);
+		sym_inflate_free(z);
 		return NULL;
 	}
 	d->elf = e;
 	d->dw = dw;
+	d->z = z;
 	*bytes += debug_bytes(e);
 	/* everything is read from the mapping: the caller may close @fd */
 	elf_cntl(e, ELF_C_FDDONE);
 	return d;
+}
+
+struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes)
+{
+	return open_fd(fd, bytes, true);
+}
+
+struct sym_dwarf *sym_dwarf_open_whole(int fd, size_t *bytes)
+{
+	return open_fd(fd, bytes, false);
+}
+
+size_t sym_dwarf_inflated(const struct sym_dwarf *d)
+{
+	return d ? sym_inflate_bytes(d->z) : 0;
 }
 
 void sym_dwarf_free(struct sym_dwarf *d)
@@ -142,6 +166,7 @@ void sym_dwarf_free(struct sym_dwarf *d)
 		return;
 	dwarf_end(d->dw);
 	elf_end(d->elf);
+	sym_inflate_free(d->z); /* after the Elf that pointed into it */
 	free(d->ranges);
 	for (size_t i = 0; i < d->ncus; i++)
 		free(d->cus[i].fns);
@@ -249,11 +274,101 @@ static void index_from_units(struct sym_dwarf *d)
 	}
 }
 
+/* The data of section @name, unless it has none or is still compressed. */
+static Elf_Data *section_data(Elf *e, const char *name)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = sym_elf_section(e, name, &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS ||
+	    (sh.sh_flags & (SHF_GROUP | SHF_COMPRESSED)))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+static uint64_t rd_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	while (n-- > 0)
+		v = v << 8 | p[n];
+	return v;
+}
+
+/* One set of .debug_aranges at @p (of @end): its ranges, keyed by the
+ * unit's header offset. Returns the next set, or NULL when malformed. */
+static const uint8_t *arange_set(struct sym_dwarf *d, const uint8_t *p,
+				 const uint8_t *end, uint64_t info_size)
+{
+	const uint8_t *hdr = p;
+	if (end - p < 4)
+		return NULL;
+	uint64_t len = rd_le(p, 4);
+	unsigned osize = 4;
+	p += 4;
+	if (len == 0xffffffffu) {
+		if (end - p < 8)
+			return NULL;
+		len = rd_le(p, 8);
+		osize = 8;
+		p += 8;
+	} else if (len >= 0xfffffff0u) {
+		return NULL;
+	}
+	if (len > (uint64_t)(end - p) || len < 4 + osize)
+		return NULL;
+	const uint8_t *set_end = p + len;
+	uint64_t off = rd_le(p + 2, osize);
+	if (rd_le(p, 2) != 2 || off >= info_size || set_end - p < 4 + osize)
+		return NULL;
+	p += 2 + osize;
+	unsigned asize = p[0];
+	if (asize != 4 && asize != 8)
+		return NULL;
+	p += 2; /* and the segment selector size, unused */
+	size_t pad = (size_t)(p - hdr) % (2 * asize);
+	p += pad ? 2 * asize - pad : 0;
+	uint32_t idx;
+	if (cu_add(d, &idx) != 0)
+		return NULL;
+	for (;;) {
+		if (set_end - p < 2 * (ptrdiff_t)asize)
+			return NULL;
+		uint64_t start = rd_le(p, asize), n = rd_le(p + asize, asize);
+		p += 2 * asize;
+		if (start == 0 && n == 0)
+			return set_end;
+		if (n != 0 && range_push(d, start, start + n, off, idx) != 0)
+			return NULL;
+	}
+}
+
+/* With sections inflated lazily: .debug_aranges read here, the ranges
+ * keyed by unit header offsets (the DIE offsets need the headers, which
+ * may not be inflated yet). Returns 0, or -ENOENT without usable aranges. */
+static int index_from_raw_aranges(struct sym_dwarf *d)
+{
+	if (sym_inflate_small(d->z) != 0)
+		return -ENOENT;
+	Elf_Data *ad = section_data(d->elf, ".debug_aranges");
+	Elf_Data *id = section_data(d->elf, ".debug_info");
+	if (!ad || !id || !ad->d_buf || ad->d_size == 0)
+		return -ENOENT;
+	const uint8_t *p = ad->d_buf, *end = p + ad->d_size;
+	while (p && p < end)
+		p = arange_set(d, p, end, id->d_size);
+	if (!p || d->n == 0)
+		return -ENOENT;
+	d->hdr_offs = true;
+	return 0;
+}
+
 static void build_index(struct sym_dwarf *d)
 {
 	d->indexed = true;
-	if (index_from_aranges(d) != 0) {
+	int rc = d->z ? index_from_raw_aranges(d) : index_from_aranges(d);
+	if (rc != 0) {
 		d->n = 0;
+		d->hdr_offs = false;
+		sym_inflate_all(d->z); /* libdw reads every unit now */
 		index_from_units(d);
 	}
 	if (d->n > 1)
@@ -261,6 +376,34 @@ static void build_index(struct sym_dwarf *d)
 	for (size_t i = 0; i < d->n; i++)
 		if (d->ranges[i].hi > d->max_hi)
 			d->max_hi = d->ranges[i].hi;
+}
+
+/* With lazily inflated sections: inflates what the unit whose header is at
+ * @hdr needs (its line program too) and returns its DIE. */
+static bool lazy_unit(struct sym_dwarf *d, uint64_t hdr, struct cu_info *c,
+		      Dwarf_Die *cudie)
+{
+	if (c->die_off == 0) {
+		Dwarf_Off next;
+		size_t hsize;
+		if (sym_inflate_unit(d->z, hdr) != 0 ||
+		    dwarf_next_unit(d->dw, hdr, &next, &hsize, NULL, NULL,
+				    NULL, NULL, NULL, NULL) != 0)
+			return false;
+		c->die_off = hdr + hsize;
+	}
+	if (!dwarf_offdie(d->dw, c->die_off, cudie))
+		return false;
+	if (!c->line_ready) {
+		Dwarf_Attribute a;
+		Dwarf_Word off;
+		if (dwarf_formudata(dwarf_attr(cudie, DW_AT_stmt_list, &a),
+				    &off) == 0 &&
+		    sym_inflate_line(d->z, off) != 0)
+			return false;
+		c->line_ready = true;
+	}
+	return true;
 }
 
 /* Finds the CU holding @addr: its DIE and its index. */
@@ -291,7 +434,9 @@ static bool find_cu(struct sym_dwarf *d, uint64_t addr, Dwarf_Die *cudie,
 	if (!r)
 		r = &d->ranges[lo - 1];
 	*cu = r->cu;
-	return dwarf_offdie(d->dw, r->off, cudie) != NULL;
+	if (!d->hdr_offs)
+		return dwarf_offdie(d->dw, r->off, cudie) != NULL;
+	return lazy_unit(d, r->off, &d->cus[r->cu], cudie);
 }
 
 static int fn_push(struct cu_info *c, uint64_t lo, uint64_t hi, uint64_t off)

@@ -233,36 +233,38 @@ int sym_elf_load_symbols_mem(const void *buf, size_t len,
 	return err;
 }
 
+Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		const char *n = elf_strptr(e, shstrndx, sh->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
 int sym_elf_debuglink(int fd, char *buf, size_t len)
 {
 	Elf *e = elf_open_fd(fd);
 	if (!e)
 		return -ENOEXEC;
 	int err = -ENOENT;
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx) != 0)
-		goto out;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *n = elf_strptr(e, shstrndx, sh.sh_name);
-		if (!n || strcmp(n, ".gnu_debuglink") != 0)
-			continue;
-		/* A NOBITS section claims a size but has no bytes. */
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size < 2)
-			break;
-		size_t sl = strnlen(d->d_buf, d->d_size);
-		if (sl == 0 || sl == d->d_size || sl + 1 > len ||
-		    memchr(d->d_buf, '/', sl))
-			break;
+	GElf_Shdr sh;
+	Elf_Scn *scn = sym_elf_section(e, ".gnu_debuglink", &sh);
+	/* A NOBITS section claims a size but has no bytes. */
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	size_t sl = d && d->d_buf ? strnlen(d->d_buf, d->d_size) : 0;
+	if (d && d->d_buf && d->d_size >= 2 && sl != 0 && sl != d->d_size &&
+	    sl + 1 <= len && !memchr(d->d_buf, '/', sl)) {
 		memcpy(buf, d->d_buf, sl + 1);
 		err = 0;
-		break;
 	}
-out:
 	elf_end(e);
 	return err;
 }

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <gelf.h>
+
 #include "symbolize.h"
 
 #define SYM_BUILD_ID_MAX 64
@@ -205,6 +207,9 @@ int sym_elf_load_symbols(int fd, struct sym_symtab *t, bool *has_symtab);
 int sym_elf_load_symbols_mem(const void *buf, size_t len,
 			     struct sym_symtab *t);
 
+/* The first section of @e named @name, its header in @sh; or NULL. */
+Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *sh);
+
 /* Reads the .gnu_debuglink name of @fd into @buf. Returns 0, -ENOENT. */
 int sym_elf_debuglink(int fd, char *buf, size_t len);
 
@@ -229,6 +234,13 @@ struct sym_dwarf *sym_dwarf_open(int fd, size_t *bytes);
  * Returns the number of frames written (0 = no DWARF for this address). */
 size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 			 struct sym_dwarf_frame *out, size_t max);
+/* The same, with every compressed section inflated whole at open, as
+ * libdw does by itself (sym_dwarf_open() inflates only what lookups
+ * reach); tests compare the two. */
+struct sym_dwarf *sym_dwarf_open_whole(int fd, size_t *bytes);
+/* Bytes of compressed sections inflated so far (0 when none is
+ * compressed, or with sym_dwarf_open_whole()). */
+size_t sym_dwarf_inflated(const struct sym_dwarf *d);
 void sym_dwarf_free(struct sym_dwarf *d);
 /* The start address of the line-table row holding @vaddr (tests use it
  * to explain eu-addr2line's answers). Returns 0 or -ENOENT. */
