@@ -1,6 +1,6 @@
 # hearth — an always-on eBPF profiler.
 #
-#   make            build build/hearth and build/hearthd
+#   make            build build/hearth, build/hearthd and build/hearth-view
 #   make run        install missing Debian packages (as root), build, and
 #                   profile the whole host for 10 s into a flame graph
 #   make test       build with ASan+UBSan and run every test
@@ -52,9 +52,11 @@ PKG_LIBS_CORE = $(shell $(PKG_CONFIG) --libs libbpf libelf libdw zlib libsystemd
 PKG_LIBS_SDL = $(shell $(PKG_CONFIG) --libs sdl2 SDL2_ttf 2>/dev/null)
 
 CFLAGS ?= -O2 -g
+LIBEXECDIR := $(PREFIX)/libexec/hearth
 CFLAGS += -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-I. -I$(BUILD) $(PKG_CFLAGS) \
-	-DHEARTH_VERSION='"$(VERSION)"' -DHEARTH_FONT_DIR='"/usr/share/fonts/truetype/dejavu"'
+	-DHEARTH_VERSION='"$(VERSION)"' -DHEARTH_FONT_DIR='"/usr/share/fonts/truetype/dejavu"' \
+	-DHEARTH_LIBEXEC_DIR='"$(LIBEXECDIR)"'
 LDLIBS_EXTRA := -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -74,11 +76,19 @@ $(foreach p,$(PARTS),$(eval OBJ_$(p) := $(patsubst %.c,$(BUILD)/%.o,$(SRC_$(p)))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 
-CLI_SRCS := $(wildcard cli/*.c)
+# The viewer and PNG export draw with SDL: they are linked into
+# hearth-view only, which hearth execs for them (cli/viewer.h), so every
+# other subcommand starts without loading SDL and its libraries.
+VIEWER_SRCS := cli/view.c cli/export_png.c
+LAUNCH_SRCS := cli/viewer_exec.c
+CLI_SRCS := $(filter-out $(VIEWER_SRCS) $(LAUNCH_SRCS),$(wildcard cli/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
+VIEWER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(VIEWER_SRCS))
+LAUNCH_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LAUNCH_SRCS))
 
 HEARTH := $(BUILD)/hearth
 HEARTHD := $(BUILD)/hearthd
+HEARTH_VIEW := $(BUILD)/hearth-view
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -93,7 +103,7 @@ FIXTURE_FLAGS ?= -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 FIXTURE_LIBS ?= -pthread
 
 .PHONY: all run test unit bench install clean deps deps-test deps-bench fixtures fuzz check-tools
-all: $(HEARTH) $(HEARTHD)
+all: $(HEARTH) $(HEARTHD) $(HEARTH_VIEW)
 
 # Fragments add rules for their part (fixtures with special flags, extra
 # test targets); they never redefine the targets above.
@@ -144,9 +154,15 @@ $(BUILD)/lib%.a: $$(OBJ_$$*)
 LIBS_ALL := $(BUILD)/libagent.a $(BUILD)/librender.a $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
 LIBS_DAEMON := $(BUILD)/libagent.a $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
 
-$(HEARTH): $(CLI_OBJS) $(LIBS_ALL)
+# hearth links no SDL, and only the libraries it calls; whatever needs
+# hearth needs its viewer too.
+$(HEARTH): $(CLI_OBJS) $(LAUNCH_OBJS) $(LIBS_ALL) | $(HEARTH_VIEW)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
+	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $(CLI_OBJS) $(LAUNCH_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+
+$(HEARTH_VIEW): $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
 
 # The daemon links no SDL: a headless server needs no display libraries.
 $(HEARTHD): $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON)
@@ -199,8 +215,9 @@ bench: deps-bench
 
 # ---- install ------------------------------------------------------------
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(HEARTH) $(DESTDIR)$(PREFIX)/bin/hearth
+	install -m 0755 $(HEARTH_VIEW) $(DESTDIR)$(LIBEXECDIR)/hearth-view
 	install -m 0755 $(HEARTHD) $(DESTDIR)$(PREFIX)/sbin/hearthd
 	$(Q)if [ -d man ] && ls man/*.[0-9] >/dev/null 2>&1; then \
 		for m in man/*.[0-9]; do s=$${m##*.}; \

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/viewer.h"
 #include "profile/folded.h"
 #include "render/load.h"
 #include "render/model.h"
-#include "render/sdl.h"
 #include "render/svg.h"
 
 #if defined(__has_include)
@@ -165,6 +165,12 @@ int cmd_export(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	if (a.fmt == FMT_PNG) {
+		struct cli_png_args pa = { .in = a.in, .out = a.out,
+					   .width = a.width, .height = a.height,
+					   .icicle = a.icicle };
+		return cli_export_png(argv, &pa);
+	}
 	if (rd_load_profile(a.in, &p, err, sizeof(err)) < 0) {
 		say(err);
 		return 1;
@@ -174,16 +180,7 @@ int cmd_export(int argc, char **argv)
 		prof_free(p);
 		return 1;
 	}
-	if (a.fmt == FMT_PNG) {
-		rc = 0;
-		if (rd_png_export(m, a.out, a.width ? a.width : 1920, a.height,
-				  a.icicle, err, sizeof(err)) < 0) {
-			say(err);
-			rc = 1;
-		}
-	} else {
-		rc = write_text(&a, p, m);
-	}
+	rc = write_text(&a, p, m);
 	rd_model_free(m);
 	prof_free(p);
 	return rc;

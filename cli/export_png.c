@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* hearth export --png: a picture of the viewer's window, drawn with SDL.
+ * Linked into hearth-view only (cli/viewer.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/viewer.h"
+#include "render/load.h"
+#include "render/model.h"
+#include "render/sdl.h"
+
+int cli_export_png(char **argv, const struct cli_png_args *a)
+{
+	struct prof_profile *p = NULL;
+	struct rd_model *m;
+	char err[512];
+	size_t n;
+	int rc = 0;
+
+	(void)argv;
+	if (rd_load_profile(a->in, &p, err, sizeof(err)) < 0) {
+		n = strlen(err);
+		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+		return 1;
+	}
+	if (!(m = rd_model_new(p))) {
+		cli_error("out of memory while reading %s.", a->in);
+		prof_free(p);
+		return 1;
+	}
+	if (rd_png_export(m, a->out, a->width ? a->width : 1920, a->height,
+			  a->icicle, err, sizeof(err)) < 0) {
+		n = strlen(err);
+		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+		rc = 1;
+	}
+	rd_model_free(m);
+	prof_free(p);
+	return rc;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The viewer's binary. Everything that draws with SDL (the window, PNG
+ * export) is linked into hearth-view, not into hearth, so that `hearth
+ * record`, `snapshot`, `diff`, `export --svg` and the rest start without
+ * loading SDL and the ~40 libraries behind it. hearth-view is the whole
+ * command plus the viewer; hearth hands `view`, `export --png` and `diff
+ * --view` over to it with exec (same process, arguments and output).
+ */
+#ifndef HEARTH_CLI_VIEWER_H
+#define HEARTH_CLI_VIEWER_H
+
+/* What `hearth export --png` was asked for. */
+struct cli_png_args {
+	const char *in, *out;
+	int width, height, icicle;
+};
+
+/* Writes the PNG (hearth-view), or replaces this process with hearth-view
+ * running the same command line (hearth). Returns the exit status. */
+int cli_export_png(char **argv, const struct cli_png_args *a);
+
+/* Replaces this process with hearth-view running the command line this
+ * process was started with (@argv, the subcommand's arguments with argv[0]
+ * its name, when that cannot be read). Returns only when it could not
+ * start the viewer, after saying why: the exit status, 1. */
+int cli_exec_viewer(char **argv);
+
+#endif
