@@ -71,40 +71,91 @@ static void paths_few(const struct path_sort *s, struct kv *a, size_t n,
 	}
 }
 
+/* Takes the last pending run off @stack[0..sp), sorts it by a key of its
+ * next few ranks and pushes the runs of equal keys that go on (each to be
+ * sorted by the ranks after). Runs are disjoint ranges of @a, and a run
+ * uses the same range of @tmp. Returns the new sp. */
+static size_t run_step(const struct path_sort *s, struct kv *a,
+		       struct kv *tmp, struct run *stack, size_t sp)
+{
+	struct run r = stack[--sp];
+	struct kv *v = a + r.lo;
+
+	if (r.n < 16) {
+		paths_few(s, v, r.n, r.depth);
+		return sp;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if (i + 8 < r.n)
+			__builtin_prefetch(s->rec + v[i + 8].val + 3 + r.depth);
+		v[i].key = path_key(s, v[i].val, r.depth);
+	}
+	sort_kv(v, tmp + r.lo, r.n);
+	for (size_t i = 0, j; i < r.n; i = j) {
+		for (j = i + 1; j < r.n && v[j].key == v[i].key; j++)
+			;
+		/* Equal keys that end inside are equal paths. */
+		if (1 < j - i && (v[i].key & ((1ull << s->bits) - 1)))
+			stack[sp++] = (struct run){ r.lo + i, j - i,
+						    r.depth + s->fields };
+	}
+	return sp;
+}
+
+/* The runs of one part of the items, sorted on a thread. */
+struct runs_job {
+	const struct path_sort *s;
+	struct kv *a, *tmp;
+	struct run *stack;
+	size_t sp;
+};
+
+static void *runs_sort(void *arg)
+{
+	struct runs_job *j = arg;
+
+	while (j->sp)
+		j->sp = run_step(j->s, j->a, j->tmp, j->stack, j->sp);
+	return NULL;
+}
+
+/* Item counts from which the runs left after the first key are sorted in
+ * two parts, on two threads. */
+#define SORT_SPLIT_MIN ((size_t)1 << 16)
+
 /* Sorts the items @a[0..n) (val = a path's record) by their paths'
  * ranks: by a key of the next few ranks, then each run of equal keys
  * by the ranks after, until the paths differ or end. @tmp has room for
- * n items, @stack for n / 2 + 1 runs. */
+ * n items, @stack for n / 2 + 1 runs. On big inputs the runs left after
+ * the first key are cut in two parts by position, the second sorted on
+ * a thread (runs never cross, so the parts share nothing). */
 static void paths_sort(const struct path_sort *s, struct kv *a,
 		       struct kv *tmp, struct run *stack, size_t n)
 {
-	size_t sp = 0;
+	struct runs_job x = { s, a, tmp, stack, 0 }, y = { s, a, tmp, NULL, 0 };
+	size_t k = 0;
+	pthread_t th;
 
-	stack[sp++] = (struct run){ 0, n, 0 };
-	while (sp) {
-		struct run r = stack[--sp];
-		struct kv *v = a + r.lo;
-
-		if (r.n < 16) {
-			paths_few(s, v, r.n, r.depth);
-			continue;
+	stack[0] = (struct run){ 0, n, 0 };
+	x.sp = run_step(s, a, tmp, stack, 1);
+	while (k < x.sp && stack[k].lo < n / 2)
+		k++;
+	if (SORT_SPLIT_MIN <= n && k < x.sp &&
+	    (y.stack = malloc(((n - stack[k].lo) / 2 + 1) * sizeof(*y.stack)))) {
+		y.sp = x.sp - k;
+		memcpy(y.stack, stack + k, y.sp * sizeof(*y.stack));
+		x.sp = k;
+		if (pthread_create(&th, NULL, runs_sort, &y) == 0) {
+			runs_sort(&x);
+			pthread_join(th, NULL);
+		} else {
+			runs_sort(&x);
+			runs_sort(&y);
 		}
-		for (size_t i = 0; i < r.n; i++) {
-			if (i + 8 < r.n)
-				__builtin_prefetch(s->rec + v[i + 8].val + 3 +
-						   r.depth);
-			v[i].key = path_key(s, v[i].val, r.depth);
-		}
-		sort_kv(v, tmp, r.n);
-		for (size_t i = 0, j; i < r.n; i = j) {
-			for (j = i + 1; j < r.n && v[j].key == v[i].key; j++)
-				;
-			/* Equal keys that end inside are equal paths. */
-			if (1 < j - i && (v[i].key & ((1ull << s->bits) - 1)))
-				stack[sp++] = (struct run){ r.lo + i, j - i,
-							    r.depth + s->fields };
-		}
+		free(y.stack);
+		return;
 	}
+	runs_sort(&x);
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -340,7 +391,9 @@ static void *populate_ahead(void *arg)
 {
 	struct ahead *h = arg;
 	size_t at = h->from;
-	const struct timespec nap = { 0, 50000 };
+	/* The builder makes about 40 nodes a microsecond: a millisecond's nap
+	 * costs little of the AHEAD nodes' lead, and few wake-ups. */
+	const struct timespec nap = { 0, 1000000 };
 
 	while (at < h->cap && !atomic_load_explicit(&h->done, memory_order_relaxed)) {
 		size_t made = atomic_load_explicit(&h->made, memory_order_relaxed);

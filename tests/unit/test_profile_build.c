@@ -315,7 +315,9 @@ static void test_shuffled_lines_same_tree(void **state)
 
 /* Many distinct frames: ranks need 17 bits, three to a sort key, and
  * long shared prefixes need several rounds of keys. Over 2 MiB of text,
- * so the stacks' room is reserved at once. */
+ * so the stacks' room is reserved at once, and 70,000 stacks, so the
+ * runs left after the first key are sorted in two parts on two threads
+ * (and the text parsed in two halves). */
 static void test_many_frames(void **state)
 {
 	uint64_t s = 42;
