@@ -157,14 +157,17 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	remember(s, &e->sig, uips, in.nu);
 	if (off)
 		s->stats.offcpu_ns += e->value;
+	pid_set_add(&s->seen, e->tgid);
+	if (s->nexclude && sampler_excluded(s, e->comm))
+		return 0;
 	in.kips = (const uint64_t *)e->kips;
 	in.nk = e->nk < HEARTH_STACK_DEPTH ? e->nk : HEARTH_STACK_DEPTH;
 	in.off_cpu = off;
 	in.involuntary = e->kind == HEARTH_OFF_CPU_INVOLUNTARY;
 	in.per_thread = s->opts.per_thread;
-	pid_set_add(&s->seen, e->tgid);
+	in.pid_row = s->opts.pid_rows;
 	/* A process samples the same few stacks again and again: each is
-	 * symbolized once per drain. */
+	 * symbolized once and remembered across drains. */
 	return stack_builder_add_memo(s->builder, s->sym, p, &in, e->value) < 0 ? -ENOMEM : 0;
 }
 
@@ -173,9 +176,6 @@ int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
 {
 	struct prof_profile **pend[2] = { &s->pend_on, &s->pend_off };
 	struct prof_profile *dst[2] = { oncpu, offcpu };
-
-	/* The remembered stacks point into the profiles replaced here. */
-	stack_builder_forget(s->builder);
 
 	for (int i = 0; i < 2; i++) {
 		struct prof_profile *fresh;

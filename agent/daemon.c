@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "agent/daemon_impl.h"
-#include "agent/daemon_window.h"
 #include "agent/store_codec.h"
 
 /* Process events (exec, fork, exit) are taken this often: a new process's
@@ -119,7 +118,9 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	o->off_cpu = c->off_cpu;
 	o->min_block_ns = c->off_cpu_min_block_ns;
 	o->kernel_stacks = c->kernel_stacks;
-	o->per_thread = true; /* the thread row tells the pid; see daemon_window.h */
+	/* A window's process rows carry their pid (see daemon_window.h),
+	 * straight from the kernel's tgid: no thread rows to fold. */
+	o->pid_rows = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
 	o->exclude_tgid = getpid();
 }
@@ -142,6 +143,7 @@ static int open_sampler(struct daemon *d)
 		daemon_log("%s", err[0] ? err : "the sampler could not start");
 		return -1;
 	}
+	sampler_set_exclude(d->smp, (const char (*)[16])d->cfg.exclude_comm, d->cfg.nexclude);
 	memset(&d->last_stats, 0, sizeof(d->last_stats));
 	return 0;
 }
@@ -193,33 +195,16 @@ static int open_signals(struct daemon *d)
 	return d->sigfd < 0 ? -errno : 0;
 }
 
-/* Moves the sampler's data into a window shaped for the store. */
+/* Moves the sampler's data into a window shaped for the store: the
+ * sampler builds it so (pid in the process row, excluded processes left
+ * out), nothing is copied. */
 static int build_window(struct daemon *d, struct store_window *w)
 {
-	struct window_filter f = {
-		.exclude = (const char (*)[16])d->cfg.exclude_comm,
-		.nexclude = d->cfg.nexclude,
-		.tgid_of = tgid_cache_get,
-		.arg = d->tgids,
-	};
-	struct prof_profile *raw_on = NULL, *raw_off = NULL;
-	int rc = -ENOMEM;
-
-	if (d->cfg.on_cpu && !((raw_on = prof_new(PROF_UNIT_SAMPLES)) &&
-			       (w->oncpu = prof_new(PROF_UNIT_SAMPLES))))
-		goto out;
-	if (d->cfg.off_cpu && !((raw_off = prof_new(PROF_UNIT_NANOSECONDS)) &&
-				(w->offcpu = prof_new(PROF_UNIT_NANOSECONDS))))
-		goto out;
-	rc = sampler_drain(d->smp, raw_on, raw_off);
-	if (!rc && raw_on)
-		rc = daemon_window_copy(w->oncpu, raw_on, &f);
-	if (!rc && raw_off)
-		rc = daemon_window_copy(w->offcpu, raw_off, &f);
-out:
-	prof_free(raw_on);
-	prof_free(raw_off);
-	return rc;
+	if (d->cfg.on_cpu && !(w->oncpu = prof_new(PROF_UNIT_SAMPLES)))
+		return -ENOMEM;
+	if (d->cfg.off_cpu && !(w->offcpu = prof_new(PROF_UNIT_NANOSECONDS)))
+		return -ENOMEM;
+	return sampler_drain(d->smp, w->oncpu, w->offcpu);
 }
 
 static void fill_counters(struct daemon *d, struct store_window *w)
@@ -293,8 +278,6 @@ static void cut_window(struct daemon *d)
 				   (unsigned long long)w.end_ns, len);
 	}
 	free(blob);
-	/* Threads unseen for a minute are forgotten. */
-	tgid_cache_tick(d->tgids, (uint32_t)(60000000000ull / d->cfg.window_ns) + 1);
 	d->last_end_ns = w.end_ns;
 	d->win_start_ns = w.end_ns;
 	store_window_clear(&w);
@@ -357,6 +340,9 @@ static void reload(struct daemon *d)
 			d->stopping = true;
 	}
 	d->cfg = c;
+	if (d->smp)
+		sampler_set_exclude(d->smp, (const char (*)[16])d->cfg.exclude_comm,
+				    d->cfg.nexclude);
 	store_limits_from(&c, &l);
 	store_set_limits(d->store, &l);
 	d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
@@ -474,11 +460,6 @@ static int start(struct daemon *d)
 
 	if (load_config(d->args, &d->cfg))
 		return -1;
-	d->tgids = tgid_cache_new();
-	if (!d->tgids) {
-		daemon_log("out of memory");
-		return -1;
-	}
 	if (open_signals(d) < 0) {
 		daemon_log("cannot set up signal handling (%s)", strerror(errno));
 		return -1;
@@ -534,7 +515,6 @@ int daemon_run(const struct daemon_args *a)
 	ctl_server_close(d->srv);
 	sampler_close(d->smp);
 	store_close(d->store);
-	tgid_cache_free(d->tgids);
 	if (d->sigfd >= 0)
 		close(d->sigfd);
 	free(d);

@@ -53,70 +53,6 @@ static int entries_reserve(struct entries *out, size_t more)
 	return 0;
 }
 
-/* The old way, one lookup and one delete per entry, for kernels without
- * batch operations on hash maps. */
-static int take_counts_one_by_one(int fd, struct entries *out)
-{
-	uint8_t key[sizeof(struct hearth_sig_key)], next[sizeof(struct hearth_sig_key)];
-	void *prev = NULL;
-	size_t first = out->len;
-
-	while (bpf_map_get_next_key(fd, prev, next) == 0) {
-		if (entries_reserve(out, 1) < 0)
-			return -ENOMEM;
-		if (bpf_map_lookup_elem(fd, next, entry_val(out, out->len)) == 0) {
-			memcpy(entry_key(out, out->len), next, out->ksz);
-			out->len++;
-		}
-		memcpy(key, next, out->ksz);
-		prev = key;
-	}
-	for (size_t i = first; i < out->len; i++)
-		bpf_map_delete_elem(fd, entry_key(out, i));
-	return 0;
-}
-
-#define BATCH 1024
-
-/* Reads and deletes every entry of counts map @fd into @out, a batch of
- * entries per system call. No program writes to it meanwhile (its side is
- * inactive). Returns 0 or -ENOMEM. */
-static int take_counts(int fd, struct entries *out)
-{
-	uint8_t *keys = malloc(BATCH * out->ksz);
-	struct hearth_value *vals = malloc(BATCH * sizeof(*vals));
-	uint8_t token[sizeof(struct hearth_sig_key)];
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	void *in = NULL;
-	int ret = -ENOMEM;
-
-	while (keys && vals) {
-		__u32 n = BATCH;
-		int rc = bpf_map_lookup_and_delete_batch(fd, in, token, keys, vals, &n, &opts);
-		int err = rc < 0 ? errno : 0;
-
-		if (rc < 0 && err != ENOENT && n == 0) {
-			ret = in ? -err : take_counts_one_by_one(fd, out);
-			break;
-		}
-		if (entries_reserve(out, n) < 0)
-			break;
-		for (__u32 i = 0; i < n; i++) {
-			memcpy(entry_key(out, out->len), keys + i * out->ksz, out->ksz);
-			*entry_val(out, out->len) = vals[i];
-			out->len++;
-		}
-		if (rc < 0) {
-			ret = err == ENOENT ? 0 : -err;
-			break;
-		}
-		in = token;
-	}
-	free(keys);
-	free(vals);
-	return ret;
-}
-
 static int cmp_s32(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -146,48 +82,156 @@ static int ids_push(struct id_list *l, int32_t id)
 	return 0;
 }
 
+#define BATCH 1024
+
+/* Calls @fn(key, value, @arg) for every entry of hash map @fd (keys of
+ * @ksz bytes, values of @vsz), deleting it after when @del (no program
+ * writes to the map meanwhile). Returns 0, -ENOMEM or @fn's error. */
+typedef int (*entry_fn)(const void *key, const void *val, void *arg);
+
+/* The old way, a lookup (and a delete) per entry, for kernels without
+ * batch operations on hash maps. */
+static int scan_one_by_one(int fd, size_t ksz, size_t vsz, bool del,
+			   entry_fn fn, void *arg)
+{
+	uint8_t key[sizeof(struct hearth_sig_key)], next[sizeof(struct hearth_sig_key)];
+	uint8_t val[sizeof(struct hearth_offcpu_start) + sizeof(struct hearth_value)];
+	void *prev = NULL;
+	int rc;
+
+	if (sizeof(key) < ksz || sizeof(val) < vsz)
+		return -EINVAL;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		if (bpf_map_lookup_elem(fd, next, val) == 0 && (rc = fn(next, val, arg)))
+			return rc;
+		if (del) {
+			/* the next first key, until none is left */
+			if (bpf_map_delete_elem(fd, next))
+				return -errno;
+			continue;
+		}
+		memcpy(key, next, ksz);
+		prev = key;
+	}
+	return 0;
+}
+
+static int scan_map(int fd, size_t ksz, size_t vsz, bool del, entry_fn fn, void *arg)
+{
+	uint8_t *keys = malloc(BATCH * ksz), *vals = malloc(BATCH * vsz);
+	uint64_t token[8];
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	void *in = NULL;
+	int ret = -ENOMEM;
+
+	while (keys && vals) {
+		__u32 n = BATCH;
+		int rc = del ? bpf_map_lookup_and_delete_batch(fd, in, token, keys, vals, &n, &opts)
+			     : bpf_map_lookup_batch(fd, in, token, keys, vals, &n, &opts);
+		int err = rc < 0 ? errno : 0;
+
+		if (rc < 0 && err != ENOENT && n == 0) {
+			ret = in ? -err : scan_one_by_one(fd, ksz, vsz, del, fn, arg);
+			break;
+		}
+		ret = 0;
+		for (__u32 i = 0; ret == 0 && i < n; i++)
+			ret = fn(keys + i * ksz, vals + i * vsz, arg);
+		if (ret || rc < 0) {
+			if (!ret && err != ENOENT)
+				ret = -err;
+			break;
+		}
+		in = token;
+	}
+	free(keys);
+	free(vals);
+	return ret;
+}
+
+static int append_entry(const void *key, const void *val, void *arg)
+{
+	struct entries *out = arg;
+
+	if (entries_reserve(out, 1) < 0)
+		return -ENOMEM;
+	memcpy(entry_key(out, out->len), key, out->ksz);
+	memcpy(entry_val(out, out->len), val, out->vsz);
+	out->len++;
+	return 0;
+}
+
+/* Reads and deletes every entry of counts map @fd into @out, a batch of
+ * entries per system call. No program writes to it meanwhile (its side is
+ * inactive). Returns 0 or a negative errno. */
+static int take_counts(int fd, struct entries *out)
+{
+	return scan_map(fd, out->ksz, out->vsz, true, append_entry, out);
+}
+
+struct ref_scan {
+	struct id_list *ids;
+	uint32_t gen;
+};
+
+static int ref_push(struct ref_scan *r, uint32_t gen, int32_t kstack, int32_t ustack)
+{
+	if (gen != r->gen)
+		return 0;
+	return ids_push(r->ids, kstack) < 0 || ids_push(r->ids, ustack) < 0 ? -ENOMEM : 0;
+}
+
+static int ref_start(const void *key, const void *val, void *arg)
+{
+	const struct hearth_offcpu_start *st = val;
+
+	(void)key;
+	return ref_push(arg, st->gen, st->kstack, st->ustack);
+}
+
+static int ref_count(const void *key, const void *val, void *arg)
+{
+	const struct hearth_key *k = key;
+
+	(void)val;
+	return ref_push(arg, k->gen, k->kstack, k->ustack);
+}
+
+static int ref_sig(const void *key, const void *val, void *arg)
+{
+	const struct hearth_sig_key *k = key;
+
+	(void)val;
+	return ref_push(arg, k->gen, k->kstack, k->ustack);
+}
+
 /* Stack ids of side @gen still referenced after the flip: by waits not yet
  * ended, and by waits that ended into the new side's counts. */
 static int referenced_ids(struct sampler *s, uint32_t gen, struct id_list *ids)
 {
-	int start_fd = bpf_map__fd(s->skel->maps.offcpu_start);
-	int counts_fd = bpf_map__fd(gen ? s->skel->maps.counts0 : s->skel->maps.counts1);
-	uint32_t tid, next;
-	struct hearth_offcpu_start st;
-	int sig_fd = bpf_map__fd(gen ? s->skel->maps.sig_counts0 : s->skel->maps.sig_counts1);
-	struct hearth_key key, knext;
-	struct hearth_sig_key skey, snext;
-	struct hearth_value val;
-	void *prev = NULL;
+	struct sampler_bpf *k = s->skel;
+	struct ref_scan r = { .ids = ids, .gen = gen };
+	int rc;
 
-	while (bpf_map_get_next_key(start_fd, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(start_fd, &next, &st) == 0 && st.gen == gen &&
-		    (ids_push(ids, st.kstack) < 0 || ids_push(ids, st.ustack) < 0))
-			return -ENOMEM;
-		tid = next;
-		prev = &tid;
-	}
-	prev = NULL;
-	while (bpf_map_get_next_key(counts_fd, prev, &knext) == 0) {
-		if (bpf_map_lookup_elem(counts_fd, &knext, &val) == 0 && knext.gen == gen &&
-		    (ids_push(ids, knext.kstack) < 0 || ids_push(ids, knext.ustack) < 0))
-			return -ENOMEM;
-		key = knext;
-		prev = &key;
-	}
-	prev = NULL;
-	while (bpf_map_get_next_key(sig_fd, prev, &snext) == 0) {
-		if (bpf_map_lookup_elem(sig_fd, &snext, &val) == 0 && snext.gen == gen &&
-		    (ids_push(ids, snext.kstack) < 0 || ids_push(ids, snext.ustack) < 0))
-			return -ENOMEM;
-		skey = snext;
-		prev = &skey;
-	}
+	rc = scan_map(bpf_map__fd(k->maps.offcpu_start), sizeof(uint32_t),
+		      sizeof(struct hearth_offcpu_start), false, ref_start, &r);
+	if (!rc)
+		rc = scan_map(bpf_map__fd(gen ? k->maps.counts0 : k->maps.counts1),
+			      sizeof(struct hearth_key), sizeof(struct hearth_value), false,
+			      ref_count, &r);
+	if (!rc)
+		rc = scan_map(bpf_map__fd(gen ? k->maps.sig_counts0 : k->maps.sig_counts1),
+			      sizeof(struct hearth_sig_key), sizeof(struct hearth_value), false,
+			      ref_sig, &r);
+	if (rc)
+		return rc;
 	if (ids->len)
 		qsort(ids->v, ids->len, sizeof(*ids->v), cmp_s32);
 	return 0;
 }
 
+/* Deletes the ids of side @gen's stack map that nothing refers to any
+ * more. */
 static void clear_stacks(struct sampler *s, uint32_t gen)
 {
 	int fd = bpf_map__fd(gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
@@ -196,13 +240,13 @@ static void clear_stacks(struct sampler *s, uint32_t gen)
 	void *prev = NULL;
 
 	/* Only waits hold stack ids across a flip: without off-CPU, every
-	 * id of the side just read is dead (and the maps need no scan). */
+	 * id of the side just read is dead. */
 	if (s->opts.off_cpu && referenced_ids(s, gen, &keep) < 0)
 		goto out; /* keeping everything is safe, only wasteful */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		if ((!keep.len || !bsearch(&next, keep.v, keep.len, sizeof(*keep.v), cmp_s32)) &&
 		    ids_push(&dead, next) < 0)
-			break;
+			goto out;
 		id = next;
 		prev = &id;
 	}
@@ -211,6 +255,54 @@ static void clear_stacks(struct sampler *s, uint32_t gen)
 out:
 	free(keep.v);
 	free(dead.v);
+}
+
+/* Starts a drain's stack reads: none read yet. Returns 0 or -ENOMEM. */
+static int reads_begin(struct sampler *s)
+{
+	struct stack_reads *r = &s->drain.reads;
+
+	r->len = 0;
+	if (!r->nids) {
+		uint32_t n = bpf_map__max_entries(s->skel->maps.stacks0);
+
+		r->at[0] = calloc(n, sizeof(*r->at[0]));
+		r->at[1] = calloc(n, sizeof(*r->at[1]));
+		if (!r->at[0] || !r->at[1]) {
+			drain_state_free(&s->drain);
+			return -ENOMEM;
+		}
+		r->nids = n;
+		return 0;
+	}
+	memset(r->at[0], 0, r->nids * sizeof(*r->at[0]));
+	memset(r->at[1], 0, r->nids * sizeof(*r->at[1]));
+	return 0;
+}
+
+/* Remembers stack @id of side @gen, @n addresses at @ips, for the rest of
+ * the drain. Out of memory (or out of range), it is simply read again. */
+static void reads_put(struct stack_reads *r, uint32_t gen, int32_t id,
+		      const uint64_t *ips, size_t n)
+{
+	if (!((uint32_t)id < r->nids) || !(r->len + n + 1 < UINT32_MAX))
+		return;
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 4096;
+		uint64_t *v;
+
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		v = realloc(r->ips, cap * sizeof(*v));
+		if (!v)
+			return;
+		r->ips = v;
+		r->cap = cap;
+	}
+	r->at[gen][id] = (uint32_t)r->len + 1;
+	r->ips[r->len++] = n;
+	memcpy(r->ips + r->len, ips, n * sizeof(*ips));
+	r->len += n;
 }
 
 /* Number of leading non-zero addresses in a stack map value. */
@@ -223,35 +315,70 @@ static size_t stack_len(const uint64_t *ips)
 	return n;
 }
 
-/* Reads stack @id of side @gen into @ips; returns its length (0 if none). */
+/* Reads stack @id of side @gen into @ips (once a drain: entries of many
+ * threads share stacks); returns its length (0 if none). */
 static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
 {
+	struct stack_reads *r = &s->drain.reads;
 	int fd = bpf_map__fd(gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
+	size_t n;
 
-	memset(ips, 0, HEARTH_STACK_DEPTH * sizeof(*ips));
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips) != 0)
+	if (id < 0)
 		return 0;
-	return stack_len(ips);
+	if ((uint32_t)id < r->nids && r->at[gen][id]) {
+		const uint64_t *at = r->ips + r->at[gen][id] - 1;
+
+		memcpy(ips, at + 1, at[0] * sizeof(*ips));
+		return at[0];
+	}
+	memset(ips, 0, HEARTH_STACK_DEPTH * sizeof(*ips));
+	if (bpf_map_lookup_elem(fd, &id, ips) != 0)
+		return 0;
+	n = stack_len(ips);
+	reads_put(r, gen, id, ips, n);
+	return n;
 }
 
-static int add_stack(struct sampler *s, struct stack_input *in,
-		     const struct hearth_value *val, uint32_t kind,
-		     struct prof_profile *oncpu, struct prof_profile *offcpu)
+bool sampler_excluded(const struct sampler *s, const char *comm)
+{
+	const char *name = comm[0] ? comm : "[unknown]";
+
+	for (size_t i = 0; i < s->nexclude; i++)
+		if (!strncmp(s->exclude[i], name, sizeof(s->exclude[i])))
+			return true;
+	return false;
+}
+
+/* The profile an entry of @kind goes to (NULL: that kind is off), after
+ * counting its process and wait time. */
+static struct prof_profile *entry_profile(struct sampler *s, uint32_t tgid, uint32_t kind,
+					  const struct hearth_value *val,
+					  struct prof_profile *oncpu, struct prof_profile *offcpu)
 {
 	bool off = kind != HEARTH_ON_CPU;
 	struct prof_profile *p = off ? offcpu : oncpu;
 
 	if (!p)
-		return 0;
-	in->comm = val->comm;
-	in->tcomm = val->tcomm;
-	in->off_cpu = off;
-	in->involuntary = kind == HEARTH_OFF_CPU_INVOLUNTARY;
-	in->per_thread = s->opts.per_thread;
-	pid_set_add(&s->seen, in->tgid);
+		return NULL;
+	pid_set_add(&s->seen, tgid);
 	if (off)
 		s->stats.offcpu_ns += val->ns;
-	return stack_builder_add(s->builder, s->sym, p, in, off ? val->ns : val->count);
+	return p;
+}
+
+static int add_stack(struct sampler *s, struct prof_profile *p, struct stack_input *in,
+		     const struct hearth_value *val, uint32_t kind)
+{
+	in->comm = val->comm;
+	in->tcomm = val->tcomm;
+	in->off_cpu = kind != HEARTH_ON_CPU;
+	in->involuntary = kind == HEARTH_OFF_CPU_INVOLUNTARY;
+	in->per_thread = s->opts.per_thread;
+	in->pid_row = s->opts.pid_rows;
+	/* The same stacks come back drain after drain: each is symbolized
+	 * once and remembered. */
+	return stack_builder_add_memo(s->builder, s->sym, p, in,
+				      in->off_cpu ? val->ns : val->count);
 }
 
 static int add_entry(struct sampler *s, const struct hearth_key *k,
@@ -260,10 +387,13 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 {
 	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
 	struct stack_input in = { .tgid = k->tgid, .tid = k->pid, .uips = uips, .kips = kips };
+	struct prof_profile *p = entry_profile(s, k->tgid, k->kind, val, oncpu, offcpu);
 
+	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
+		return 0;
 	in.nu = read_stack(s, k->gen, k->ustack, uips);
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
-	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
+	return add_stack(s, p, &in, val, k->kind);
 }
 
 /* A wait known by signature: its user stack is the remembered unwind. The
@@ -278,16 +408,21 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
 	struct stack_input in = { .tgid = k->sig.tgid, .tid = k->sig.tid, .kips = kips };
 	const uint64_t *known = sampler_sig_unwind(s, &k->sig, &in.nu);
+	struct prof_profile *p;
 
+	if (!known)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.sig_seen), &k->sig);
+	p = entry_profile(s, k->sig.tgid, k->kind, val, oncpu, offcpu);
+	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
+		return 0;
 	if (known) {
 		in.uips = known;
 	} else {
 		in.uips = uips;
 		in.nu = read_stack(s, k->gen, k->ustack, uips);
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.sig_seen), &k->sig);
 	}
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
-	return add_stack(s, &in, val, k->kind, oncpu, offcpu);
+	return add_stack(s, p, &in, val, k->kind);
 }
 
 /* Forgets the first @n exited processes (their samples are all drained)
@@ -298,6 +433,7 @@ static void forget_gone(struct sampler *s, size_t n)
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
 		sampler_fp_forget(s, s->gone[i]);
+		stack_builder_forget_tgid(s->builder, (uint32_t)s->gone[i]);
 	}
 	if (n == 0)
 		return;
@@ -305,27 +441,33 @@ static void forget_gone(struct sampler *s, size_t n)
 	s->ngone -= n;
 }
 
-int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
-		  struct prof_profile *offcpu)
+/* The BPF programs' write counter, summed over CPUs, in *@out. Returns
+ * false when it cannot be read. */
+static bool read_writes(const struct sampler *s, uint64_t *out)
 {
-	uint32_t old = s->skel->bss->active;
+	uint64_t vals[MAX_CPUS];
+	uint32_t idx = HEARTH_CNT_WRITES;
+
+	*out = 0;
+	if (!(s->npossible <= MAX_CPUS) ||
+	    bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &idx, vals))
+		return false;
+	for (int c = 0; c < s->npossible; c++)
+		*out += vals[c];
+	return true;
+}
+
+/* Reads side @old's counts into the profiles. */
+static int take_side(struct sampler *s, uint32_t old, struct prof_profile *oncpu,
+		     struct prof_profile *offcpu)
+{
 	struct entries got = { .ksz = sizeof(struct hearth_key), .vsz = sizeof(struct hearth_value) };
 	struct entries sigs = { .ksz = sizeof(struct hearth_sig_key), .vsz = sizeof(struct hearth_value) };
-	size_t gone;
-	int rc;
+	int rc = reads_begin(s);
 
-	/* Processes that exited before the flip have all their samples in
-	 * the side we are about to read: they are forgotten after it. */
-	sampler_poll(s, 0);
-	gone = s->ngone;
-	__atomic_store_n(&s->skel->bss->active, !old, __ATOMIC_SEQ_CST);
-	usleep(FLIP_GRACE_US);
-	/* Forks, execs and stack copies up to the flip: every sample's
-	 * process is known, and every signature counted on the old side has
-	 * its unwind (exits seen now wait for the next drain). */
-	ring_buffer__consume(s->rb);
-	rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
-			 &got);
+	if (rc == 0)
+		rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
+				 &got);
 	if (rc == 0)
 		rc = take_counts(bpf_map__fd(old ? s->skel->maps.sig_counts1
 						 : s->skel->maps.sig_counts0), &sigs);
@@ -339,11 +481,56 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	}
 	for (size_t i = 0; rc == 0 && i < sigs.len; i++)
 		rc = add_sig_entry(s, entry_key(&sigs, i), entry_val(&sigs, i), oncpu, offcpu);
-	clear_stacks(s, old);
 	free(got.buf);
 	free(sigs.buf);
+	return rc;
+}
+
+int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
+		  struct prof_profile *offcpu)
+{
+	struct drain_state *d = &s->drain;
+	uint32_t old = s->skel->bss->active;
+	uint64_t before = 0, after = 0;
+	bool quiet, have_before;
+	size_t gone;
+	int rc = 0;
+
+	/* Processes that exited before the flip have all their samples in
+	 * the side we are about to read: they are forgotten after it. */
+	sampler_poll(s, 0);
+	gone = s->ngone;
+	have_before = read_writes(s, &before);
+	__atomic_store_n(&s->skel->bss->active, !old, __ATOMIC_SEQ_CST);
+	usleep(FLIP_GRACE_US);
+	/* Forks, execs and stack copies up to the flip: every sample's
+	 * process is known, and every signature counted on the old side has
+	 * its unwind (exits seen now wait for the next drain). */
+	ring_buffer__consume(s->rb);
+	/* Every write to the old side came after the flip that made it
+	 * active and before the end of this grace: with the counter where
+	 * it was at that flip, the side is empty, and its stack map holds
+	 * only ids a clear already kept (still safe to keep). A sleeping
+	 * target's drain then makes no walk at all. */
+	quiet = d->known[old] && read_writes(s, &after) && after == d->writes_at_flip[old];
+	d->writes_at_flip[!old] = before;
+	d->known[!old] = have_before;
+	if (!quiet) {
+		rc = take_side(s, old, oncpu, offcpu);
+		clear_stacks(s, old);
+	}
 	if (rc == 0)
 		rc = sampler_take_pending(s, oncpu, offcpu);
+	/* The profiles given may be freed now. */
+	stack_builder_next_epoch(s->builder);
 	forget_gone(s, gone);
 	return rc;
+}
+
+void drain_state_free(struct drain_state *d)
+{
+	free(d->reads.at[0]);
+	free(d->reads.at[1]);
+	free(d->reads.ips);
+	memset(&d->reads, 0, sizeof(d->reads));
 }

@@ -340,6 +340,17 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	return rc < 0 ? rc : 0;
 }
 
+void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n)
+{
+	if (n > SAMPLER_MAX_EXCLUDE)
+		n = SAMPLER_MAX_EXCLUDE;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(s->exclude[i], comms[i], sizeof(s->exclude[i]));
+		s->exclude[i][sizeof(s->exclude[i]) - 1] = '\0';
+	}
+	s->nexclude = n;
+}
+
 static void read_counters(const struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
 {
 	int fd = bpf_map__fd(s->skel->maps.counters);
@@ -422,6 +433,7 @@ void sampler_close(struct sampler *s)
 	prof_free(s->pend_off);
 	sym_free(s->sym);
 	pid_set_free(&s->seen);
+	drain_state_free(&s->drain);
 	free(s->gone);
 	free(s);
 }

@@ -36,6 +36,8 @@ struct sampler_opts {
 	char comm[16];           /* only tasks of this comm ("" = any) */
 	bool kernel_stacks;      /* include kernel frames */
 	bool per_thread;         /* add a thread row under each process */
+	bool pid_rows;           /* instead: the process row carries the
+				  * process id in its line field (hearthd) */
 	enum sampler_unwind unwind;
 	pid_t exclude_tgid;      /* our own process, 0 = none */
 	uint32_t stack_bytes;    /* DWARF: user stack bytes copied, 0 = 16384 */
@@ -86,6 +88,13 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 /* Stops sampling (detaches every program) so that a last sampler_drain()
  * collects exactly what the counters counted. Idempotent. */
 void sampler_stop(struct sampler *s);
+
+/* Leaves out, from the next drain on, the stacks of processes named one
+ * of @comms[0..n) (the process row's name: the group leader's comm, or
+ * "[unknown]"); they are not symbolized. n > SAMPLER_MAX_EXCLUDE is cut
+ * to that many. */
+#define SAMPLER_MAX_EXCLUDE 32
+void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n);
 
 /* Current counters. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *st);

@@ -3,6 +3,7 @@
 #ifndef HEARTH_SAMPLER_IMPL_H
 #define HEARTH_SAMPLER_IMPL_H
 
+#include "agent/drain.h"
 #include "agent/fp_check.h"
 #include "agent/pid_set.h"
 #include "agent/sampler.h"
@@ -43,6 +44,10 @@ struct sampler {
 	pid_t *gone; /* processes that exited: forgotten after the next drain */
 	size_t ngone, capgone;
 	struct sampler_stats stats;
+	/* Processes left out of the profiles (sampler_set_exclude()). */
+	char exclude[SAMPLER_MAX_EXCLUDE][16];
+	size_t nexclude;
+	struct drain_state drain;
 	struct pid_set seen;
 };
 
@@ -57,6 +62,9 @@ void sampler_fp_forget(struct sampler *s, pid_t pid);
 /* Returns the remembered user stack of @sig (length in *@n), or NULL. */
 const uint64_t *sampler_sig_unwind(const struct sampler *s,
 				   const struct hearth_sig *sig, size_t *n);
+
+/* Whether the process row named @comm is left out. */
+bool sampler_excluded(const struct sampler *s, const char *comm);
 
 /* Moves the pending profiles into @oncpu / @offcpu (either may be NULL)
  * and starts new empty ones. Returns 0 or -ENOMEM. */

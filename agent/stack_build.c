@@ -10,24 +10,77 @@
 /* Room for a full user and kernel stack, with inline expansion. */
 #define MAX_FRAMES 1024
 #define MAX_INLINE 16
-/* Remembered stacks: direct-mapped, a newer stack takes its slot. */
-#define MEMO_SLOTS 1024
+/* Remembered stacks: direct-mapped, a newer stack takes its slot. An
+ * always-on host sees a few thousand distinct stacks a window. */
+#define MEMO_SLOTS 8192
+/* Remembered stacks by process, to forget one process's quickly. */
+#define TGID_BUCKETS 1024
+/* Remembered stacks' frames live in a dictionary profile kept across
+ * epochs; past this many frames it starts over (bounded memory). */
+#define DICT_MAX_FRAMES (1u << 17)
+/* Stacks seen once, by hash: a stack is remembered the second time it
+ * comes (a host starting processes all day sees most stacks once, and
+ * remembering costs a second interning). ~hash marks a stack that cannot
+ * be remembered. */
+#define SEEN_SLOTS 16384
+/* Frames of an address, per profile, for an epoch: most stacks of a drain
+ * share their kernel path and their libraries' frames. */
+#define ADDR_BITS 15
+#define ADDR_POOL_MAX (1u << 18)
+/* Profiles filled through the memo in one epoch: a drain's two, and the
+ * copies' two pending ones. */
+#define MAX_TARGETS 4
 
-/* One remembered stack: its input (the key) and its frame ids in p. */
+/* One remembered stack: its input (the key) and its frame ids in the
+ * dictionary. */
 struct memo {
+	struct memo *tnext, **tprev; /* in by_tgid[tgid % TGID_BUCKETS] */
 	uint64_t hash;
-	const struct prof_profile *p;
 	uint32_t tgid, tid; /* tid 0 unless per thread */
 	uint32_t flags;
 	uint32_t nu, nk, nframes;
+	uint32_t born;      /* epoch */
 	char comm[16], tcomm[16];
 	uint64_t ips[];     /* nu user, nk kernel, then nframes uint32_t */
 };
 
+/* The frames one address became in one profile (this epoch). */
+struct addr_entry {
+	uint64_t ip;
+	uint32_t tgid;     /* 0 for kernel addresses */
+	uint32_t epoch;
+	uint32_t first;    /* in pool */
+	uint8_t prof;      /* profile slot + 1, 0 = empty */
+	uint8_t kind;      /* enum addr_kind */
+	uint8_t n;
+	uint8_t unstable;
+};
+
+enum addr_kind { ADDR_USER, ADDR_KERNEL, ADDR_KERNEL_WAIT };
+
+/* A profile filled in this epoch: dictionary frame id -> its frame id. */
+struct target {
+	const struct prof_profile *p;
+	uint32_t *map; /* 0 = not copied yet (frame ids are >= 1) */
+	size_t cap;
+};
+
 struct stack_builder {
 	uint32_t frames[MAX_FRAMES];
+	uint32_t path[MAX_FRAMES];
 	struct sym_frame scratch[MAX_INLINE];
+	bool unstable; /* the last build named a frame that may change */
+	struct prof_profile *dict;
 	struct memo *memo[MEMO_SLOTS];
+	struct memo *by_tgid[TGID_BUCKETS];
+	uint64_t seen[SEEN_SLOTS];
+	struct addr_entry addr[1u << ADDR_BITS];
+	uint32_t *pool;
+	size_t npool, cappool;
+	int cur; /* profile slot of the build under way, -1 = none */
+	struct target tg[MAX_TARGETS];
+	size_t ntg;
+	uint32_t epoch;
 };
 
 struct stack_builder *stack_builder_new(void)
@@ -35,21 +88,53 @@ struct stack_builder *stack_builder_new(void)
 	return calloc(1, sizeof(struct stack_builder));
 }
 
+static void memo_drop(struct stack_builder *b, struct memo *m)
+{
+	struct memo **slot = &b->memo[m->hash % MEMO_SLOTS];
+
+	if (*slot == m)
+		*slot = NULL;
+	*m->tprev = m->tnext;
+	if (m->tnext)
+		m->tnext->tprev = m->tprev;
+	free(m);
+}
+
+static void targets_clear(struct stack_builder *b)
+{
+	for (size_t i = 0; i < b->ntg; i++)
+		free(b->tg[i].map);
+	memset(b->tg, 0, sizeof(b->tg));
+	b->ntg = 0;
+}
+
 void stack_builder_forget(struct stack_builder *b)
 {
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
-		free(b->memo[i]);
-		b->memo[i] = NULL;
-	}
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		if (b->memo[i])
+			memo_drop(b, b->memo[i]);
+	targets_clear(b);
+	prof_free(b->dict);
+	b->dict = NULL;
+	memset(b->addr, 0, sizeof(b->addr));
+	b->npool = 0;
+}
+
+void stack_builder_next_epoch(struct stack_builder *b)
+{
+	targets_clear(b);
+	b->epoch++;
+	b->npool = 0;
 }
 
 void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid)
 {
-	for (size_t i = 0; i < MEMO_SLOTS; i++) {
-		if (b->memo[i] && b->memo[i]->tgid == tgid) {
-			free(b->memo[i]);
-			b->memo[i] = NULL;
-		}
+	struct memo *m = b->by_tgid[tgid % TGID_BUCKETS], *next;
+
+	for (; m; m = next) {
+		next = m->tnext;
+		if (m->tgid == tgid)
+			memo_drop(b, m);
 	}
 }
 
@@ -58,6 +143,7 @@ void stack_builder_free(struct stack_builder *b)
 	if (!b)
 		return;
 	stack_builder_forget(b);
+	free(b->pool);
 	free(b);
 }
 
@@ -89,11 +175,71 @@ static int push(struct stack_builder *b, size_t *n, uint32_t id)
 }
 
 static int push_named(struct stack_builder *b, struct prof_profile *p,
-		      size_t *n, const char *name, uint8_t kind, uint8_t cls)
+		      size_t *n, const char *name, uint8_t kind, uint32_t line)
 {
-	struct sym_frame sf = { .name = name, .module = "" };
+	struct sym_frame sf = { .name = name, .module = "", .line = line };
 
-	return push(b, n, intern_frame(p, &sf, kind, cls));
+	return push(b, n, intern_frame(p, &sf, kind, PROF_CLASS_UNKNOWN));
+}
+
+/* A frame named from something that can change while the address stays:
+ * a JIT's map, or no mapping or symbol table yet ("[unknown]", "[anon]",
+ * "[kernel]": mappings, perf maps and kernel symbols read later may name
+ * it). An address in a file without its symbol stays unnamed. */
+static bool may_change(const struct sym_frame *sf)
+{
+	if (sf->flags & SYM_FRAME_JIT)
+		return true;
+	return (sf->flags & SYM_FRAME_UNRESOLVED) && (!sf->module || sf->module[0] == '[');
+}
+
+/* The cache entry of @ip (@tgid, @kind) in the current profile; NULL when
+ * no profile is set. */
+static struct addr_entry *addr_entry(struct stack_builder *b, uint32_t tgid,
+				     uint64_t ip, uint8_t kind)
+{
+	uint64_t h = (ip ^ (uint64_t)tgid << 40 ^ (uint64_t)b->cur << 56 ^ kind) *
+		     0x9e3779b97f4a7c15ULL;
+
+	return b->cur < 0 ? NULL : &b->addr[h >> (64 - ADDR_BITS)];
+}
+
+/* Pushes the cached frames of @e when it holds @ip; returns whether. */
+static bool addr_take(struct stack_builder *b, const struct addr_entry *e, uint32_t tgid,
+		      uint64_t ip, uint8_t kind, size_t *n)
+{
+	if (!e || e->prof != b->cur + 1 || e->epoch != b->epoch || e->ip != ip ||
+	    e->tgid != tgid || e->kind != kind)
+		return false;
+	for (uint32_t j = 0; j < e->n && *n < MAX_FRAMES; j++)
+		b->frames[(*n)++] = b->pool[e->first + j];
+	b->unstable |= e->unstable;
+	return true;
+}
+
+/* Remembers that @ip became b->frames[@from..@to) for this epoch. Out of
+ * room or memory, it is not remembered. */
+static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgid,
+		     uint64_t ip, uint8_t kind, size_t from, size_t to, bool unstable)
+{
+	size_t k = to - from;
+
+	if (!e || !(k <= MAX_INLINE) || !(b->npool + k <= ADDR_POOL_MAX))
+		return;
+	if (b->npool + k > b->cappool) {
+		size_t cap = b->cappool ? b->cappool * 2 : 4096;
+		uint32_t *v = realloc(b->pool, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		b->pool = v;
+		b->cappool = cap;
+	}
+	memcpy(b->pool + b->npool, b->frames + from, k * sizeof(*b->frames));
+	*e = (struct addr_entry){ .ip = ip, .tgid = tgid, .epoch = b->epoch,
+				  .first = (uint32_t)b->npool, .prof = (uint8_t)(b->cur + 1),
+				  .kind = kind, .n = (uint8_t)k, .unstable = unstable };
+	b->npool += k;
 }
 
 static int add_user(struct stack_builder *b, struct sym_ctx *sym,
@@ -105,16 +251,54 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 	 * found. The leaf (index 0) is the sampled instruction itself. */
 	for (size_t i = in->nu; i-- > 0;) {
 		uint64_t ip = in->uips[i] - (i > 0 ? 1 : 0);
-		int k = sym_user(sym, (pid_t)in->tgid, ip, b->scratch, MAX_INLINE);
+		struct addr_entry *e = addr_entry(b, in->tgid, ip, ADDR_USER);
+		size_t from = *n;
+		bool unstable = false;
+		int k;
 
+		if (addr_take(b, e, in->tgid, ip, ADDR_USER, n))
+			continue;
+		k = sym_user(sym, (pid_t)in->tgid, ip, b->scratch, MAX_INLINE);
 		for (int j = k - 1; j >= 0; j--) {
 			const struct sym_frame *sf = &b->scratch[j];
 			uint8_t kind = sf->inlined ? PROF_KIND_INLINE : PROF_KIND_USER;
 
+			unstable |= may_change(sf);
 			if (push(b, n, intern_frame(p, sf, kind, sf->cls)) < 0)
 				return -ENOMEM;
 		}
+		b->unstable |= unstable;
+		addr_put(b, e, in->tgid, ip, ADDR_USER, from, *n, unstable);
 	}
+	return 0;
+}
+
+/* Kernel address @ip as a frame pushed onto b->frames (none for the
+ * sampler's own frames). Returns 0 or -ENOMEM. */
+static int add_kernel_frame(struct stack_builder *b, struct sym_ctx *sym,
+			    struct prof_profile *p, uint64_t ip, bool off_cpu, size_t *n)
+{
+	uint8_t kind = off_cpu ? ADDR_KERNEL_WAIT : ADDR_KERNEL;
+	struct addr_entry *e = addr_entry(b, 0, ip, kind);
+	size_t from = *n;
+	struct sym_frame sf;
+	bool unstable;
+
+	if (addr_take(b, e, 0, ip, kind, n))
+		return 0;
+	if (sym_kernel(sym, ip, &sf) < 1) {
+		b->unstable = true;
+		return 0;
+	}
+	unstable = may_change(&sf);
+	/* The sampler's own frames say nothing about the profile. In a
+	 * wait, the kernel frames are where the thread waited. */
+	if (!(sf.flags & SYM_FRAME_BPF) &&
+	    push(b, n, intern_frame(p, &sf, PROF_KIND_KERNEL,
+				   off_cpu ? PROF_CLASS_WAITING : sf.cls)) < 0)
+		return -ENOMEM;
+	b->unstable |= unstable;
+	addr_put(b, e, 0, ip, kind, from, *n, unstable);
 	return 0;
 }
 
@@ -122,18 +306,9 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 		      struct prof_profile *p, const struct stack_input *in,
 		      size_t *n)
 {
-	for (size_t i = in->nk; i-- > 0;) {
-		struct sym_frame sf;
-		uint8_t cls;
-
-		/* The sampler's own frames say nothing about the profile. */
-		if (sym_kernel(sym, in->kips[i], &sf) < 1 || (sf.flags & SYM_FRAME_BPF))
-			continue;
-		/* In a wait, the kernel frames are where the thread waited. */
-		cls = in->off_cpu ? PROF_CLASS_WAITING : sf.cls;
-		if (push(b, n, intern_frame(p, &sf, PROF_KIND_KERNEL, cls)) < 0)
+	for (size_t i = in->nk; i-- > 0;)
+		if (add_kernel_frame(b, sym, p, in->kips[i], in->off_cpu, n) < 0)
 			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -141,32 +316,38 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 static long build(struct stack_builder *b, struct sym_ctx *sym,
 		  struct prof_profile *p, const struct stack_input *in)
 {
+	const char *comm = in->comm[0] ? in->comm : "[unknown]";
 	size_t n = 0;
 	char thread[64];
 
-	if (push_named(b, p, &n, in->comm[0] ? in->comm : "[unknown]",
-		       PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN) < 0)
+	b->unstable = false;
+	if (push_named(b, p, &n, comm, PROF_KIND_PROCESS, in->pid_row ? in->tgid : 0) < 0)
 		return -ENOMEM;
-	if (in->per_thread) {
+	if (in->per_thread && !in->pid_row) {
 		snprintf(thread, sizeof(thread), "%s-%u", in->tcomm, in->tid);
-		if (push_named(b, p, &n, thread, PROF_KIND_THREAD, PROF_CLASS_UNKNOWN) < 0)
+		if (push_named(b, p, &n, thread, PROF_KIND_THREAD, 0) < 0)
 			return -ENOMEM;
 	}
 	if (add_user(b, sym, p, in, &n) < 0 || add_kernel(b, sym, p, in, &n) < 0)
 		return -ENOMEM;
-	if (in->off_cpu && in->involuntary &&
-	    push_named(b, p, &n, "[waiting for a CPU]", PROF_KIND_KERNEL,
-		       PROF_CLASS_WAITING) < 0)
-		return -ENOMEM;
+	if (in->off_cpu && in->involuntary) {
+		struct sym_frame sf = { .name = "[waiting for a CPU]", .module = "" };
+
+		if (push(b, &n, intern_frame(p, &sf, PROF_KIND_KERNEL, PROF_CLASS_WAITING)) < 0)
+			return -ENOMEM;
+	}
 	return (long)n;
 }
 
-int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
-		      struct prof_profile *p, const struct stack_input *in,
-		      uint64_t value)
+/* Builds @in into @p (profile slot @cur, -1 = none) and adds @value. */
+static int add_built(struct stack_builder *b, struct sym_ctx *sym,
+		     struct prof_profile *p, int cur, const struct stack_input *in,
+		     uint64_t value)
 {
-	long n = build(b, sym, p, in);
+	long n;
 
+	b->cur = cur;
+	n = build(b, sym, p, in);
 	if (n < 0)
 		return (int)n;
 	if (prof_add_stack(p, b->frames, (size_t)n, value) == UINT32_MAX)
@@ -174,20 +355,27 @@ int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
 	return 0;
 }
 
-/* The memo's key of @in, without the addresses. */
-static void memo_key(const struct stack_input *in, const struct prof_profile *p,
-		     struct memo *k)
+int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
+		      struct prof_profile *p, const struct stack_input *in,
+		      uint64_t value)
 {
+	return add_built(b, sym, p, -1, in, value);
+}
+
+/* The memo's key of @in, without the addresses. */
+static void memo_key(const struct stack_input *in, struct memo *k)
+{
+	bool thread = in->per_thread && !in->pid_row;
+
 	memset(k, 0, sizeof(*k));
-	k->p = p;
 	k->tgid = in->tgid;
-	k->tid = in->per_thread ? in->tid : 0;
+	k->tid = thread ? in->tid : 0;
 	k->flags = (uint32_t)in->off_cpu | (uint32_t)in->involuntary << 1 |
-		   (uint32_t)in->per_thread << 2;
+		   (uint32_t)thread << 2 | (uint32_t)in->pid_row << 3;
 	k->nu = (uint32_t)in->nu;
 	k->nk = (uint32_t)in->nk;
 	strncpy(k->comm, in->comm, sizeof(k->comm) - 1);
-	if (in->per_thread)
+	if (thread)
 		strncpy(k->tcomm, in->tcomm, sizeof(k->tcomm) - 1);
 	k->hash = ((uint64_t)k->tgid << 32 | k->tid) * 0x9e3779b97f4a7c15ULL ^ k->flags;
 	for (size_t i = 0; i < in->nu; i++)
@@ -200,7 +388,7 @@ static void memo_key(const struct stack_input *in, const struct prof_profile *p,
 static bool memo_matches(const struct memo *m, const struct memo *k,
 			 const struct stack_input *in)
 {
-	return m->hash == k->hash && m->p == k->p && m->tgid == k->tgid &&
+	return m->hash == k->hash && m->tgid == k->tgid &&
 	       m->tid == k->tid && m->flags == k->flags && m->nu == k->nu &&
 	       m->nk == k->nk && memcmp(m->comm, k->comm, sizeof(k->comm)) == 0 &&
 	       memcmp(m->tcomm, k->tcomm, sizeof(k->tcomm)) == 0 &&
@@ -208,48 +396,138 @@ static bool memo_matches(const struct memo *m, const struct memo *k,
 	       (!in->nk || memcmp(m->ips + in->nu, in->kips, in->nk * sizeof(uint64_t)) == 0);
 }
 
-/* Remembers the stack just built (b->frames, @n) for key @k. Out of
- * memory, it is simply not remembered. */
+static const uint32_t *memo_frames(const struct memo *m)
+{
+	return (const uint32_t *)(m->ips + m->nu + m->nk);
+}
+
+/* Remembers the stack just built into the dictionary (b->frames, @n) for
+ * key @k. Out of memory, it is simply not remembered. */
 static void memo_put(struct stack_builder *b, const struct memo *k,
 		     const struct stack_input *in, size_t n)
 {
 	size_t nips = in->nu + in->nk;
 	struct memo *m = malloc(sizeof(*m) + nips * sizeof(uint64_t) + n * sizeof(uint32_t));
-	struct memo **slot = &b->memo[k->hash % MEMO_SLOTS];
+	struct memo **head = &b->by_tgid[k->tgid % TGID_BUCKETS];
 
 	if (!m)
 		return;
+	if (b->memo[k->hash % MEMO_SLOTS])
+		memo_drop(b, b->memo[k->hash % MEMO_SLOTS]);
 	*m = *k;
+	m->born = b->epoch;
 	m->nframes = (uint32_t)n;
 	if (in->nu)
 		memcpy(m->ips, in->uips, in->nu * sizeof(uint64_t));
 	if (in->nk)
 		memcpy(m->ips + in->nu, in->kips, in->nk * sizeof(uint64_t));
 	memcpy(m->ips + nips, b->frames, n * sizeof(uint32_t));
-	free(*slot);
-	*slot = m;
+	m->tnext = *head;
+	if (*head)
+		(*head)->tprev = &m->tnext;
+	m->tprev = head;
+	*head = m;
+	b->memo[k->hash % MEMO_SLOTS] = m;
+}
+
+/* The target of @p in this epoch, NULL when there is no room for another. */
+static struct target *target_of(struct stack_builder *b, const struct prof_profile *p)
+{
+	for (size_t i = 0; i < b->ntg; i++)
+		if (b->tg[i].p == p)
+			return &b->tg[i];
+	if (b->ntg == MAX_TARGETS)
+		return NULL;
+	b->tg[b->ntg].p = p;
+	return &b->tg[b->ntg++];
+}
+
+/* Frame @id of the dictionary as a frame of @p: copied the first time.
+ * Returns UINT32_MAX when out of memory. */
+static uint32_t to_target(struct stack_builder *b, struct target *t,
+			  struct prof_profile *p, uint32_t id)
+{
+	const struct prof_profile *d = b->dict;
+	const struct prof_frame *df;
+	struct prof_frame f;
+
+	if (id < t->cap && t->map[id])
+		return t->map[id];
+	if (!(id < t->cap)) {
+		size_t cap = prof_frame_count(d) + 64;
+		uint32_t *map = realloc(t->map, cap * sizeof(*map));
+
+		if (!map)
+			return UINT32_MAX;
+		memset(map + t->cap, 0, (cap - t->cap) * sizeof(*map));
+		t->map = map;
+		t->cap = cap;
+	}
+	df = prof_frame_get(d, id);
+	if (!df)
+		return UINT32_MAX;
+	f = *df;
+	f.name = prof_intern(p, prof_str(d, df->name), prof_str_len(d, df->name));
+	f.module = prof_intern(p, prof_str(d, df->module), prof_str_len(d, df->module));
+	f.file = prof_intern(p, prof_str(d, df->file), prof_str_len(d, df->file));
+	if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX)
+		return UINT32_MAX;
+	return t->map[id] = prof_frame_intern(p, &f);
+}
+
+/* Adds @value to the dictionary stack @frames[0..n) in @p. */
+static int add_from_dict(struct stack_builder *b, struct target *t,
+			 struct prof_profile *p, const uint32_t *frames, size_t n,
+			 uint64_t value)
+{
+	for (size_t i = 0; i < n; i++) {
+		b->path[i] = to_target(b, t, p, frames[i]);
+		if (b->path[i] == UINT32_MAX)
+			return -ENOMEM;
+	}
+	return prof_add_stack(p, b->path, n, value) == UINT32_MAX ? -ENOMEM : 0;
+}
+
+/* The dictionary, started over when it grew past its bound (every
+ * remembered stack and copied frame then goes). NULL on ENOMEM. */
+static struct prof_profile *dict(struct stack_builder *b)
+{
+	if (b->dict && prof_frame_count(b->dict) > DICT_MAX_FRAMES)
+		stack_builder_forget(b);
+	if (!b->dict)
+		b->dict = prof_new(PROF_UNIT_SAMPLES);
+	return b->dict;
 }
 
 int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 			   struct prof_profile *p, const struct stack_input *in,
 			   uint64_t value)
 {
+	struct target *t;
 	struct memo k;
 	const struct memo *m;
 	long n;
 
-	memo_key(in, p, &k);
+	if (!dict(b) || !(t = target_of(b, p)))
+		return stack_builder_add(b, sym, p, in, value);
+	memo_key(in, &k);
 	m = b->memo[k.hash % MEMO_SLOTS];
-	if (m && memo_matches(m, &k, in)) {
-		const uint32_t *frames = (const uint32_t *)(m->ips + m->nu + m->nk);
-
-		return prof_add_stack(p, frames, m->nframes, value) == UINT32_MAX ? -ENOMEM : 0;
+	if (m && b->epoch - m->born < STACK_MEMO_MAX_AGE && memo_matches(m, &k, in))
+		return add_from_dict(b, t, p, memo_frames(m), m->nframes, value);
+	/* First sight, or a stack that named a frame that may change
+	 * (marked ~hash): built straight into @p. */
+	if (b->seen[k.hash % SEEN_SLOTS] != k.hash) {
+		if (b->seen[k.hash % SEEN_SLOTS] != ~k.hash)
+			b->seen[k.hash % SEEN_SLOTS] = k.hash;
+		return add_built(b, sym, p, (int)(t - b->tg), in, value);
 	}
-	n = build(b, sym, p, in);
+	b->cur = MAX_TARGETS; /* the dictionary */
+	n = build(b, sym, b->dict, in);
 	if (n < 0)
 		return (int)n;
-	memo_put(b, &k, in, (size_t)n);
-	if (prof_add_stack(p, b->frames, (size_t)n, value) == UINT32_MAX)
-		return -ENOMEM;
-	return 0;
+	if (b->unstable)
+		b->seen[k.hash % SEEN_SLOTS] = ~k.hash;
+	else
+		memo_put(b, &k, in, (size_t)n);
+	return add_from_dict(b, t, p, b->frames, (size_t)n, value);
 }

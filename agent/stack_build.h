@@ -26,6 +26,8 @@ struct stack_input {
 	bool off_cpu;
 	bool involuntary; /* off-CPU: preempted, waiting for a CPU */
 	bool per_thread;
+	bool pid_row;     /* the process row carries tgid in its line field
+			   * (and no thread row follows): hearthd's windows */
 };
 
 struct stack_builder;
@@ -43,15 +45,26 @@ int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
 		      uint64_t value);
 
 /* As stack_builder_add(), and remembers the symbolized stack: the same
- * input into the same profile later costs a hash and a compare instead of
- * symbolizing every frame again. Remembered stacks hold frame ids of @p:
- * call stack_builder_forget() before @p is freed or replaced, and when a
+ * input later, into this or another profile, costs a hash, a compare and a
+ * copy of frames the profile does not have yet, instead of symbolizing
+ * every frame again. Stacks with a frame that could be named otherwise
+ * later (unresolved, JIT) are not remembered, and remembered ones are
+ * symbolized again after STACK_MEMO_MAX_AGE epochs. The builder keeps the
+ * profiles it was given until stack_builder_next_epoch(): call that before
+ * any of them is freed or replaced, and stack_builder_forget_tgid() when a
  * process's mappings change (exec, exit). Returns 0 or a negative errno. */
 int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 			   struct prof_profile *p, const struct stack_input *in,
 			   uint64_t value);
 
-/* Forgets every remembered stack. */
+/* Epochs (a drain each) after which a remembered stack is rebuilt. */
+#define STACK_MEMO_MAX_AGE 30
+
+/* Lets go of the profiles given since the last call (they may be freed or
+ * replaced after it) and starts a new epoch; remembered stacks are kept. */
+void stack_builder_next_epoch(struct stack_builder *b);
+
+/* Forgets every remembered stack and the profiles given. */
 void stack_builder_forget(struct stack_builder *b);
 
 /* Forgets the remembered stacks of process @tgid (its addresses mean

@@ -205,6 +205,7 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 
 	*kstack = -1;
 	*ustack = -1;
+	count(HEARTH_CNT_WRITES);
 	if (kernel_stacks) {
 		*kstack = bpf_get_stackid(ctx, map, 0);
 		if (*kstack < 0 && *kstack != -EFAULT)
@@ -427,6 +428,7 @@ static __always_inline void add_to(void *map, void *key,
 {
 	struct hearth_value *val, zero = {};
 
+	count(HEARTH_CNT_WRITES);
 	val = bpf_map_lookup_elem(map, key);
 	if (!val) {
 		BPF_CORE_READ_STR_INTO(&zero.comm, task, group_leader, comm);
@@ -584,7 +586,9 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	    wanted(prev, prev->tgid))
 		switch_out(ctx, prev, preempt || prev_state == TASK_RUNNING, now, side);
 
-	switch_in(next, now, side);
+	/* The idle task never waits in offcpu_start. */
+	if (next->pid != 0)
+		switch_in(next, now, side);
 	return 0;
 }
 

@@ -134,6 +134,9 @@ enum hearth_counter {
 	HEARTH_CNT_COPY_FALLBACK,    /* copy wanted but full/limited: FP walk used */
 	HEARTH_CNT_COPY_TRUNCATED,   /* copy shorter than asked (stack end) */
 	HEARTH_CNT_SIG_HITS,         /* waits that reused an earlier unwind */
+	HEARTH_CNT_WRITES,           /* program runs that wrote a counts or
+				      * stack map: user space skips a side
+				      * nothing wrote to */
 	HEARTH_CNT_MAX,
 };
 

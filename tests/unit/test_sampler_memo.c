@@ -162,12 +162,105 @@ static void test_memo_forget_new_profile(void **state)
 	assert_same(f, "proc;memo_inner;memo_outer 2\n");
 }
 
+static uint64_t lookups(const struct fixture *f)
+{
+	struct sym_stats st;
+
+	sym_stats(f->sym, &st);
+	return st.lookups;
+}
+
+/* Remembered stacks outlive the profile they were first built into: the
+ * next epoch's fresh profile gets the same stacks (its own frame ids, in
+ * its own interning order), with no symbol lookup, until they age out
+ * (then the first sight builds it straight, the second remembers it). */
+static void test_memo_across_epochs(void **state)
+{
+	struct fixture *f = *state;
+	struct stack_input in = { .tgid = (uint32_t)getpid(), .tid = 7, .comm = "proc", .tcomm = "proc",
+				  .uips = f->a, .nu = 2 };
+	struct prof_profile *fresh = prof_new(PROF_UNIT_SAMPLES);
+	uint64_t before;
+
+	assert_non_null(fresh);
+	/* A stack is remembered the second time it comes. */
+	for (int i = 0; i < 2; i++) {
+		in.uips = f->a;
+		assert_int_equal(stack_builder_add_memo(f->memo, f->sym, f->got, &in, 1), 0);
+		in.uips = f->b;
+		assert_int_equal(stack_builder_add_memo(f->memo, f->sym, f->got, &in, 1), 0);
+	}
+	stack_builder_next_epoch(f->memo);
+	prof_free(f->got);
+	f->got = fresh;
+	before = lookups(f);
+	/* Another order than the first epoch's: b's frames come first. */
+	add_both(f, &in, 3);
+	in.uips = f->a;
+	assert_int_equal(stack_builder_add_memo(f->memo, f->sym, f->got, &in, 4), 0);
+	assert_int_equal(lookups(f) - before, 2); /* the plain builder's b only */
+	assert_int_equal(stack_builder_add(f->plain, f->sym, f->want, &in, 4), 0);
+	assert_same(f, "proc;memo_outer;memo_inner 4\n");
+	assert_same(f, "proc;memo_inner;memo_outer 3\n");
+	/* Old enough, a stack is symbolized again (a JIT or a late mapping
+	 * may name its addresses otherwise by then). */
+	for (int i = 0; i < STACK_MEMO_MAX_AGE; i++)
+		stack_builder_next_epoch(f->memo);
+	fresh = prof_new(PROF_UNIT_SAMPLES);
+	assert_non_null(fresh);
+	prof_free(f->got);
+	f->got = fresh;
+	before = lookups(f);
+	assert_int_equal(stack_builder_add_memo(f->memo, f->sym, f->got, &in, 1), 0);
+	assert_int_equal(lookups(f) - before, 2);
+}
+
+/* The frame of @p whose kind is @kind and name @name; NULL when none. */
+static const struct prof_frame *find_frame(const struct prof_profile *p, uint8_t kind,
+					   const char *name)
+{
+	for (uint32_t i = 1; i < prof_frame_count(p); i++) {
+		const struct prof_frame *fr = prof_frame_get(p, i);
+
+		if (fr->kind == kind && strcmp(prof_str(p, fr->name), name) == 0)
+			return fr;
+	}
+	return NULL;
+}
+
+/* hearthd's shape: the process row carries the process id and no thread
+ * row follows, even when per-thread rows are asked for; threads of one
+ * process add up under it. Memo and plain agree. */
+static void test_pid_row(void **state)
+{
+	struct fixture *f = *state;
+	struct stack_input in = { .tgid = 4242, .tid = 4243, .comm = "proc", .tcomm = "worker",
+				  .uips = f->a, .nu = 2, .pid_row = true, .per_thread = true,
+				  .off_cpu = true };
+	const struct prof_frame *top;
+
+	assert_int_equal(sym_proc_fork(f->sym, getpid(), 4242), 0);
+	add_both(f, &in, 5);
+	in.tid = 4244;
+	add_both(f, &in, 6);
+	assert_same(f, "proc;memo_outer;memo_inner 11\n");
+	top = find_frame(f->got, PROF_KIND_PROCESS, "proc");
+	assert_non_null(top);
+	assert_int_equal(top->line, 4242);
+	assert_null(find_frame(f->got, PROF_KIND_THREAD, "worker-4243"));
+	in.pid_row = false;
+	add_both(f, &in, 1);
+	assert_same(f, "proc;worker-4244;memo_outer;memo_inner 1\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_memo_matches_plain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_keeps_wait_kinds_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memo_forget_new_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memo_across_epochs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pid_row, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
