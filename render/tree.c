@@ -4,8 +4,28 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "render/tree.h"
+
+/* Asks the kernel for the pages under @a[lo..hi) (of @size bytes each)
+ * in one call, before they are written: cheaper than a fault a page. A
+ * hint only. */
+static void populate(void *a, size_t size, size_t lo, size_t hi)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t page = 4096, x = ((uintptr_t)a + lo * size) & ~(page - 1);
+	uintptr_t y = (uintptr_t)a + hi * size;
+
+	if (x < y)
+		(void)madvise((void *)x, y - x, MADV_POPULATE_WRITE);
+#else
+	(void)a;
+	(void)size;
+	(void)lo;
+	(void)hi;
+#endif
+}
 
 void rd_tree_free(struct rd_tree *t)
 {
@@ -36,6 +56,9 @@ int rd_tree_build_kids(struct rd_tree *t)
 		t->kid_total = NULL;
 		return -ENOMEM;
 	}
+	populate(t->kid_off, sizeof(*t->kid_off), 0, (size_t)n + 1);
+	populate(t->kid, sizeof(*t->kid), 0, n);
+	populate(t->kid_total, sizeof(*t->kid_total), 0, n);
 	for (uint32_t i = 1; i < n; i++)
 		t->kid_off[t->v[i].parent + 1]++;
 	for (uint32_t i = 0; i < n; i++)
@@ -144,6 +167,13 @@ static int fill_nodes(struct fill_job *j)
 
 	for (uint32_t i = j->lo; i < j->hi && rc == 0; i++) {
 		const struct prof_node *nd = &nodes[i];
+
+		if (i == from) {
+			uint32_t to = j->hi - i < FILL_CHUNK ? j->hi : i + FILL_CHUNK;
+
+			populate(t->v, sizeof(*t->v), i, to);
+			populate(t->pre, sizeof(*t->pre), i, to);
+		}
 
 		/* Most nodes are their parent's only child: the path's top. */
 		if (i && (!j->np || j->path[j->np - 1] != nd->parent) &&
