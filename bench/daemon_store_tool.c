@@ -12,11 +12,13 @@
  *       COUNT windows of a real host (for timing snapshots of long ranges);
  *       each SECONDS long when given, else as long as in SRC. Prints
  *       "span FIRST_START LAST_END rollups N" (ns).
- *   daemon_store_tool merge DIR SINCE UNTIL [off] [pid PID] [comm NAME]
+ *   daemon_store_tool merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] [merged]
  *       The folded text of [SINCE, UNTIL) (ns) merged from the windows one
  *       by one, never from roll-ups, filtered as hearthd's snapshots are:
  *       what `hearth snapshot` must print byte for byte. Prints
- *       "windows N" on stderr.
+ *       "windows N" on stderr. With "merged", read as hearthd does (with
+ *       roll-ups), for timing.
+ *   HEARTH_ROLLUP_SPANS=S1,S2 (seconds; 0 = off) sets fill's roll-up spans.
  *   daemon_store_tool plan DIR SINCE UNTIL
  *       How a snapshot of [SINCE, UNTIL) reads the store: "windows N
  *       blobs B rollups R".
@@ -127,6 +129,7 @@ static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns)
 {
 	struct store_stats st;
 	struct store_limits lim = { 0 };
+	const char *spans = getenv("HEARTH_ROLLUP_SPANS");
 	struct wins ws = { 0 };
 	struct timespec ts;
 	uint64_t span = 0, t;
@@ -141,6 +144,13 @@ static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns)
 		ws.w[i].len_ns = fixed_ns;
 	for (long i = 0; i < count; i++)
 		span += ws.w[i % ws.n].len_ns;
+	for (int l = 0; spans && *spans && l < STORE_ROLLUP_LEVELS; l++) {
+		char *end;
+		unsigned long long v = strtoull(spans, &end, 10);
+
+		lim.rollup_ns[l] = v ? v * 1000000000ull : STORE_ROLLUP_OFF;
+		spans = *end == ',' ? end + 1 : end;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - span;
 	s = store_open(dst, &lim, &err);
@@ -202,11 +212,22 @@ static int ref_window(uint64_t start, uint64_t end, const void *payload, size_t 
 	return 0;
 }
 
+static int ref_part(const struct store_part *part, const void *payload, size_t len,
+		    void *arg)
+{
+	struct ref *r = arg;
+
+	if (store_codec_window_merge(payload, len, &r->m, r->p, NULL) == 0)
+		r->windows += part->windows;
+	return 0;
+}
+
 static int merge(int argc, char **argv)
 {
 	struct filter f = { 0 };
 	struct ref r = { 0 };
 	uint64_t since = strtoull(argv[3], NULL, 10), until = strtoull(argv[4], NULL, 10);
+	bool merged = false;
 	int rc;
 
 	for (int i = 5; i < argc; i++) {
@@ -216,6 +237,8 @@ static int merge(int argc, char **argv)
 			f.pid = (uint32_t)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "comm") && i + 1 < argc)
 			f.comm = argv[++i];
+		else if (!strcmp(argv[i], "merged"))
+			merged = true;
 		else
 			return 2;
 	}
@@ -224,7 +247,10 @@ static int merge(int argc, char **argv)
 		return 1;
 	r.m = (struct store_codec_merge){ .off_cpu = f.off, .keep = ref_keep, .arg = &f,
 					  .clear_pid = true, .defer_totals = true };
-	rc = store_scan(argv[2], since, until, ref_window, &r, NULL);
+	if (merged)
+		rc = store_scan_merged(argv[2], since, until, ref_part, &r, NULL);
+	else
+		rc = store_scan(argv[2], since, until, ref_window, &r, NULL);
 	store_codec_merge_totals(r.p);
 	if (!rc)
 		rc = prof_folded_write(r.p, stdout, 0);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Roll-ups through hearthd: a store of 200 windows of 10 s (33 min, so
-# minute and 10-minute roll-ups are written) is filled from windows hearthd
+# Roll-ups through hearthd: a store of 200 windows of 10 s (33 min, with
+# minute and 10-minute roll-ups) is filled from windows hearthd
 # recorded of a real workload; then hearthd serves snapshots of it. For
 # ranges with edges inside windows, minutes and 10-minute spans, on- and
 # off-CPU, with --pid and --comm filters, `hearth snapshot` must print
@@ -55,7 +55,10 @@ while [ "$(windows)" -lt 4 ]; do
 done
 stop
 
-set -- $("$TOOL" fill "$T/src" "$T/hour" 200 10) || fail "the store tool could not fill the store"
+# Minute and 10-minute roll-ups (hearthd's default is 10 minutes and an
+# hour): more of them, and two levels, in 33 minutes.
+set -- $(HEARTH_ROLLUP_SPANS=60,600 "$TOOL" fill "$T/src" "$T/hour" 200 10) ||
+	fail "the store tool could not fill the store"
 [ "$1" = span ] || fail "unexpected output of the store tool: $*"
 first=$2 last=$3 rollups=$5
 echo "filled: 200 windows of 10 s, $first to $last, $rollups roll-ups"

@@ -29,6 +29,9 @@
 /* Windows start 7 s past a 10-minute boundary: they straddle minutes. */
 #define T0 (1700000400ull * SEC + 7 * SEC)
 #define WIN (10 * SEC)
+/* Minute and 10-minute roll-ups (the default is 10 minutes and an hour):
+ * more levels and more roll-ups in a short store. */
+#define MINUTES { .rollup_ns = { 60 * SEC, 600 * SEC } }
 
 static const char *const comms[] = { "nginx", "postgres", "worker", "nginx" };
 static const uint32_t pids[] = { 100, 200, 300, 101 };
@@ -278,7 +281,7 @@ static const struct query queries[] = {
 static void test_same_as_windows(void **state)
 {
 	const char *dir = *state;
-	struct store_limits l = { 0 };
+	struct store_limits l = MINUTES;
 	struct store *s = open_store(dir, &l);
 	struct store_stats st;
 	uint64_t end = T0 + 150 * WIN;
@@ -317,10 +320,13 @@ static void test_same_as_windows(void **state)
 static void test_segments_and_restart(void **state)
 {
 	const char *dir = *state;
-	struct store_limits l = { .seg_bytes = 64u << 10 };
-	struct store *s = open_store(dir, &l);
+	struct store_limits l = MINUTES;
+	struct store *s;
 	struct store_stats st;
 	uint64_t end = T0 + 130 * WIN;
+
+	l.seg_bytes = 64u << 10;
+	s = open_store(dir, &l);
 
 	append_windows(s, 0, 40);
 	store_close(s);
@@ -341,7 +347,7 @@ static void test_segments_and_restart(void **state)
 static void test_damaged_rollup(void **state)
 {
 	const char *dir = *state;
-	struct store_limits l = { 0 };
+	struct store_limits l = MINUTES;
 	struct store *s = open_store(dir, &l);
 	struct store_scan_report r;
 	struct merged m;
@@ -400,10 +406,13 @@ static void test_damaged_rollup(void **state)
 static void test_retention(void **state)
 {
 	const char *dir = *state;
-	struct store_limits l = { .seg_bytes = 40u << 10 };
-	struct store *s = open_store(dir, &l);
+	struct store_limits l = MINUTES;
+	struct store *s;
 	struct store_stats st;
 	struct store_scan_report r;
+
+	l.seg_bytes = 40u << 10;
+	s = open_store(dir, &l);
 
 	append_windows(s, 0, 120);
 	store_get_stats(s, &st);
@@ -416,6 +425,28 @@ static void test_retention(void **state)
 	assert_true(r.windows < 120);
 	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++)
 		check_range(dir, 1, 0, &queries[k], NULL);
+}
+
+/* The default spans (10 minutes, an hour) on 25 minutes of windows. */
+static void test_defaults(void **state)
+{
+	const char *dir = *state;
+	struct store_limits l = { 0 };
+	struct store *s = open_store(dir, &l);
+	struct store_stats st;
+	uint32_t parts, windows;
+
+	append_windows(s, 0, 150);
+	store_get_stats(s, &st);
+	assert_int_equal(st.rollups, 2); /* windows 0-59 and 60-119 */
+	store_close(s);
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		check_range(dir, 1, 0, &queries[k], NULL);
+		check_range(dir, T0 + 44 * SEC, T0 + 1444 * SEC, &queries[k], NULL);
+	}
+	parts = check_range(dir, 1, 0, &queries[0], &windows);
+	assert_int_equal(windows, 150);
+	assert_int_equal(parts, 2 + 30);
 }
 
 /* Roll-ups off: no roll-up is written and merged scans read windows. */
@@ -539,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_segments_and_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_rollup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version1, setup, teardown),
 	};
