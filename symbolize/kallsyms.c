@@ -136,6 +136,14 @@ static int parse_line(struct kparse *p, const char *s, const char *e)
 		return -EINVAL;
 	char type = q[1];
 	const char *name = q + 3;
+	bool code = type == 't' || type == 'T' || type == 'w' || type == 'W';
+	bool six = e - name >= 6;
+	if (!(six && memcmp(name, "_etext", 6) == 0) &&
+	    (!code || addr == 0 || (six && memcmp(name, "__pfx_", 6) == 0)))
+		/* not kept, and not _etext: only a name must be there */
+		return name[0] == '\t' || (name[0] == ' ' &&
+					   !memchr(name, '\t', (size_t)(e - name))) ?
+			-EINVAL : 0;
 	/* the name ends at a tab (then "[module]"), else at a space */
 	const char *ne = memchr(name, '\t', (size_t)(e - name));
 	if (!ne)
@@ -159,9 +167,7 @@ static int parse_line(struct kparse *p, const char *s, const char *e)
 		p->k->etext = addr;
 		return 0;
 	}
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-		return 0;
-	if (addr == 0 || (nl >= 6 && memcmp(name, "__pfx_", 6) == 0))
+	if (!code || addr == 0 || (nl >= 6 && memcmp(name, "__pfx_", 6) == 0))
 		return 0; /* hidden, or the padding before a function */
 	struct sym_kallsyms *k = p->k;
 	if (k->n == k->cap && grow(k) != 0)

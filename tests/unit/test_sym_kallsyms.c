@@ -226,6 +226,8 @@ static void test_malformed(void **state)
 		BAD("xyz T no_address\n"),
 		BAD("ffffffff81000000T glued\n"),
 		BAD("ffffffff81000000 T a\0b\n"),
+		BAD("ffffffff81000000 d \tdata_without_name\n"),
+		BAD("ffffffff81000000 t \t__pfx_without_name\n"),
 	};
 #undef BAD
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
