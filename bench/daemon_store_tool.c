@@ -6,12 +6,13 @@
  *       For every window: its stored bytes (record payload: the compact
  *       encoding, zlib'd) and the same profiles as folded text (on-CPU and
  *       off-CPU), raw and gzip'd (level 6). Prints the totals and ratios.
- *   daemon_store_tool fill SRC DST COUNT [SECONDS]
+ *   daemon_store_tool fill SRC DST COUNT [SECONDS [START]]
  *       Writes COUNT windows into the store DST, cycling through the
  *       windows of SRC, back to back and ending now, so DST looks like
  *       COUNT windows of a real host (for timing snapshots of long ranges);
- *       each SECONDS long when given, else as long as in SRC. Prints
- *       "span FIRST_START LAST_END rollups N" (ns).
+ *       each SECONDS long when given, else as long as in SRC; from START
+ *       (ns) instead of ending now when given. Prints "span FIRST_START
+ *       LAST_END rollups N" (ns).
  *   daemon_store_tool merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] [merged]
  *       The folded text of [SINCE, UNTIL) (ns) merged from the windows one
  *       by one, never from roll-ups, filtered as hearthd's snapshots are:
@@ -125,7 +126,8 @@ static int keep(uint64_t start, uint64_t end, const void *payload, size_t len, v
 	return 0;
 }
 
-static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns)
+static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns,
+		uint64_t start_ns)
 {
 	struct store_stats st;
 	struct store_limits lim = { 0 };
@@ -153,6 +155,8 @@ static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns)
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - span;
+	if (start_ns)
+		t = start_ns;
 	s = store_open(dst, &lim, &err);
 	if (!s) {
 		fprintf(stderr, "daemon_store_tool: cannot open %s (%s)\n", dst, strerror(-err));
@@ -294,14 +298,16 @@ int main(int argc, char **argv)
 		       s.stored / s.windows, s.folded / s.windows, s.gz / s.windows);
 		return 0;
 	}
-	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "fill"))
+	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "fill"))
 		return fill(argv[2], argv[3], atol(argv[4]),
-			    argc == 6 ? strtoull(argv[5], NULL, 10) * 1000000000ull : 0);
+			    argc >= 6 ? strtoull(argv[5], NULL, 10) * 1000000000ull : 0,
+			    argc == 7 ? strtoull(argv[6], NULL, 10) : 0);
 	if (argc >= 5 && !strcmp(argv[1], "merge"))
 		return merge(argc, argv);
 	if (argc == 5 && !strcmp(argv[1], "plan"))
 		return plan(argv);
-	fprintf(stderr, "usage: daemon_store_tool sizes DIR | fill SRC DST COUNT [SECONDS] |"
-		" merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] | plan DIR SINCE UNTIL\n");
+	fprintf(stderr, "usage: daemon_store_tool sizes DIR | fill SRC DST COUNT [SECONDS [START]] |"
+		" merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] [merged] |"
+		" plan DIR SINCE UNTIL\n");
 	return 2;
 }
