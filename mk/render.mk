@@ -16,8 +16,3 @@ bench-render: $(RENDER_BENCH) $(HEARTH)
 # The SVG export is checked in a real browser (headless) and its script
 # under node.
 PKGS_TEST += nodejs chromium
-
-# The folded reader's files split out of folded.c and sort.c (the two-half
-# parser, the writer, the tree builder), which the folded fuzz target
-# links beside the files mk/profile.mk names for it.
-FUZZ_SRCS_fuzz_folded += profile/build.c profile/folded_halves.c profile/folded_write.c
