@@ -16,12 +16,17 @@
 #include "agent/daemon_impl.h"
 #include "agent/store_codec.h"
 
-/* Process events (exec, fork, exit) are taken this often: a new process's
- * mappings are read then, before a short-lived one is gone. Each wake-up
- * costs hearthd CPU time even on an idle host (tens of microseconds in a
- * VM), so this is the trade between naming processes that live under a
- * tenth of a second and hearthd's own cost. */
+/* Process events (exec, fork, exit) are taken at most this often: a new
+ * process's mappings are read then, before a short-lived one is gone.
+ * Each wake-up costs hearthd CPU time (tens of microseconds in a VM), so
+ * this is the trade between naming processes that live under a tenth of a
+ * second and hearthd's own cost on a host that starts processes all day. */
 #define POLL_MS 100
+/* With no event waiting and no client, the loop sleeps up to this long
+ * (the watchdog and the next window cut shorten it): an idle host wakes
+ * hearthd about once a second, not ten times. Clients' deadlines are
+ * checked every POLL_MS while any is connected. */
+#define IDLE_POLL_MS 1000
 #define STORE_OK_STREAK 3
 #define FLUSH_MS 2000
 
@@ -372,13 +377,42 @@ static void pet_watchdog(struct daemon *d, uint64_t *last)
 	*last = now;
 }
 
-static int poll_timeout(const struct daemon *d)
+/* How long the loop may sleep from @now (CLOCK_MONOTONIC ns): at most
+ * @cap_ns, and not past the next window cut. */
+static int poll_timeout(const struct daemon *d, uint64_t now, uint64_t cap_ns)
 {
-	uint64_t now = daemon_mono_ns();
 	uint64_t left = d->next_cut_mono_ns > now ? d->next_cut_mono_ns - now : 0;
-	uint64_t ms = (left + 999999) / 1000000;
 
-	return ms < POLL_MS ? (int)ms : POLL_MS;
+	if (cap_ns < left)
+		left = cap_ns;
+	return (int)((left + 999999) / 1000000);
+}
+
+/* Fills @fds[0..) with the signal descriptor, the sampler's event rings
+ * when they may be taken now (POLL_MS after the last take), and the
+ * control socket's; *@ring is the rings' index (0 when left out) and
+ * *@cap_ns how long the loop may sleep. Returns how many. */
+static size_t poll_set(struct daemon *d, uint64_t now, uint64_t last_take,
+		       size_t *ring, uint64_t *cap_ns)
+{
+	struct pollfd *fds = d->fds;
+	uint64_t every = POLL_MS * 1000000ull;
+	size_t n = 1;
+
+	*cap_ns = IDLE_POLL_MS * 1000000ull;
+	*ring = 0;
+	fds[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
+	if (d->smp && now - last_take >= every) {
+		*ring = n;
+		fds[n++] = (struct pollfd){ .fd = sampler_poll_fd(d->smp), .events = POLLIN };
+	} else if (d->smp && last_take + every - now < *cap_ns) {
+		*cap_ns = last_take + every - now;
+	}
+	if (ctl_server_clients(d->srv) && every < *cap_ns)
+		*cap_ns = every;
+	if (d->watchdog_usec && d->watchdog_usec * 1000 / 4 < *cap_ns)
+		*cap_ns = d->watchdog_usec * 1000 / 4;
+	return n + ctl_server_pollfds(d->srv, fds + n, DAEMON_POLLFDS_MAX - n);
 }
 
 /* Test-only fault switch: HEARTHD_TEST_HANG_AFTER=SECONDS hangs the main
@@ -408,23 +442,28 @@ static void test_fault(const struct daemon *d)
 static void loop(struct daemon *d)
 {
 	struct pollfd *fds = d->fds;
-	uint64_t last_pet = 0;
+	uint64_t last_pet = 0, last_take = 0;
 
 	while (!d->stopping) {
-		size_t n = 1;
+		uint64_t now = daemon_mono_ns(), cap;
+		size_t ring, n = poll_set(d, now, last_take, &ring, &cap);
+		bool events;
 
-		fds[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
-		n += ctl_server_pollfds(d->srv, fds + 1, DAEMON_POLLFDS_MAX - 1);
-		if (poll(fds, n, poll_timeout(d)) < 0 && errno != EINTR) {
+		if (poll(fds, n, poll_timeout(d, now, cap)) < 0 && errno != EINTR) {
 			daemon_log("poll failed (%s)", strerror(errno));
 			break;
 		}
+		events = ring && fds[ring].revents;
 		if (fds[0].revents)
 			read_signals(d);
-		ctl_server_dispatch(d->srv, fds + 1, n - 1, daemon_mono_ns() / 1000000);
-		if (d->smp)
+		ctl_server_dispatch(d->srv, fds + 1 + (ring > 0), n - 1 - (ring > 0),
+				    daemon_mono_ns() / 1000000);
+		if (d->smp && events) {
 			sampler_poll(d->smp, 0);
+			last_take = daemon_mono_ns();
+		}
 		if (d->smp && daemon_mono_ns() >= d->next_cut_mono_ns) {
+			last_take = daemon_mono_ns(); /* the drain takes the events */
 			cut_window(d);
 			d->next_cut_mono_ns += d->cfg.window_ns;
 			if (d->next_cut_mono_ns < daemon_mono_ns())

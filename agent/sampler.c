@@ -351,6 +351,11 @@ void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n)
 	s->nexclude = n;
 }
 
+int sampler_poll_fd(const struct sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
 static void read_counters(const struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
 {
 	int fd = bpf_map__fd(s->skel->maps.counters);
@@ -407,6 +412,8 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 
 void sampler_stop(struct sampler *s)
 {
+	/* The last drain takes everything, whatever the counter says. */
+	s->drain.known[0] = s->drain.known[1] = false;
 	for (int i = 0; i < s->ncpus; i++) {
 		bpf_link__destroy(s->cpu_links[i]);
 		close(s->cpu_fds[i]);

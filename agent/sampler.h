@@ -78,6 +78,11 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
  * Returns 0, or a negative errno (-EINTR when a signal arrived). */
 int sampler_poll(struct sampler *s, int timeout_ms);
 
+/* A descriptor that polls readable while process events (or stack
+ * copies) wait in the sampler's rings: take them with sampler_poll(s, 0).
+ * Valid until sampler_close(). */
+int sampler_poll_fd(const struct sampler *s);
+
 /* Swaps the in-kernel buffers and moves everything collected since the last
  * drain into @oncpu (samples) and @offcpu (nanoseconds), symbolized. Either
  * may be NULL when that kind is off. No sample is lost or counted twice

@@ -25,7 +25,7 @@
 #define SEEN_SLOTS 16384
 /* Frames of an address, per profile, for an epoch: most stacks of a drain
  * share their kernel path and their libraries' frames. */
-#define ADDR_BITS 15
+#define ADDR_BITS 13
 #define ADDR_POOL_MAX (1u << 18)
 /* Profiles filled through the memo in one epoch: a drain's two, and the
  * copies' two pending ones. */
