@@ -109,10 +109,12 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	struct snap_ctx c = { .req = r };
 	struct ctl_snapshot_reply rep = { 0 };
 	struct store_scan_report sr;
+	struct store_live live;
 	struct prof_meta *m;
 	void *blob = NULL;
 	uint8_t *b;
 	size_t bloblen = 0, len = 0;
+	bool live_ok;
 	int rc;
 
 	c.out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
@@ -121,7 +123,11 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
 					      .arg = (void *)r, .clear_pid = true,
 					      .defer_totals = true };
-	rc = store_scan_merged(d->cfg.state_dir, since, until, snap_part, &c, &sr);
+	/* The newest windows, which no roll-up on disk holds yet, come merged
+	 * from the store's memory. */
+	live_ok = store_live_part(d->store, &live) == 0;
+	rc = store_scan_merged_live(d->cfg.state_dir, since, until, live_ok ? &live : NULL,
+				    snap_part, &c, &sr);
 	if (rc < 0 || c.err) {
 		prof_free(c.out);
 		return reply_err(d, client, rc < 0 ? -rc : -c.err,

@@ -34,6 +34,7 @@ struct store {
 	struct store_limits lim;
 	uint64_t span[STORE_ROLLUP_LEVELS]; /* STORE_ROLLUP_OFF: none */
 	struct run run[STORE_ROLLUP_LEVELS];
+	struct store_acc acc; /* level 0's open run, merged as windows come */
 	struct seg *segs;   /* oldest first; the open one is last when cur_fd >= 0 */
 	size_t nsegs;
 	size_t cap;
@@ -199,6 +200,7 @@ static void close_current(struct store *s)
 {
 	for (int l = 0; l < STORE_ROLLUP_LEVELS; l++)
 		s->run[l].open = false;
+	store_acc_clear(&s->acc);
 	if (s->cur_fd >= 0) {
 		fdatasync(s->cur_fd);
 		close(s->cur_fd);
@@ -403,8 +405,9 @@ static int write_record(struct store *s, struct store_idx *e, const void *payloa
 }
 
 /* Writes level @l's roll-up of its run, when the run holds two records
- * or more and readers can find it (the index is good). Never rolls the
- * segment: a roll-up stays with what it stands for. */
+ * or more and readers can find it (the index is good). Level 0's comes
+ * from its merge kept in memory, the others' from the segment. Never
+ * rolls the segment: a roll-up stays with what it stands for. */
 static void write_rollup(struct store *s, int l)
 {
 	struct run *r = &s->run[l];
@@ -414,10 +417,19 @@ static void write_rollup(struct store *s, int l)
 	int rc;
 
 	r->open = false;
-	if (s->cur_fd < 0 || !s->idx_ok || !(r->cover < s->cur_end))
+	if (s->cur_fd < 0 || !s->idx_ok || !(r->cover < s->cur_end)) {
+		if (l == 0)
+			store_acc_clear(&s->acc);
 		return;
-	rc = store_rollup_build(s->dirfd, s->segs[s->nsegs - 1].start, r->cover,
-				s->cur_end, &blob, &len, &e);
+	}
+	if (l == 0) {
+		rc = store_acc_pack(&s->acc, false, &blob, &len, &e);
+		store_acc_clear(&s->acc);
+		e.cover = r->cover;
+	} else {
+		rc = store_rollup_build(s->dirfd, s->segs[s->nsegs - 1].start, r->cover,
+					s->cur_end, &blob, &len, &e);
+	}
 	if (rc == -ENODATA)
 		return;
 	if (!rc && len > STORE_REC_MAX)
@@ -466,22 +478,51 @@ static void rollup_before(struct store *s, uint64_t start, uint64_t add)
 		flush_runs(s, top);
 }
 
-/* After the window [@start, @end) at @off: it opens runs, and ends those
- * whose span it reaches the end of. */
-static void rollup_after(struct store *s, uint64_t off, uint64_t start, uint64_t end)
+/* After the window [@start, @end) at @off, @payload: it opens runs (level
+ * 0's merge takes it in), and ends those whose span it reaches the end
+ * of. */
+static void rollup_after(struct store *s, uint64_t off, uint64_t start, uint64_t end,
+			 const void *payload, size_t len)
 {
+	struct store_part part = { start, end, start, 1, 0 };
 	int top = -1;
 
 	for (int l = 0; l < STORE_ROLLUP_LEVELS && s->span[l] != STORE_ROLLUP_OFF; l++) {
 		struct run *r = &s->run[l];
 
-		if (!r->open)
+		if (!r->open) {
 			*r = (struct run){ true, start / s->span[l], off };
+			if (l == 0)
+				store_acc_clear(&s->acc);
+		}
+		if (l == 0)
+			store_acc_add(&s->acc, &part, payload, len); /* marks it bad */
 		if (end / s->span[l] != r->bucket)
 			top = l;
 	}
 	if (top >= 0)
 		flush_runs(s, top);
+}
+
+int store_live_part(struct store *s, struct store_live *lp)
+{
+	struct store_idx e;
+	int rc;
+
+	if (!s->run[0].open || s->cur_fd < 0)
+		return -ENODATA;
+	if (!s->acc.blob) {
+		rc = store_acc_pack(&s->acc, true, &s->acc.blob, &s->acc.len, &e);
+		if (rc)
+			return rc;
+	}
+	*lp = (struct store_live){
+		.seg_start = s->segs[s->nsegs - 1].start, .cover = s->run[0].cover,
+		.end = s->cur_end, .blob = s->acc.blob, .len = s->acc.len,
+		.part = { s->acc.sum.start_ns, s->acc.sum.end_ns, s->acc.last_start,
+			  s->acc.windows, 1 },
+	};
+	return 0;
 }
 
 int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
@@ -506,7 +547,7 @@ int store_append(struct store *s, uint64_t start_ns, uint64_t end_ns,
 	s->st.windows++;
 	s->st.appended++;
 	s->st.last_error = 0;
-	rollup_after(s, e.off, start_ns, end_ns);
+	rollup_after(s, e.off, start_ns, end_ns, payload, len);
 	return 0;
 skip:
 	s->st.skipped++;
@@ -524,6 +565,7 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	close_current(s);
+	store_acc_clear(&s->acc);
 	close(s->dirfd);
 	free(s->segs);
 	free(s);

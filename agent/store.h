@@ -172,6 +172,32 @@ int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,
 		      store_part_fn fn, void *arg,
 		      struct store_scan_report *rep);
 
+/* The writer's open 10-minute run, merged in memory as its windows were
+ * appended: a roll-up that is not on disk yet. */
+struct store_live {
+	uint64_t seg_start;  /* the segment it is in */
+	uint64_t cover;      /* offset of its first window */
+	uint64_t end;        /* the segment's end it stands up to */
+	struct store_part part;
+	const void *blob;    /* a window blob; valid until the next append */
+	size_t len;
+};
+
+/* Fills @lp with the writer's open run (its blob is made on the first call
+ * after an append, stored, not compressed). Returns 0, -ENODATA when the
+ * run holds fewer than two windows (or none is open), -EBADMSG when a
+ * window of it did not decode, -ENOMEM. */
+int store_live_part(struct store *s, struct store_live *lp);
+
+/* store_scan_merged() that uses @live (may be NULL; from
+ * store_live_part() of the writer of @dir, nothing appended since) in
+ * place of the windows it stands for, when they all are in the range:
+ * for the newest windows, which no roll-up on disk holds yet. */
+int store_scan_merged_live(const char *dir, uint64_t since_ns,
+			   uint64_t until_ns, const struct store_live *live,
+			   store_part_fn fn, void *arg,
+			   struct store_scan_report *rep);
+
 /* ---- marks ------------------------------------------------------------- */
 
 struct store_mark {

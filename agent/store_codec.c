@@ -235,6 +235,14 @@ int store_codec_window_pack(const struct store_window *w, void **out,
 	return pack(w, STORE_ZLIB_LEVEL, out, outlen);
 }
 
+int store_codec_window_pack_stored(const struct store_window *w, void **out,
+				   size_t *outlen)
+{
+	if (w->end_ns < w->start_ns)
+		return -EINVAL;
+	return pack(w, Z_NO_COMPRESSION, out, outlen);
+}
+
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
 			     size_t *outlen)
 {

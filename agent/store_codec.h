@@ -55,6 +55,12 @@ struct store_window {
 int store_codec_window_pack(const struct store_window *w, void **out,
 			    size_t *outlen);
 
+/* Like store_codec_window_pack(), its sections in zlib's format but
+ * stored, not compressed: for a blob that is read at once and never
+ * written to disk. */
+int store_codec_window_pack_stored(const struct store_window *w, void **out,
+				   size_t *outlen);
+
 /* Decodes a window blob into @w (zeroed first; profiles are new and owned
  * by @w). Returns 0, -EBADMSG when the bytes are not a valid window
  * (nothing is left allocated then), or -ENOMEM. Windows come from the

@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "agent/store.h"
+#include "agent/store_codec.h"
 #include "agent/store_endian.h"
 
 #define STORE_VERSION 1u      /* marks */
@@ -192,6 +193,31 @@ int store_count_segment(int dirfd, uint64_t start, uint64_t *windows);
  * Defined in store_scan.c. */
 int store_scan_range(int dirfd, uint64_t start, uint64_t lo, uint64_t hi,
 		     store_part_fn fn, void *arg, struct store_scan_report *rep);
+
+/* A roll-up being made: the merge of its parts so far. Zeroed = empty. */
+struct store_acc {
+	struct store_window sum;  /* counters added, time range spanned */
+	uint64_t last_start;
+	uint32_t windows;
+	uint32_t parts;
+	bool bad;                 /* a part failed to merge: unusable */
+	void *blob;               /* sum packed stored, kept for snapshots */
+	size_t len;
+};
+
+/* Merges one part (a window or roll-up blob) into @a. 0, or a negative
+ * errno (@a is then bad). Defined in store_rollup.c (these three). */
+int store_acc_add(struct store_acc *a, const struct store_part *part,
+		  const void *payload, size_t len);
+
+/* Packs @a (zlib'd, or stored when @stored) into a new blob and fills
+ * @e's times, windows and newest start. -ENODATA for fewer than two
+ * parts, -EBADMSG when @a is bad, -ENOMEM. */
+int store_acc_pack(struct store_acc *a, bool stored, void **blob, size_t *len,
+		   struct store_idx *e);
+
+/* Frees what @a holds and empties it. */
+void store_acc_clear(struct store_acc *a);
 
 /* Merges the records at [@lo, @hi) of segment @seg into a new roll-up
  * blob *@blob of *@len bytes (free()), and fills @e's time range,

@@ -8,84 +8,108 @@
 #include "agent/store_codec.h"
 #include "agent/store_format.h"
 
-struct rollup {
-	struct store_window sum;  /* counters added, time range spanned */
-	uint64_t last_start;
-	uint32_t windows;
-	uint32_t parts;
-	struct store_codec_merge merge;
-};
+/* Process rows keep their pid, so a filtered snapshot of a roll-up is that
+ * of its windows; values go to leaves only (a blob is written from self
+ * values, so totals are never needed). */
+static const struct store_codec_merge acc_merge = { .defer_totals = true };
 
-static int add_part(const struct store_part *part, const void *payload,
-		    size_t len, void *arg)
+int store_acc_add(struct store_acc *a, const struct store_part *part,
+		  const void *payload, size_t len)
 {
-	struct rollup *r = arg;
 	struct store_window hdr;
 	int rc;
 
-	/* Process rows keep their pid, so a filtered snapshot of a roll-up is
-	 * that of its windows; values go to leaves only (the blob is written
-	 * from self values, so totals are never needed). */
-	rc = store_codec_window_merge_both(payload, len, &r->merge, r->sum.oncpu,
-					   r->sum.offcpu, &hdr);
-	if (rc)
-		return rc < 0 ? rc : -EBADMSG;
-	if (!r->parts || part->start_ns < r->sum.start_ns)
-		r->sum.start_ns = part->start_ns;
-	if (!r->parts || r->sum.end_ns < part->end_ns)
-		r->sum.end_ns = part->end_ns;
-	if (!r->parts || r->last_start < part->last_start_ns)
-		r->last_start = part->last_start_ns;
-	r->sum.samples += hdr.samples;
-	r->sum.idle_samples += hdr.idle_samples;
-	r->sum.offcpu_ns += hdr.offcpu_ns;
-	r->sum.drops += hdr.drops;
-	r->windows += part->windows;
-	r->parts++;
+	free(a->blob);
+	a->blob = NULL;
+	if (a->bad)
+		return -EBADMSG;
+	if (!a->sum.oncpu)
+		a->sum.oncpu = prof_new(PROF_UNIT_SAMPLES);
+	if (!a->sum.offcpu)
+		a->sum.offcpu = prof_new(PROF_UNIT_NANOSECONDS);
+	rc = a->sum.oncpu && a->sum.offcpu ? 0 : -ENOMEM;
+	if (!rc)
+		rc = store_codec_window_merge_both(payload, len, &acc_merge, a->sum.oncpu,
+						   a->sum.offcpu, &hdr);
+	if (rc) {
+		a->bad = true; /* it may hold part of this one */
+		return rc;
+	}
+	prof_meta(a->sum.offcpu)->off_cpu = 1;
+	if (!a->parts || part->start_ns < a->sum.start_ns)
+		a->sum.start_ns = part->start_ns;
+	if (!a->parts || a->sum.end_ns < part->end_ns)
+		a->sum.end_ns = part->end_ns;
+	if (!a->parts || a->last_start < part->last_start_ns)
+		a->last_start = part->last_start_ns;
+	a->sum.samples += hdr.samples;
+	a->sum.idle_samples += hdr.idle_samples;
+	a->sum.offcpu_ns += hdr.offcpu_ns;
+	a->sum.drops += hdr.drops;
+	a->windows += part->windows;
+	a->parts++;
 	return 0;
 }
 
 /* A profile that received nothing is left out of the blob, as a window
  * without it would be. */
-static void drop_empty(struct prof_profile **p)
+static bool empty(const struct prof_profile *p)
 {
-	if (*p && prof_node_count(*p) < 2 && prof_total(*p) == 0 &&
-	    prof_node_get(*p, 0)->self == 0) {
-		prof_free(*p);
-		*p = NULL;
-	}
+	return !p || (prof_node_count(p) < 2 && prof_node_get(p, 0)->self == 0);
+}
+
+int store_acc_pack(struct store_acc *a, bool stored, void **blob, size_t *len,
+		   struct store_idx *e)
+{
+	struct store_window w = a->sum;
+	int rc;
+
+	if (a->bad)
+		return -EBADMSG;
+	if (a->parts < 2)
+		return -ENODATA; /* one part alone: nothing to gain */
+	if (empty(w.oncpu))
+		w.oncpu = NULL;
+	if (empty(w.offcpu))
+		w.offcpu = NULL;
+	rc = stored ? store_codec_window_pack_stored(&w, blob, len)
+		    : store_codec_window_pack(&w, blob, len);
+	if (!rc)
+		*e = (struct store_idx){ .start_ns = w.start_ns, .end_ns = w.end_ns,
+					 .windows = a->windows, .max_start = a->last_start };
+	return rc;
+}
+
+void store_acc_clear(struct store_acc *a)
+{
+	store_window_clear(&a->sum);
+	free(a->blob);
+	memset(a, 0, sizeof(*a));
+}
+
+static int add_part(const struct store_part *part, const void *payload,
+		    size_t len, void *arg)
+{
+	int rc = store_acc_add(arg, part, payload, len);
+
+	return rc < 0 ? rc : 0;
 }
 
 int store_rollup_build(int dirfd, uint64_t seg, uint64_t lo, uint64_t hi,
 		       void **blob, size_t *len, struct store_idx *e)
 {
-	struct rollup r = { .merge = { .defer_totals = true } };
+	struct store_acc a = { 0 };
 	struct store_scan_report rep;
-	int rc;
+	int rc = store_scan_range(dirfd, seg, lo, hi, add_part, &a, &rep);
 
-	r.sum.oncpu = prof_new(PROF_UNIT_SAMPLES);
-	r.sum.offcpu = prof_new(PROF_UNIT_NANOSECONDS);
-	if (!r.sum.oncpu || !r.sum.offcpu) {
-		store_window_clear(&r.sum);
-		return -ENOMEM;
-	}
-	prof_meta(r.sum.offcpu)->off_cpu = 1;
-	rc = store_scan_range(dirfd, seg, lo, hi, add_part, &r, &rep);
 	/* Something it would stand for is unreadable or undecodable: a roll-up
 	 * would not be the merge of what a reader finds. */
 	if (!rc && (rep.corrupt || rep.torn || rep.bad_segments || rep.rollups_bad))
 		rc = -EBADMSG;
-	if (!rc && r.parts < 2)
-		rc = -ENODATA; /* one part alone: nothing to gain */
-	if (!rc) {
-		drop_empty(&r.sum.oncpu);
-		drop_empty(&r.sum.offcpu);
-		rc = store_codec_window_pack(&r.sum, blob, len);
-	}
 	if (!rc)
-		*e = (struct store_idx){ .start_ns = r.sum.start_ns, .end_ns = r.sum.end_ns,
-					 .windows = r.windows, .cover = lo,
-					 .max_start = r.last_start };
-	store_window_clear(&r.sum);
+		rc = store_acc_pack(&a, false, blob, len, e);
+	if (!rc)
+		e->cover = lo;
+	store_acc_clear(&a);
 	return rc;
 }

@@ -90,6 +90,8 @@ struct seg_scan {
 	void *arg;
 	struct store_scan_report *rep;
 	const char *name;
+	const struct store_live *live; /* the writer's open run, or NULL */
+	bool live_here;         /* it is in this segment, which ends at it */
 	uint8_t *buf;           /* one record at a time */
 	size_t cap;
 };
@@ -340,13 +342,25 @@ static int deliver_rollup(struct seg_scan *s, const struct store_idx *e, bool *b
 	return s->pfn(&part, s->buf, r.len, s->arg);
 }
 
+/* Whether the writer's open run can stand for its windows in [@lo, @hi). */
+static bool live_usable(const struct seg_scan *s, uint64_t lo, uint64_t hi)
+{
+	const struct store_live *l = s->live;
+
+	return s->live_here && l->part.windows > 0 && l->cover >= lo &&
+	       l->cover < l->end && l->end == hi && s->since <= l->part.start_ns &&
+	       (!s->until || l->part.last_start_ns < s->until);
+}
+
 /* Passes on [@lo, @hi): the outermost usable roll-ups (a roll-up comes
  * after every record it stands for, so one found later that covers an
- * earlier one replaces it), and the windows between them. A damaged
- * roll-up is replaced by its own records, roll-ups inside it first. */
+ * earlier one replaces it), the writer's open run last, and the windows
+ * between them. A damaged roll-up is replaced by its own records,
+ * roll-ups inside it first. */
 static int walk_merged(struct seg_scan *s, uint64_t lo, uint64_t hi, int depth)
 {
 	size_t *plan = malloc((s->nidx ? s->nidx : 1) * sizeof(*plan)), n = 0;
+	bool live = depth == 0 && live_usable(s, lo, hi);
 	uint64_t pos = lo;
 	int rc = 0;
 
@@ -361,6 +375,8 @@ static int walk_merged(struct seg_scan *s, uint64_t lo, uint64_t hi, int depth)
 			n--;
 		plan[n++] = k;
 	}
+	while (live && n && !(s->idx[plan[n - 1]].off < s->live->cover))
+		n--;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		const struct store_idx *e = &s->idx[plan[i]];
 		bool bad = false;
@@ -374,6 +390,14 @@ static int walk_merged(struct seg_scan *s, uint64_t lo, uint64_t hi, int depth)
 		pos = e->off + e->len;
 	}
 	free(plan);
+	if (rc == 0 && live) {
+		rc = walk_range(s, pos, s->live->cover);
+		if (rc == 0) {
+			s->rep->windows += s->live->part.windows;
+			rc = s->pfn(&s->live->part, s->live->blob, s->live->len, s->arg);
+		}
+		pos = hi;
+	}
 	return rc ? rc : walk_range(s, pos, hi);
 }
 
@@ -408,6 +432,7 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
 	if (lo < STORE_SEG_HDR_SIZE)
 		lo = STORE_SEG_HDR_SIZE;
 	load_index(dirfd, start, s);
+	s->live_here = s->live && s->live->seg_start == start && s->live->end == s->size;
 	rc = s->pfn ? walk_merged(s, lo, hi, 0) : walk_range(s, lo, hi);
 out:
 	free(s->idx);
@@ -475,7 +500,15 @@ int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
 int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,
 		      store_part_fn fn, void *arg, struct store_scan_report *rep)
 {
-	struct seg_scan s = { .since = since_ns, .until = until_ns, .pfn = fn, .arg = arg };
+	return store_scan_merged_live(dir, since_ns, until_ns, NULL, fn, arg, rep);
+}
+
+int store_scan_merged_live(const char *dir, uint64_t since_ns, uint64_t until_ns,
+			   const struct store_live *live, store_part_fn fn, void *arg,
+			   struct store_scan_report *rep)
+{
+	struct seg_scan s = { .since = since_ns, .until = until_ns, .pfn = fn, .arg = arg,
+			      .live = live };
 
 	return scan(dir, &s, rep);
 }

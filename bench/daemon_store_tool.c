@@ -19,6 +19,13 @@
  *       what `hearth snapshot` must print byte for byte. Prints
  *       "windows N" on stderr. With "merged", read as hearthd does (with
  *       roll-ups), for timing.
+ *   daemon_store_tool last SRC DST COUNT
+ *       Fills like fill (ending now) but keeps the writer open, as hearthd
+ *       does, then merges the last hour off-CPU through the roll-ups twice:
+ *       with the writer's open 10 minutes from memory (merge_live) and
+ *       without (merge_disk), for timing each with callgrind's
+ *       --toggle-collect; prints both folded texts' sizes and whether they
+ *       are identical.
  *   HEARTH_ROLLUP_SPANS=S1,S2 (seconds; 0 = off) sets fill's roll-up spans.
  *   daemon_store_tool plan DIR SINCE UNTIL
  *       How a snapshot of [SINCE, UNTIL) reads the store: "windows N
@@ -126,10 +133,12 @@ static int keep(uint64_t start, uint64_t end, const void *payload, size_t len, v
 	return 0;
 }
 
-static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns,
-		uint64_t start_ns)
+/* Fills DST (see the usage) and returns its writer, still open, with the
+ * span in *@first and *@last; NULL after printing why. */
+static struct store *fill_open(const char *src, const char *dst, long count,
+			       uint64_t fixed_ns, uint64_t start_ns, uint64_t *first,
+			       uint64_t *last)
 {
-	struct store_stats st;
 	struct store_limits lim = { 0 };
 	const char *spans = getenv("HEARTH_ROLLUP_SPANS");
 	struct wins ws = { 0 };
@@ -140,12 +149,8 @@ static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns,
 
 	if (store_scan(src, 0, 0, keep, &ws, NULL) < 0 || ws.n == 0) {
 		fprintf(stderr, "daemon_store_tool: no windows in %s\n", src);
-		return 1;
+		count = 0;
 	}
-	for (size_t i = 0; fixed_ns && i < ws.n; i++)
-		ws.w[i].len_ns = fixed_ns;
-	for (long i = 0; i < count; i++)
-		span += ws.w[i % ws.n].len_ns;
 	for (int l = 0; spans && *spans && l < STORE_ROLLUP_LEVELS; l++) {
 		char *end;
 		unsigned long long v = strtoull(spans, &end, 10);
@@ -153,31 +158,48 @@ static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns,
 		lim.rollup_ns[l] = v ? v * 1000000000ull : STORE_ROLLUP_OFF;
 		spans = *end == ',' ? end + 1 : end;
 	}
+	for (size_t i = 0; fixed_ns && i < ws.n; i++)
+		ws.w[i].len_ns = fixed_ns;
+	for (long i = 0; i < count; i++)
+		span += ws.w[i % ws.n].len_ns;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - span;
 	if (start_ns)
 		t = start_ns;
-	s = store_open(dst, &lim, &err);
-	if (!s) {
+	s = count > 0 ? store_open(dst, &lim, &err) : NULL;
+	if (!s && count > 0)
 		fprintf(stderr, "daemon_store_tool: cannot open %s (%s)\n", dst, strerror(-err));
-		return 1;
-	}
-	for (long i = 0; i < count; i++) {
+	*first = t;
+	for (long i = 0; i < count && s; i++) {
 		const struct win *w = &ws.w[i % ws.n];
 
 		if (store_append(s, t, t + w->len_ns, w->payload, w->size) < 0) {
 			fprintf(stderr, "daemon_store_tool: append failed\n");
-			return 1;
+			store_close(s);
+			s = NULL;
 		}
 		t += w->len_ns;
 	}
-	store_get_stats(s, &st);
-	printf("span %llu %llu rollups %llu\n", (unsigned long long)(t - span),
-	       (unsigned long long)t, (unsigned long long)st.rollups);
-	store_close(s);
+	*last = t;
 	for (size_t i = 0; i < ws.n; i++)
 		free(ws.w[i].payload);
 	free(ws.w);
+	return s;
+}
+
+static int fill(const char *src, const char *dst, long count, uint64_t fixed_ns,
+		uint64_t start_ns)
+{
+	struct store_stats st;
+	uint64_t first, last;
+	struct store *s = fill_open(src, dst, count, fixed_ns, start_ns, &first, &last);
+
+	if (!s)
+		return 1;
+	store_get_stats(s, &st);
+	printf("span %llu %llu rollups %llu\n", (unsigned long long)first,
+	       (unsigned long long)last, (unsigned long long)st.rollups);
+	store_close(s);
 	return 0;
 }
 
@@ -287,6 +309,64 @@ static int plan(char **argv)
 	return 0;
 }
 
+static char *merged_folded(const char *dir, uint64_t since, uint64_t until,
+			   const struct store_live *live)
+{
+	struct filter f = { .off = true };
+	struct ref r = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	r.p = prof_new(PROF_UNIT_NANOSECONDS);
+	r.m = (struct store_codec_merge){ .off_cpu = true, .keep = ref_keep, .arg = &f,
+					  .clear_pid = true, .defer_totals = true };
+	if (out && r.p &&
+	    store_scan_merged_live(dir, since, until, live, ref_part, &r, NULL) == 0) {
+		store_codec_merge_totals(r.p);
+		prof_folded_write(r.p, out, 0);
+	}
+	if (out)
+		fclose(out);
+	prof_free(r.p);
+	return buf;
+}
+
+/* Two names for callgrind's --toggle-collect. */
+static __attribute__((noinline)) char *merge_live(const char *dir, uint64_t since,
+						  uint64_t until, struct store *s)
+{
+	struct store_live live;
+
+	return merged_folded(dir, since, until, store_live_part(s, &live) == 0 ? &live : NULL);
+}
+
+static __attribute__((noinline)) char *merge_disk(const char *dir, uint64_t since,
+						  uint64_t until)
+{
+	return merged_folded(dir, since, until, NULL);
+}
+
+static int last_hour(const char *src, const char *dst, long count)
+{
+	uint64_t first, last;
+	struct store *s = fill_open(src, dst, count, 0, 0, &first, &last);
+	char *a, *b;
+	int rc;
+
+	if (!s)
+		return 1;
+	a = merge_live(dst, last - 3600000000000ull, last + 1, s);
+	b = merge_disk(dst, last - 3600000000000ull, last + 1);
+	rc = a && b && !strcmp(a, b) ? 0 : 1;
+	printf("live %zu bytes, disk %zu bytes: %s\n", a ? strlen(a) : 0, b ? strlen(b) : 0,
+	       rc ? "DIFFERENT" : "identical");
+	free(a);
+	free(b);
+	store_close(s);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct sizes s = { 0 };
@@ -304,10 +384,12 @@ int main(int argc, char **argv)
 			    argc == 7 ? strtoull(argv[6], NULL, 10) : 0);
 	if (argc >= 5 && !strcmp(argv[1], "merge"))
 		return merge(argc, argv);
+	if (argc == 5 && !strcmp(argv[1], "last"))
+		return last_hour(argv[2], argv[3], atol(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "plan"))
 		return plan(argv);
 	fprintf(stderr, "usage: daemon_store_tool sizes DIR | fill SRC DST COUNT [SECONDS [START]] |"
 		" merge DIR SINCE UNTIL [off] [pid PID] [comm NAME] [merged] |"
-		" plan DIR SINCE UNTIL\n");
+		" plan DIR SINCE UNTIL | last SRC DST COUNT\n");
 	return 2;
 }

@@ -2,16 +2,17 @@
 # Crash safety of roll-ups: the store's writer (the store tool's fill, the
 # same append path as hearthd's, with minute and 10-minute roll-ups, so a
 # roll-up is written every 6 windows) is killed with SIGKILL at random
-# moments, 20 times, appending to the same store each time (every start
+# moments, 12 times, appending to the same store each time (every start
 # opens a new segment). After every kill the store verifies (checksums of
 # windows and roll-ups; a torn tail is allowed, not corruption), and
-# merging the whole store and a part of it through the roll-ups gives byte
-# for byte what merging the windows one by one gives, on- and off-CPU.
+# merging the whole store (off-CPU) and the round's part of it (on-CPU)
+# through the roll-ups gives byte for byte what merging the windows one by
+# one gives.
 set -u
 T=$(mktemp -d /tmp/hearthd-rollcrash.XXXXXX)
 TOOL="$BUILD/bench/daemon_store_tool"
 HD= FX= FL=
-ROUNDS=${ROUNDS:-20}
+ROUNDS=${ROUNDS:-12}
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -10
@@ -52,7 +53,7 @@ compare() {
 base=1800000000000000000 # whole 10 minutes
 # How long a whole fill takes here: kills land within 90% of it.
 t0=$(date +%s%N)
-HEARTH_ROLLUP_SPANS=60,600 "$TOOL" fill "$T/src" "$T/scratch" 300 10 "$base" > /dev/null ||
+HEARTH_ROLLUP_SPANS=60,600 "$TOOL" fill "$T/src" "$T/scratch" 150 10 "$base" > /dev/null ||
 	fail "the store tool could not fill a store"
 fill_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 rm -rf "$T/scratch"
@@ -60,8 +61,8 @@ echo "a whole fill takes $fill_ms ms"
 r=0 kills=0
 while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
-	start=$((base + (r - 1) * 400 * 10000000000))
-	HEARTH_ROLLUP_SPANS=60,600 "$TOOL" fill "$T/src" "$T/store" 300 10 "$start" > /dev/null &
+	start=$((base + (r - 1) * 200 * 10000000000))
+	HEARTH_ROLLUP_SPANS=60,600 "$TOOL" fill "$T/src" "$T/store" 150 10 "$start" > /dev/null &
 	FL=$!
 	# Anywhere from the first windows to the last roll-ups.
 	sleep "$(awk -v s="$r$$" -v ms="$fill_ms" 'BEGIN { srand(s); printf "%.3f", rand() * ms * 0.9 / 1000 }')"
@@ -71,8 +72,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	"$HEARTHD" --verify-store "$T/store" > "$T/verify" ||
 		fail "round $r: the store does not verify: $(tail -2 "$T/verify")"
 	compare 1 0 off
-	compare 1 0
-	compare $((start - 1000000000000)) $((start + 777000000000)) off
+	compare $((start - 1000000000000)) $((start + 777000000000))
 	echo "round $r: $(tail -1 "$T/verify" | grep windows || tail -2 "$T/verify" | head -1); $(cat "$T/b.err") identical"
 done
 [ "$kills" -ge $((ROUNDS / 2)) ] || fail "only $kills of $ROUNDS fills were killed before they ended: the test proved little"

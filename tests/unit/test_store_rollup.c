@@ -218,10 +218,12 @@ static int count_window(uint64_t start, uint64_t end, const void *payload, size_
 	return 0;
 }
 
-/* Merges [since, until) both ways and checks they agree exactly. Returns
- * how many blobs the merged scan read. */
-static uint32_t check_range(const char *dir, uint64_t since, uint64_t until,
-			    const struct query *q, uint32_t *windows)
+/* Merges [since, until) both ways (the merged one with the writer's open
+ * run when @live) and checks they agree exactly. Returns how many blobs
+ * the merged scan read. */
+static uint32_t check_live(const char *dir, uint64_t since, uint64_t until,
+			   const struct query *q, const struct store_live *live,
+			   uint32_t *windows)
 {
 	struct merged a, b;
 	struct store_scan_report ra, rb;
@@ -230,7 +232,7 @@ static uint32_t check_range(const char *dir, uint64_t since, uint64_t until,
 	merged_init(&a, q);
 	merged_init(&b, q);
 	assert_int_equal(store_scan(dir, since, until, by_window, &a, &ra), 0);
-	assert_int_equal(store_scan_merged(dir, since, until, by_part, &b, &rb), 0);
+	assert_int_equal(store_scan_merged_live(dir, since, until, live, by_part, &b, &rb), 0);
 	assert_int_equal(a.windows, b.windows);
 	assert_int_equal(ra.windows, rb.windows);
 	assert_int_equal(ra.corrupt, rb.corrupt + rb.rollups_bad);
@@ -249,6 +251,12 @@ static uint32_t check_range(const char *dir, uint64_t since, uint64_t until,
 	if (windows)
 		*windows = a.windows;
 	return b.parts;
+}
+
+static uint32_t check_range(const char *dir, uint64_t since, uint64_t until,
+			    const struct query *q, uint32_t *windows)
+{
+	return check_live(dir, since, until, q, NULL, windows);
 }
 
 /* ---- tests ------------------------------------------------------------ */
@@ -449,6 +457,44 @@ static void test_defaults(void **state)
 	assert_int_equal(parts, 2 + 30);
 }
 
+/* The writer's open 10 minutes, merged in memory, stand for their windows
+ * while no roll-up on disk holds them; exactly. */
+static void test_live(void **state)
+{
+	const char *dir = *state;
+	struct store_limits l = { 0 };
+	struct store *s = open_store(dir, &l);
+	struct store_live live;
+	uint64_t end = T0 + 151 * WIN;
+	uint32_t parts, windows;
+
+	append_windows(s, 0, 121);
+	/* One window in the open run: nothing to gain. */
+	assert_int_equal(store_live_part(s, &live), -ENODATA);
+	append_windows(s, 121, 150);
+	assert_int_equal(store_live_part(s, &live), 0);
+	assert_int_equal(live.part.windows, 30);
+	assert_int_equal(live.part.start_ns, T0 + 120 * WIN);
+	assert_int_equal(live.part.end_ns, T0 + 150 * WIN);
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		check_live(dir, 1, 0, &queries[k], &live, NULL);
+		check_live(dir, T0 + 333 * SEC, end + 1, &queries[k], &live, NULL);
+		check_live(dir, T0 + 1203 * SEC, 0, &queries[k], &live, NULL); /* inside it */
+		check_live(dir, 1, T0 + 1444 * SEC, &queries[k], &live, NULL);
+	}
+	parts = check_live(dir, 1, 0, &queries[1], &live, &windows);
+	assert_int_equal(windows, 150);
+	assert_int_equal(parts, 3);
+	/* After one more window the blob is made again. */
+	append_windows(s, 150, 151);
+	assert_int_equal(store_live_part(s, &live), 0);
+	assert_int_equal(live.part.windows, 31);
+	parts = check_live(dir, 1, 0, &queries[3], &live, &windows);
+	assert_int_equal(windows, 151);
+	assert_int_equal(parts, 3);
+	store_close(s);
+}
+
 /* Roll-ups off: no roll-up is written and merged scans read windows. */
 static void test_off(void **state)
 {
@@ -571,6 +617,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_damaged_rollup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version1, setup, teardown),
 	};
