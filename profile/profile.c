@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile: interned strings, interned frames and the call tree.
+ * The profile's life cycle and its call tree (the strings and frames it
+ * interns are in intern.c).
  *
- * Three open-addressing hash tables (linear probing, power-of-two sizes,
- * slot value 0 = empty) index the strings, the frames and the tree's edges.
+ * Open-addressing hash tables (linear probing, power-of-two sizes, slot
+ * value 0 = empty) index the strings, the frames and the tree's edges.
  * The edge table is keyed by (parent node, frame), so prof_add_stack() costs
  * one probe per frame: O(depth) per sample whatever the tree's size, and
  * less when the stack shares a prefix with the previous one. Nodes
  * appended in bulk (prof_child_append, prof_merge) join the edge table
  * only when a later lookup needs them.
- * Strings live in an arena of chunks that never move, so prof_str()
- * pointers stay valid until prof_free().
  */
 #include "profile.h"
 
@@ -21,61 +20,11 @@
 
 #include "profile_impl.h"
 
-#define STR_CHUNK_SIZE (64u * 1024u)
-#define MIN_TABLE 64u
-
 /* ---- hashing ------------------------------------------------------------ */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, s + i, 8);
-		h = mix64(h ^ w);
-	}
-	if (i < len) {
-		uint64_t w = 0;
-
-		memcpy(&w, s + i, len - i);
-		h = mix64(h ^ w ^ 0x9e3779b97f4a7c15ull);
-	}
-	return h;
-}
-
-static uint64_t hash_frame(const struct prof_frame *f)
-{
-	uint64_t a = ((uint64_t)f->name << 32) | f->module;
-	uint64_t b = ((uint64_t)f->file << 32) | f->line;
-	uint64_t c = (uint64_t)f->kind | (uint64_t)f->cls << 8 |
-		     (uint64_t)f->lang << 16;
-
-	return mix64(mix64(mix64(a) ^ b) ^ c);
-}
 
 static uint64_t hash_edge(uint32_t parent, uint32_t frame)
 {
-	return mix64(((uint64_t)parent << 32) | frame);
-}
-
-static int frame_equal(const struct prof_frame *a, const struct prof_frame *b)
-{
-	return a->name == b->name && a->module == b->module &&
-	       a->file == b->file && a->line == b->line &&
-	       a->kind == b->kind && a->cls == b->cls && a->lang == b->lang;
+	return prof_mix64(((uint64_t)parent << 32) | frame);
 }
 
 /* Tables and arrays of this size or more ask for huge pages: their
@@ -94,7 +43,7 @@ static void want_huge(void *a, size_t size)
 }
 
 /* calloc() that asks for huge pages when big; free with free(). */
-static void *big_calloc(size_t n, size_t size)
+void *prof_big_calloc(size_t n, size_t size)
 {
 	void *a;
 
@@ -111,59 +60,10 @@ static void *big_calloc(size_t n, size_t size)
 	return a;
 }
 
-/* ---- the generic index ---------------------------------------------------- */
-
-#define SLOT_ID(s) ((uint32_t)(s))
-#define SLOT_HASH(s) ((uint32_t)((s) >> 32))
-
-/* Makes room so that @extra more ids fit under a 1/2 load factor.
- * Returns 0 or -ENOMEM. */
-static int table_reserve(struct id_table *t, uint32_t extra)
-{
-	uint64_t need = (uint64_t)t->used + extra;
-	uint64_t cap = t->cap ? t->cap : MIN_TABLE;
-	uint64_t *slots;
-
-	while (cap < need * 2)
-		cap *= 2;
-	if (cap == t->cap)
-		return 0;
-	if ((uint64_t)UINT32_MAX < cap)
-		return -ENOMEM;
-	slots = big_calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->cap; i++) {
-		uint64_t sl = t->slots[i], j;
-
-		if (!sl)
-			continue;
-		j = SLOT_HASH(sl) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = sl;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = (uint32_t)cap;
-	return 0;
-}
-
-/* Stores @id with hash @h; room must have been reserved. */
-static void table_insert(struct id_table *t, uint32_t id, uint64_t h)
-{
-	uint32_t mask = t->cap - 1, j = (uint32_t)h & mask;
-
-	while (t->slots[j])
-		j = (j + 1) & mask;
-	t->slots[j] = (uint64_t)(uint32_t)h << 32 | id;
-	t->used++;
-}
-
 /* Grows an array of @size-byte elements to hold @need, asking for huge
  * pages with @huge (for arrays read and written in random order; those
  * written front to back fault in faster without). 0 or -ENOMEM. */
-static int grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
+int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 		    int huge)
 {
 	uint64_t n = *cap ? *cap : 16;
@@ -185,9 +85,9 @@ static int grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 	return 0;
 }
 
-static int grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
+int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 {
-	return grow_how(arr, cap, need, size, 1);
+	return prof_grow_how(arr, cap, need, size, 1);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -250,152 +150,6 @@ const struct prof_meta *prof_meta_const(const struct prof_profile *p)
 	return &p->meta;
 }
 
-/* ---- strings ---------------------------------------------------------------- */
-
-/* Copies @len bytes plus a NUL into the arena; NULL when out of memory. */
-static const char *arena_copy(struct prof_profile *p, const char *s,
-			      size_t len)
-{
-	struct str_chunk *c = p->chunks;
-	char *dst;
-
-	if (!c || c->cap - c->used < len + 1) {
-		/* A big string (over a quarter chunk) gets its own chunk,
-		 * linked behind the current one so the current one's free
-		 * space is not wasted; otherwise a fresh chunk takes over. */
-		int big = STR_CHUNK_SIZE / 4 < len + 1;
-		size_t cap = big ? len + 1 : STR_CHUNK_SIZE;
-
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->used = 0;
-		c->cap = cap;
-		if (p->chunks && big) {
-			c->next = p->chunks->next;
-			p->chunks->next = c;
-		} else {
-			c->next = p->chunks;
-			p->chunks = c;
-		}
-	}
-	dst = c->data + c->used;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
-	c->used += len + 1;
-	return dst;
-}
-
-uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
-{
-	uint64_t h, j;
-	const char *copy;
-	uint32_t id;
-
-	if (len == 0)
-		return 0;
-	if ((size_t)UINT32_MAX <= len)
-		return UINT32_MAX;
-	h = hash_bytes(s, len);
-	if (p->str_index.cap) {
-		uint32_t mask = p->str_index.cap - 1;
-		uint64_t sl;
-
-		for (j = h & mask; (sl = p->str_index.slots[j]) != 0;
-		     j = (j + 1) & mask) {
-			id = SLOT_ID(sl);
-			if (SLOT_HASH(sl) == (uint32_t)h && p->str_len[id] == len &&
-			    memcmp(p->strs[id], s, len) == 0)
-				return id;
-		}
-	}
-	if (p->nstr == UINT32_MAX - 1 || table_reserve(&p->str_index, 1) < 0)
-		return UINT32_MAX;
-	/* The two parallel arrays share one capacity. */
-	if (p->str_cap < p->nstr + 1) {
-		uint32_t c1 = p->str_cap, c2 = p->str_cap;
-
-		if (grow((void **)&p->strs, &c1, p->nstr + 1,
-			 sizeof(*p->strs)) < 0 ||
-		    grow((void **)&p->str_len, &c2, p->nstr + 1,
-			 sizeof(*p->str_len)) < 0)
-			return UINT32_MAX;
-		p->str_cap = c1 < c2 ? c1 : c2;
-	}
-	copy = arena_copy(p, s, len);
-	if (!copy)
-		return UINT32_MAX;
-	id = p->nstr++;
-	p->strs[id] = copy;
-	p->str_len[id] = (uint32_t)len;
-	table_insert(&p->str_index, id, h);
-	return id;
-}
-
-uint32_t prof_intern_cstr(struct prof_profile *p, const char *s)
-{
-	return s ? prof_intern(p, s, strlen(s)) : 0;
-}
-
-const char *prof_str(const struct prof_profile *p, uint32_t id)
-{
-	return id < p->nstr ? p->strs[id] : "";
-}
-
-size_t prof_str_len(const struct prof_profile *p, uint32_t id)
-{
-	return id < p->nstr ? p->str_len[id] : 0;
-}
-
-uint32_t prof_str_count(const struct prof_profile *p)
-{
-	return p->nstr;
-}
-
-/* ---- frames ------------------------------------------------------------------ */
-
-uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
-{
-	struct prof_frame key = *f;
-	uint64_t h, j;
-	uint32_t id;
-
-	key.pad = 0;
-	h = hash_frame(&key);
-	if (p->frame_index.cap) {
-		uint32_t mask = p->frame_index.cap - 1;
-		uint64_t sl;
-
-		for (j = h & mask; (sl = p->frame_index.slots[j]) != 0;
-		     j = (j + 1) & mask) {
-			id = SLOT_ID(sl);
-			if (SLOT_HASH(sl) == (uint32_t)h &&
-			    frame_equal(&p->frames[id], &key))
-				return id;
-		}
-	}
-	if (p->nframes == UINT32_MAX - 1 ||
-	    table_reserve(&p->frame_index, 1) < 0 ||
-	    grow((void **)&p->frames, &p->frame_cap, p->nframes + 1,
-		 sizeof(*p->frames)) < 0)
-		return UINT32_MAX;
-	id = p->nframes++;
-	p->frames[id] = key;
-	table_insert(&p->frame_index, id, h);
-	return id;
-}
-
-const struct prof_frame *prof_frame_get(const struct prof_profile *p,
-					uint32_t id)
-{
-	return id < p->nframes ? &p->frames[id] : NULL;
-}
-
-uint32_t prof_frame_count(const struct prof_profile *p)
-{
-	return p->nframes;
-}
-
 /* ---- the call tree ------------------------------------------------------------- */
 
 /* Makes room so that @extra more edges fit under a 3/4 load factor.
@@ -412,7 +166,7 @@ static int edge_reserve(struct edge_table *t, uint32_t extra)
 		return 0;
 	if ((uint64_t)UINT32_MAX < cap)
 		return -ENOMEM;
-	slots = big_calloc(cap, sizeof(*slots));
+	slots = prof_big_calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < t->cap; i++) {
@@ -508,7 +262,7 @@ int prof_last_child_ready(struct prof_profile *p, uint64_t need, int rebuild)
 {
 	if (need < p->nnodes)
 		need = p->nnodes;
-	if (grow_how((void **)&p->last_child, &p->last_child_cap, need,
+	if (prof_grow_how((void **)&p->last_child, &p->last_child_cap, need,
 		     sizeof(*p->last_child), 0) < 0)
 		return -ENOMEM;
 	if (rebuild && p->last_child_stale) {
@@ -532,7 +286,7 @@ static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed,
 	if (indexed && (edges_index(p) < 0 ||
 			edge_reserve(&p->edge_index, (uint32_t)extra) < 0))
 		return -ENOMEM;
-	if (grow_how((void **)&p->nodes, &p->node_cap, need, sizeof(*p->nodes),
+	if (prof_grow_how((void **)&p->nodes, &p->node_cap, need, sizeof(*p->nodes),
 		     indexed) < 0)
 		return -ENOMEM;
 	if (links)
@@ -707,7 +461,7 @@ uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
 void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
 		     const uint64_t *values, size_t count)
 {
-	uint64_t *delta = big_calloc(p->nnodes, sizeof(*delta));
+	uint64_t *delta = prof_big_calloc(p->nnodes, sizeof(*delta));
 
 	for (size_t i = 0; i < count; i++) {
 		struct prof_node *nd = &p->nodes[leaves[i]];
@@ -885,7 +639,7 @@ int prof_walk_stacks(const struct prof_profile *p, prof_stack_fn fn,
 	}
 	node = p->nodes[0].child;
 	while (node) {
-		if (grow((void **)&path, &cap, (uint64_t)depth + 1,
+		if (prof_grow((void **)&path, &cap, (uint64_t)depth + 1,
 			 sizeof(*path)) < 0) {
 			ret = -ENOMEM;
 			break;

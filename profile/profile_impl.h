@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile's inside, shared by profile.c (tables and tree) and sort.c.
+ * The profile's inside, shared by profile.c (life cycle and tree), intern.c
+ * (strings and frames), sort.c, build.c and the folded reader.
  * Not a public interface: other parts use profile.h.
  */
 #ifndef HEARTH_PROFILE_IMPL_H
@@ -80,6 +81,34 @@ struct prof_profile {
 	uint32_t *last_frames, *last_nodes;
 	size_t last_n, last_cap;
 };
+
+/* Smallest capacity of an index table. */
+#define MIN_TABLE 64u
+
+/* A 64-bit mixer (splitmix64's finalizer): every input bit moves every
+ * output bit, so low bits of the result index tables well. */
+static inline uint64_t prof_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* calloc() that asks for huge pages when the array is big (random access
+ * makes each 4 KiB page a TLB miss); free with free(). NULL on ENOMEM. */
+void *prof_big_calloc(size_t n, size_t size);
+
+/* Grows an array of @size-byte elements to hold @need elements, doubling
+ * *@cap; asks for huge pages with @huge (for arrays read and written in
+ * random order). 0, or -ENOMEM with the array unchanged. */
+int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
+		  int huge);
+
+/* prof_grow_how() with huge pages asked for. */
+int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size);
 
 /* For bulk loads (the folded parser): finds or makes the path
  * @frames[0..n) like prof_add_stack() but leaves every total and self

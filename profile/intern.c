@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile's interned strings and frames: each distinct string and
+ * frame is stored once and named by a small id, so stacks are arrays of
+ * ids and comparing frames is comparing integers. Both indexes are
+ * open-addressing tables of ids (struct id_table, profile_impl.h); the
+ * strings live in an arena of chunks that never move.
+ */
+#include "profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile_impl.h"
+
+#define STR_CHUNK_SIZE (64u * 1024u)
+
+/* ---- hashing ------------------------------------------------------------ */
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ len;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, s + i, 8);
+		h = prof_mix64(h ^ w);
+	}
+	if (i < len) {
+		uint64_t w = 0;
+
+		memcpy(&w, s + i, len - i);
+		h = prof_mix64(h ^ w ^ 0x9e3779b97f4a7c15ull);
+	}
+	return h;
+}
+
+static uint64_t hash_frame(const struct prof_frame *f)
+{
+	uint64_t a = ((uint64_t)f->name << 32) | f->module;
+	uint64_t b = ((uint64_t)f->file << 32) | f->line;
+	uint64_t c = (uint64_t)f->kind | (uint64_t)f->cls << 8 |
+		     (uint64_t)f->lang << 16;
+
+	return prof_mix64(prof_mix64(prof_mix64(a) ^ b) ^ c);
+}
+
+static int frame_equal(const struct prof_frame *a, const struct prof_frame *b)
+{
+	return a->name == b->name && a->module == b->module &&
+	       a->file == b->file && a->line == b->line &&
+	       a->kind == b->kind && a->cls == b->cls && a->lang == b->lang;
+}
+
+/* ---- the generic index ---------------------------------------------------- */
+
+#define SLOT_ID(s) ((uint32_t)(s))
+#define SLOT_HASH(s) ((uint32_t)((s) >> 32))
+
+/* Makes room so that @extra more ids fit under a 1/2 load factor.
+ * Returns 0 or -ENOMEM. */
+static int table_reserve(struct id_table *t, uint32_t extra)
+{
+	uint64_t need = (uint64_t)t->used + extra;
+	uint64_t cap = t->cap ? t->cap : MIN_TABLE;
+	uint64_t *slots;
+
+	while (cap < need * 2)
+		cap *= 2;
+	if (cap == t->cap)
+		return 0;
+	if ((uint64_t)UINT32_MAX < cap)
+		return -ENOMEM;
+	slots = prof_big_calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->cap; i++) {
+		uint64_t sl = t->slots[i], j;
+
+		if (!sl)
+			continue;
+		j = SLOT_HASH(sl) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = sl;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = (uint32_t)cap;
+	return 0;
+}
+
+/* Stores @id with hash @h; room must have been reserved. */
+static void table_insert(struct id_table *t, uint32_t id, uint64_t h)
+{
+	uint32_t mask = t->cap - 1, j = (uint32_t)h & mask;
+
+	while (t->slots[j])
+		j = (j + 1) & mask;
+	t->slots[j] = (uint64_t)(uint32_t)h << 32 | id;
+	t->used++;
+}
+
+/* ---- strings ---------------------------------------------------------------- */
+
+/* Copies @len bytes plus a NUL into the arena; NULL when out of memory. */
+static const char *arena_copy(struct prof_profile *p, const char *s,
+			      size_t len)
+{
+	struct str_chunk *c = p->chunks;
+	char *dst;
+
+	if (!c || c->cap - c->used < len + 1) {
+		/* A big string (over a quarter chunk) gets its own chunk,
+		 * linked behind the current one so the current one's free
+		 * space is not wasted; otherwise a fresh chunk takes over. */
+		int big = STR_CHUNK_SIZE / 4 < len + 1;
+		size_t cap = big ? len + 1 : STR_CHUNK_SIZE;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		if (p->chunks && big) {
+			c->next = p->chunks->next;
+			p->chunks->next = c;
+		} else {
+			c->next = p->chunks;
+			p->chunks = c;
+		}
+	}
+	dst = c->data + c->used;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+	c->used += len + 1;
+	return dst;
+}
+
+uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
+{
+	uint64_t h, j;
+	const char *copy;
+	uint32_t id;
+
+	if (len == 0)
+		return 0;
+	if ((size_t)UINT32_MAX <= len)
+		return UINT32_MAX;
+	h = hash_bytes(s, len);
+	if (p->str_index.cap) {
+		uint32_t mask = p->str_index.cap - 1;
+		uint64_t sl;
+
+		for (j = h & mask; (sl = p->str_index.slots[j]) != 0;
+		     j = (j + 1) & mask) {
+			id = SLOT_ID(sl);
+			if (SLOT_HASH(sl) == (uint32_t)h && p->str_len[id] == len &&
+			    memcmp(p->strs[id], s, len) == 0)
+				return id;
+		}
+	}
+	if (p->nstr == UINT32_MAX - 1 || table_reserve(&p->str_index, 1) < 0)
+		return UINT32_MAX;
+	/* The two parallel arrays share one capacity. */
+	if (p->str_cap < p->nstr + 1) {
+		uint32_t c1 = p->str_cap, c2 = p->str_cap;
+
+		if (prof_grow((void **)&p->strs, &c1, p->nstr + 1,
+			 sizeof(*p->strs)) < 0 ||
+		    prof_grow((void **)&p->str_len, &c2, p->nstr + 1,
+			 sizeof(*p->str_len)) < 0)
+			return UINT32_MAX;
+		p->str_cap = c1 < c2 ? c1 : c2;
+	}
+	copy = arena_copy(p, s, len);
+	if (!copy)
+		return UINT32_MAX;
+	id = p->nstr++;
+	p->strs[id] = copy;
+	p->str_len[id] = (uint32_t)len;
+	table_insert(&p->str_index, id, h);
+	return id;
+}
+
+uint32_t prof_intern_cstr(struct prof_profile *p, const char *s)
+{
+	return s ? prof_intern(p, s, strlen(s)) : 0;
+}
+
+const char *prof_str(const struct prof_profile *p, uint32_t id)
+{
+	return id < p->nstr ? p->strs[id] : "";
+}
+
+size_t prof_str_len(const struct prof_profile *p, uint32_t id)
+{
+	return id < p->nstr ? p->str_len[id] : 0;
+}
+
+uint32_t prof_str_count(const struct prof_profile *p)
+{
+	return p->nstr;
+}
+
+/* ---- frames ------------------------------------------------------------------ */
+
+uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
+{
+	struct prof_frame key = *f;
+	uint64_t h, j;
+	uint32_t id;
+
+	key.pad = 0;
+	h = hash_frame(&key);
+	if (p->frame_index.cap) {
+		uint32_t mask = p->frame_index.cap - 1;
+		uint64_t sl;
+
+		for (j = h & mask; (sl = p->frame_index.slots[j]) != 0;
+		     j = (j + 1) & mask) {
+			id = SLOT_ID(sl);
+			if (SLOT_HASH(sl) == (uint32_t)h &&
+			    frame_equal(&p->frames[id], &key))
+				return id;
+		}
+	}
+	if (p->nframes == UINT32_MAX - 1 ||
+	    table_reserve(&p->frame_index, 1) < 0 ||
+	    prof_grow((void **)&p->frames, &p->frame_cap, p->nframes + 1,
+		 sizeof(*p->frames)) < 0)
+		return UINT32_MAX;
+	id = p->nframes++;
+	p->frames[id] = key;
+	table_insert(&p->frame_index, id, h);
+	return id;
+}
+
+const struct prof_frame *prof_frame_get(const struct prof_profile *p,
+					uint32_t id)
+{
+	return id < p->nframes ? &p->frames[id] : NULL;
+}
+
+uint32_t prof_frame_count(const struct prof_profile *p)
+{
+	return p->nframes;
+}
