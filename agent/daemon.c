@@ -123,8 +123,9 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	o->off_cpu = c->off_cpu;
 	o->min_block_ns = c->off_cpu_min_block_ns;
 	o->kernel_stacks = c->kernel_stacks;
-	/* A window's process rows carry their pid (see daemon_window.h),
-	 * straight from the kernel's tgid: no thread rows to fold. */
+	/* A window's process rows carry their pid straight from the kernel's
+	 * tgid (snapshots filter on it, store_codec_window_merge() clears it):
+	 * no thread rows to fold. */
 	o->pid_rows = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
 	o->exclude_tgid = getpid();

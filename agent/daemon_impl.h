@@ -9,7 +9,6 @@
 
 #include "agent/config.h"
 #include "agent/control_server.h"
-#include "agent/daemon_tgid.h"
 #include "agent/daemon.h"
 #include "agent/sampler.h"
 #include "agent/store.h"
@@ -31,7 +30,6 @@ struct daemon {
 	struct sampler *smp;
 	struct store *store;
 	struct ctl_server *srv;
-	struct tgid_cache *tgids;
 	int sigfd;
 	bool stopping;
 
