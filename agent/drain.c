@@ -471,16 +471,27 @@ static int take_side(struct sampler *s, uint32_t old, struct prof_profile *oncpu
 	if (rc == 0)
 		rc = take_counts(bpf_map__fd(old ? s->skel->maps.sig_counts1
 						 : s->skel->maps.sig_counts0), &sigs);
-	for (size_t i = 0; rc == 0 && i < got.len; i++) {
+	/* The entries taken are gone from the kernel: one that cannot be
+	 * added must not take the rest with it, so every one is tried and
+	 * the first error is returned. */
+	for (size_t i = 0; i < got.len; i++) {
+		int e;
+
 		/* Symbolizing a busy window takes a while: meanwhile, keep
 		 * caching the mappings of processes that just started, before
 		 * the short-lived ones are gone. */
 		if (i % 256 == 255)
 			ring_buffer__consume(s->rb_procs);
-		rc = add_entry(s, entry_key(&got, i), entry_val(&got, i), oncpu, offcpu);
+		e = add_entry(s, entry_key(&got, i), entry_val(&got, i), oncpu, offcpu);
+		if (e && rc == 0)
+			rc = e;
 	}
-	for (size_t i = 0; rc == 0 && i < sigs.len; i++)
-		rc = add_sig_entry(s, entry_key(&sigs, i), entry_val(&sigs, i), oncpu, offcpu);
+	for (size_t i = 0; i < sigs.len; i++) {
+		int e = add_sig_entry(s, entry_key(&sigs, i), entry_val(&sigs, i), oncpu, offcpu);
+
+		if (e && rc == 0)
+			rc = e;
+	}
 	free(got.buf);
 	free(sigs.buf);
 	return rc;
@@ -515,9 +526,13 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	quiet = d->known[old] && read_writes(s, &after) && after == d->writes_at_flip[old];
 	d->writes_at_flip[!old] = before;
 	d->known[!old] = have_before;
+	/* Stacks are cleared only after a complete read: counts a failed
+	 * read left in the map still point at them, and a cleared id may be
+	 * reused for another stack before they are read. */
 	if (!quiet) {
 		rc = take_side(s, old, oncpu, offcpu);
-		clear_stacks(s, old);
+		if (rc == 0)
+			clear_stacks(s, old);
 	}
 	if (rc == 0)
 		rc = sampler_take_pending(s, oncpu, offcpu);
