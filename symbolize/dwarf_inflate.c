@@ -25,6 +25,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +106,11 @@ static int sec_init(struct lazy_sec *s, Elf *e, Elf_Data *d)
 {
 	uint64_t size, align;
 	size_t hdr;
+	/* zlib expands at most 1032:1: a header claiming more is not what
+	 * the stream holds, and is left to libdw to refuse. */
 	if (!zlib_header(e, d, &size, &align, &hdr) || size == 0 ||
-	    size > SIZE_MAX / 2 || d->d_size - hdr > UINT32_MAX)
+	    size > SIZE_MAX / 2 || d->d_size - hdr > UINT32_MAX ||
+	    size / 1032 > d->d_size - hdr + 1)
 		return -ENOTSUP;
 	size_t page = 4096;
 	s->size = (size_t)size;
@@ -262,7 +266,7 @@ fail:
 
 /* Inflates @s until at least @upto bytes (clamped to its size) are there.
  * Returns 0 or -EIO. */
-static int ensure(struct sym_inflate *z, struct lazy_sec *s, size_t upto)
+static int inflate_to(struct sym_inflate *z, struct lazy_sec *s, size_t upto)
 {
 	if (upto > s->size)
 		upto = s->size;
@@ -273,12 +277,18 @@ static int ensure(struct sym_inflate *z, struct lazy_sec *s, size_t upto)
 	size_t goal = s->done + CHUNK > upto ? s->done + CHUNK : upto;
 	if (goal > s->size)
 		goal = s->size;
-	s->zs.next_out = s->buf + s->done;
-	s->zs.avail_out = (uInt)(goal - s->done);
 	while (s->done < goal) {
+		/* avail_out is 32 bits: handed out at most 4 GiB at a time,
+		 * and a pass that makes no progress is a broken stream (it
+		 * would otherwise spin here for ever). */
+		size_t want = goal - s->done;
+		s->zs.next_out = s->buf + s->done;
+		s->zs.avail_out = want < UINT_MAX ? (uInt)want : UINT_MAX;
+		uInt in_before = s->zs.avail_in;
 		int rc = inflate(&s->zs, Z_SYNC_FLUSH);
 		size_t now = (size_t)(s->zs.next_out - s->buf);
 		z->bytes += now - s->done;
+		bool moved = now != s->done || s->zs.avail_in != in_before;
 		s->done = now;
 		if (rc == Z_STREAM_END) {
 			inflateEnd(&s->zs);
@@ -287,12 +297,20 @@ static int ensure(struct sym_inflate *z, struct lazy_sec *s, size_t upto)
 				s->failed = true;
 			break;
 		}
-		if (rc != Z_OK && !(rc == Z_BUF_ERROR && s->zs.avail_out == 0)) {
+		if ((rc != Z_OK && rc != Z_BUF_ERROR) || !moved) {
 			s->failed = true;
 			break;
 		}
 	}
 	return s->done >= upto ? 0 : -EIO;
+}
+
+/* The same, without a call when the bytes are there already (the
+ * abbreviation scan asks for every number it reads). */
+static inline int ensure(struct sym_inflate *z, struct lazy_sec *s,
+			 size_t upto)
+{
+	return upto <= s->done ? 0 : inflate_to(z, s, upto);
 }
 
 int sym_inflate_all(struct sym_inflate *z)

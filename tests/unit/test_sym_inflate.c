@@ -4,7 +4,8 @@
  * answer equals the one from the same file inflated whole at open (as
  * libdw does by itself), over libc's compressed debug file (libc6-dbg)
  * and a compressed copy of a fixture, in an order that jumps back and
- * forth; and a lookup in libc's first units inflates a small part.
+ * forth; a lookup in libc's first units inflates a small part; and a
+ * header that lies about the inflated size is refused, not followed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -278,12 +279,80 @@ static void test_fixture_compressed_copy(void **state)
 	unlink(copy);
 }
 
+/* Sets the inflated size in the header of every compressed .debug_*
+ * section of @path to 4 GiB + 16: more than the stream holds and more
+ * than one zlib call can be given. */
+static void lie_about_sizes(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstrndx, n = 0;
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		uint64_t lie = (1ull << 32) + 16;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) &&
+		    (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    strncmp(name, ".debug_", 7) == 0) {
+			/* Elf64_Chdr: ch_type, ch_reserved, then ch_size */
+			assert_int_equal(pwrite(fd, &lie, 8, (off_t)sh.sh_offset + 8), 8);
+			n++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_true(n > 0);
+}
+
+/* A header that claims more than its stream holds is refused, not
+ * inflated for ever: lookups return, and give what the whole-file path
+ * gives (alarm() ends the test if one hangs). */
+static void test_lying_size_returns(void **state)
+{
+	(void)state;
+	char bin[PATH_MAX], copy[] = "/tmp/hearth-test-zlie-XXXXXX", cmd[2 * PATH_MAX];
+	const char *dir = getenv("FIXTURES");
+	snprintf(bin, sizeof(bin), "%s/sym_cpp", dir ? dir : "build-test/fixtures");
+	int fd = mkstemp(copy);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s'",
+		 bin, copy);
+	assert_int_equal(system(cmd), 0);
+	lie_about_sizes(copy);
+	uint64_t *a;
+	size_t n = addresses(copy, &a);
+	if (n > 200)
+		n = 200;
+	alarm(60);
+	fd = open(copy, O_RDONLY);
+	assert_true(fd >= 0);
+	size_t bytes = 0;
+	struct sym_dwarf *lazy = sym_dwarf_open(fd, &bytes);
+	struct sym_dwarf *whole = sym_dwarf_open_whole(fd, &bytes);
+	close(fd);
+	assert_true((lazy == NULL) == (whole == NULL));
+	if (lazy) {
+		compare(lazy, whole, a, n);
+		assert_int_equal(sym_dwarf_inflated(lazy), 0);
+	}
+	alarm(0);
+	sym_dwarf_free(lazy);
+	sym_dwarf_free(whole);
+	free(a);
+	unlink(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libc_same_as_whole),
 		cmocka_unit_test(test_libc_first_unit_inflates_little),
 		cmocka_unit_test(test_fixture_compressed_copy),
+		cmocka_unit_test(test_lying_size_returns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
