@@ -38,7 +38,10 @@
  * bench/RESULTS.md.) store_scan_merged() answers a range with
  * the biggest roll-ups that fit inside it and single windows at the edges;
  * the merge is the same as that of the windows one by one. A damaged
- * roll-up is skipped for the records it stands for.
+ * roll-up is skipped for the records it stands for. The writer merges each
+ * window into the open 10 minutes as it appends it (the 10-minute roll-up
+ * is packed from that), and store_live_part() hands that merge to a
+ * snapshot of the newest windows (store_scan_merged_live()).
  *
  * Retention deletes whole segments: those whose newest window is older than
  * the age limit, and the oldest ones while the store would exceed its size

@@ -419,6 +419,13 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
 	if (s->fd < 0)
 		return errno == ENOENT ? 0 : -errno; /* deleted by retention meanwhile */
 	s->rep->segments++;
+	if (fstat(s->fd, &st) == 0 && st.st_size < (off_t)STORE_SEG_HDR_SIZE) {
+		/* Created, then killed before its header was written: a torn
+		 * tail, not damage (the next writer opens another segment). */
+		s->rep->torn++;
+		note_bad(s, 0);
+		goto out;
+	}
 	if (fstat(s->fd, &st) < 0 || st.st_size < (off_t)STORE_SEG_HDR_SIZE ||
 	    pread_full(s->fd, hb, sizeof(hb), 0) < 0 ||
 	    (s->version = store_fhdr_check(hb, STORE_SEG_MAGIC, STORE_SEG_VERSION)) < 0) {

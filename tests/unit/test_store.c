@@ -270,6 +270,32 @@ static void test_bad_segment_header(void **state)
 	assert_int_equal(seen.first_byte[0], 'c');
 }
 
+/* A writer killed between creating a segment and writing its header
+ * leaves an empty file: a torn tail, not damage; writing goes on. */
+static void test_empty_segment(void **state)
+{
+	const char *dir = *state;
+	struct store_scan_report r;
+	struct seen seen = { 0 };
+	struct store *s = open_store(dir, 0);
+	char path[512];
+	int fd;
+
+	append_n(s, 0, 2);
+	store_close(s);
+	snprintf(path, sizeof(path), "%s/seg-%020llu.hst", dir, 3 * SEC);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0640);
+	assert_true(fd >= 0);
+	close(fd);
+	s = open_store(dir, 0);
+	append_n(s, 4, 6);
+	store_close(s);
+	assert_int_equal(store_scan(dir, 0, 0, collect, &seen, &r), 0);
+	assert_int_equal(seen.n, 4);
+	assert_int_equal(r.torn, 1);
+	assert_int_equal(r.bad_segments + r.corrupt, 0);
+}
+
 static void test_restart_counts(void **state)
 {
 	const char *dir = *state;
@@ -444,6 +470,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_index_reads_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_segment_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_segment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_age, setup, teardown),
