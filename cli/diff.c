@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/viewer.h"
 #include "cli/client.h"
 #include "profile/diff.h"
 #include "profile/folded.h"
@@ -323,6 +324,10 @@ int cmd_diff(int argc, char **argv)
 		cli_error("diff needs two files, or --at MARK; 'hearth diff --help' shows how.");
 		return 2;
 	}
+	/* The window is drawn by hearth-view: hand over before loading
+	 * anything, so the inputs are read (or asked for) once. */
+	if (a.view && cli_view_handoff(argv))
+		return 1;
 	if (a.mark) {
 		if (load_around_mark(&a, p) < 0)
 			goto out;

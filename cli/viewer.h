@@ -26,4 +26,11 @@ int cli_export_png(char **argv, const struct cli_png_args *a);
  * start the viewer, after saying why: the exit status, 1. */
 int cli_exec_viewer(char **argv);
 
+/* For commands that load their input before drawing it (`diff --view`):
+ * in hearth, replaces this process with hearth-view running the same
+ * command line before anything is loaded, and returns only when it could
+ * not, after saying why: 1. In hearth-view, returns 0 and the caller goes
+ * on to load and draw. */
+int cli_view_handoff(char **argv);
+
 #endif
