@@ -79,9 +79,8 @@ struct prof_delta prof_delta_share(uint64_t vb, uint64_t tb, uint64_t va,
 
 struct prof_delta prof_delta_abs(uint64_t vb, uint64_t va)
 {
-	struct prof_delta d = { .kind = PROF_DELTA_NEUTRAL };
-
-	return delta_of(d, vb, va, (double)vb, (double)va);
+	return delta_of((struct prof_delta){ .kind = PROF_DELTA_NEUTRAL }, vb, va,
+			(double)vb, (double)va);
 }
 
 int prof_signif_test(uint64_t xb, uint64_t nb, uint64_t xa, uint64_t na,
