@@ -319,6 +319,8 @@ static bool must_roll(const struct store *s, uint64_t add)
 	       mono_ns() - s->cur_created > s->lim.seg_age_ns;
 }
 
+static void flush_runs(struct store *s, int l);
+
 /* Makes room for @add bytes and picks the segment to write to. */
 static int prepare(struct store *s, uint64_t start, uint64_t add)
 {
@@ -327,8 +329,13 @@ static int prepare(struct store *s, uint64_t start, uint64_t add)
 
 	if (s->lim.max_bytes && add + 2 * STORE_SEG_HDR_SIZE > s->lim.max_bytes)
 		return -EFBIG;
-	if (roll && s->cur_fd >= 0 && s->cur_end > STORE_SEG_HDR_SIZE)
+	/* A roll decided here and not before the window (a roll-up written
+	 * since pushed the segment over its size, or its age passed) still
+	 * writes the open runs' roll-ups first: closing drops them. */
+	if (roll && s->cur_fd >= 0 && s->cur_end > STORE_SEG_HDR_SIZE) {
+		flush_runs(s, STORE_ROLLUP_LEVELS - 1);
 		close_current(s);
+	}
 	else if (roll && s->cur_fd >= 0)
 		roll = false; /* empty: keep using it */
 	rc = store_retain(s, now_ns());
