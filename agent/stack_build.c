@@ -50,6 +50,7 @@ struct addr_entry {
 	uint32_t tgid;     /* 0 for kernel addresses */
 	uint32_t epoch;
 	uint32_t first;    /* in pool */
+	uint32_t gen;      /* tgid_gen of its process's bucket when put */
 	uint8_t prof;      /* profile slot + 1, 0 = empty */
 	uint8_t kind;      /* enum addr_kind */
 	uint8_t n;
@@ -73,6 +74,9 @@ struct stack_builder {
 	struct prof_profile *dict;
 	struct memo *memo[MEMO_SLOTS];
 	struct memo *by_tgid[TGID_BUCKETS];
+	/* Bumped when a process of the bucket is forgotten (exec, fork):
+	 * the frames cached for its addresses this epoch no longer hold. */
+	uint32_t tgid_gen[TGID_BUCKETS];
 	uint64_t seen[SEEN_SLOTS];
 	struct addr_entry addr[1u << ADDR_BITS];
 	uint32_t *pool;
@@ -131,6 +135,9 @@ void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid)
 {
 	struct memo *m = b->by_tgid[tgid % TGID_BUCKETS], *next;
 
+	/* An exec known in the middle of an epoch: the addresses cached for
+	 * the old image (the same numbers may be other code now) go too. */
+	b->tgid_gen[tgid % TGID_BUCKETS]++;
 	for (; m; m = next) {
 		next = m->tnext;
 		if (m->tgid == tgid)
@@ -204,12 +211,18 @@ static struct addr_entry *addr_entry(struct stack_builder *b, uint32_t tgid,
 	return b->cur < 0 ? NULL : &b->addr[h >> (64 - ADDR_BITS)];
 }
 
+/* The generation an address of @tgid is cached under (0 for the kernel's). */
+static uint32_t addr_gen(const struct stack_builder *b, uint32_t tgid)
+{
+	return tgid ? b->tgid_gen[tgid % TGID_BUCKETS] : 0;
+}
+
 /* Pushes the cached frames of @e when it holds @ip; returns whether. */
 static bool addr_take(struct stack_builder *b, const struct addr_entry *e, uint32_t tgid,
 		      uint64_t ip, uint8_t kind, size_t *n)
 {
 	if (!e || e->prof != b->cur + 1 || e->epoch != b->epoch || e->ip != ip ||
-	    e->tgid != tgid || e->kind != kind)
+	    e->tgid != tgid || e->kind != kind || e->gen != addr_gen(b, tgid))
 		return false;
 	for (uint32_t j = 0; j < e->n && *n < MAX_FRAMES; j++)
 		b->frames[(*n)++] = b->pool[e->first + j];
@@ -237,7 +250,8 @@ static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgi
 	}
 	memcpy(b->pool + b->npool, b->frames + from, k * sizeof(*b->frames));
 	*e = (struct addr_entry){ .ip = ip, .tgid = tgid, .epoch = b->epoch,
-				  .first = (uint32_t)b->npool, .prof = (uint8_t)(b->cur + 1),
+				  .first = (uint32_t)b->npool, .gen = addr_gen(b, tgid),
+				  .prof = (uint8_t)(b->cur + 1),
 				  .kind = kind, .n = (uint8_t)k, .unstable = unstable };
 	b->npool += k;
 }

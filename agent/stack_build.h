@@ -67,8 +67,10 @@ void stack_builder_next_epoch(struct stack_builder *b);
 /* Forgets every remembered stack and the profiles given. */
 void stack_builder_forget(struct stack_builder *b);
 
-/* Forgets the remembered stacks of process @tgid (its addresses mean
- * other code after an exec, or another process reused its id). */
+/* Forgets the remembered stacks of process @tgid, and the frames cached
+ * for its addresses in this epoch (its addresses mean other code after an
+ * exec, or another process reused its id): its stacks added after the
+ * call are symbolized again. */
 void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid);
 
 #endif
