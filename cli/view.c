@@ -24,33 +24,6 @@ static void say(const char *err)
 	cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
 }
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: hearth view [options] FILE\n"
-		"\n"
-		"Opens FILE (folded stacks or pprof; '-' reads stdin) in the flame graph\n"
-		"viewer. Click or Enter zooms, Escape zooms out, arrows move, '/' searches.\n"
-		"\n"
-		"  -s, --search QUERY   start with this search (comma-separated terms)\n"
-		"      --size WxH       window size in screen pixels (default 1280x800)\n"
-		"      --debug-layout F test aid: rewrite F with the box and zone\n"
-		"                       rectangles after every redraw\n"
-		"  -h, --help           this text\n"
-		"\n"
-		"hearth view --diff BEFORE AFTER: the change between two profiles, red where\n"
-		"  a function's share grew, blue where it shrank (changes within sampling\n"
-		"  noise stay neutral).\n"
-		"hearth view --live: hearthd's last 5 minutes (--last DURATION), redrawn as\n"
-		"  each window is stored; --pid PID, --comm NAME and --off-cpu filter it,\n"
-		"  --socket PATH finds hearthd. Space pauses.\n"
-		"In every view, s shows the selected function's sandwich (its callers and\n"
-		"callees), and 'Call tree' shows the profile as an expandable table.\n"
-		"\n"
-		"HEARTH_SCALE=2 enlarges the window's text and rows on HiDPI screens that do\n"
-		"not say so (X11).\n");
-}
-
 static int parse_size(const char *s, int *w, int *h)
 {
 	char *end;
@@ -186,20 +159,6 @@ static int live_option(int c, struct live_src *src)
 
 int cmd_view(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "search", required_argument, NULL, 's' },
-		{ "size", required_argument, NULL, 'S' },
-		{ "debug-layout", required_argument, NULL, 'D' },
-		{ "diff", no_argument, NULL, 'd' },
-		{ "live", no_argument, NULL, 'L' },
-		{ "last", required_argument, NULL, 'l' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "off-cpu", no_argument, NULL, 'o' },
-		{ "socket", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct rd_window_opts wo = { 0 };
 	struct live_src src = { .sock = CLI_DEFAULT_SOCKET,
 				.req.last_ns = 300000000000ull };
@@ -209,7 +168,7 @@ int cmd_view(int argc, char **argv)
 	int c, rc, diff = 0, live = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cli_view_shortopts, cli_view_options, NULL)) != -1) {
 		switch (c) {
 		case 's': wo.query = optarg; break;
 		case 'D': wo.debug_layout = optarg; break;
@@ -219,14 +178,14 @@ int cmd_view(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h': cli_view_usage(stdout); return 0;
 		case 'd': diff = 1; break;
 		case 'L': live = 1; break;
 		case 'l': case 'p': case 'c': case 'o': case 'k':
 			if (live_option(c, &src) < 0)
 				return 2;
 			break;
-		default: usage(stderr); return 2;
+		default: cli_view_usage(stderr); return 2;
 		}
 	}
 	if (diff && live) {

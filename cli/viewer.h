@@ -10,6 +10,22 @@
 #ifndef HEARTH_CLI_VIEWER_H
 #define HEARTH_CLI_VIEWER_H
 
+#include <getopt.h>
+#include <stdio.h>
+
+/* `hearth view`'s long options and short option string (cli/view_help.c),
+ * for getopt_long() in hearth and hearth-view alike. */
+extern const struct option cli_view_options[];
+extern const char cli_view_shortopts[];
+
+/* Prints `hearth view`'s help text to @out. */
+void cli_view_usage(FILE *out);
+
+/* Returns 1 when `view`'s arguments @argv (argv[0] the subcommand) ask for
+ * --help / -h, 0 otherwise; prints nothing (wrong options are the
+ * viewer's to report) and leaves optind at 1. */
+int cli_view_wants_help(int argc, char **argv);
+
 /* What `hearth export --png` was asked for. */
 struct cli_png_args {
 	const char *in, *out;

@@ -132,7 +132,11 @@ int cli_exec_viewer(char **argv)
 
 int cmd_view(int argc, char **argv)
 {
-	(void)argc;
+	/* The help text is hearth's own: it needs no viewer. */
+	if (cli_view_wants_help(argc, argv)) {
+		cli_view_usage(stdout);
+		return 0;
+	}
 	return cli_exec_viewer(argv);
 }
 

@@ -3,7 +3,8 @@
 # diff and export --svg start without loading it) and hands view, export
 # --png and diff --view to hearth-view next to it, with the same command
 # line, output and exit status; without a viewer it says so in one
-# sentence.
+# sentence, and still answers --help for view, export --png and diff
+# --view itself (the same text the viewer prints).
 set -u
 : "${HEARTH:?}"
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,6 +50,18 @@ mkdir "$tmp/alone"
 cp "$HEARTH" "$tmp/alone/hearth"
 inst=$(strings "$HEARTH" | sed -n 's|^\(/.*/libexec/hearth\)$|\1|p' | head -1)
 [ -n "$inst" ] || fail "no install folder compiled into hearth"
+# Help needs no viewer: the same text, exit 0, nothing on stderr.
+for args in "view --help" "view -h" "help view" "view --live --help" \
+	"export --png --help" "diff --view --help"; do
+	# shellcheck disable=SC2086 # word splitting wanted
+	"$tmp/alone/hearth" $args >"$tmp/a" 2>"$tmp/err"; a=$?
+	# shellcheck disable=SC2086
+	"$view" $args >"$tmp/b" 2>&1; b=$?
+	[ $a -eq 0 ] || fail "alone: $args: exit $a: $(cat "$tmp/err")"
+	[ -s "$tmp/err" ] && fail "alone: $args wrote to stderr: $(cat "$tmp/err")"
+	[ $b -eq 0 ] && cmp -s "$tmp/a" "$tmp/b" || fail "alone: $args differs from the viewer's"
+	grep -q '^usage: hearth' "$tmp/a" || fail "alone: $args: $(head -1 "$tmp/a")"
+done
 if [ ! -x "$inst/hearth-view" ]; then
 	"$tmp/alone/hearth" view "$fixture" >"$tmp/a" 2>&1; a=$?
 	[ $a -eq 1 ] || fail "no viewer: exit $a"

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `hearth view`'s options and help text. Linked into hearth and
+ * hearth-view alike, so `hearth view --help` is answered by hearth itself,
+ * with or without the viewer installed.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/viewer.h"
+
+const struct option cli_view_options[] = {
+	{ "search", required_argument, NULL, 's' },
+	{ "size", required_argument, NULL, 'S' },
+	{ "debug-layout", required_argument, NULL, 'D' },
+	{ "diff", no_argument, NULL, 'd' },
+	{ "live", no_argument, NULL, 'L' },
+	{ "last", required_argument, NULL, 'l' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, 'c' },
+	{ "off-cpu", no_argument, NULL, 'o' },
+	{ "socket", required_argument, NULL, 'k' },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+const char cli_view_shortopts[] = "s:h";
+
+void cli_view_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: hearth view [options] FILE\n"
+		"\n"
+		"Opens FILE (folded stacks or pprof; '-' reads stdin) in the flame graph\n"
+		"viewer. Click or Enter zooms, Escape zooms out, arrows move, '/' searches.\n"
+		"\n"
+		"  -s, --search QUERY   start with this search (comma-separated terms)\n"
+		"      --size WxH       window size in screen pixels (default 1280x800)\n"
+		"      --debug-layout F test aid: rewrite F with the box and zone\n"
+		"                       rectangles after every redraw\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"hearth view --diff BEFORE AFTER: the change between two profiles, red where\n"
+		"  a function's share grew, blue where it shrank (changes within sampling\n"
+		"  noise stay neutral).\n"
+		"hearth view --live: hearthd's last 5 minutes (--last DURATION), redrawn as\n"
+		"  each window is stored; --pid PID, --comm NAME and --off-cpu filter it,\n"
+		"  --socket PATH finds hearthd. Space pauses.\n"
+		"In every view, s shows the selected function's sandwich (its callers and\n"
+		"callees), and 'Call tree' shows the profile as an expandable table.\n"
+		"\n"
+		"HEARTH_SCALE=2 enlarges the window's text and rows on HiDPI screens that do\n"
+		"not say so (X11).\n");
+}
+
+int cli_view_wants_help(int argc, char **argv)
+{
+	int c, help = 0, saved = opterr;
+
+	opterr = 0; /* the viewer reports wrong options itself */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, cli_view_shortopts, cli_view_options, NULL)) != -1)
+		if (c == 'h')
+			help = 1;
+	opterr = saved;
+	optind = 1;
+	return help;
+}
