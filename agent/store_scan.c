@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent/store_format.h"
+#include "agent/store_verify.h"
 
 /* Largest index file read (2 million entries). */
 #define IDX_READ_MAX (64u << 20)
@@ -89,6 +90,7 @@ struct seg_scan {
 	store_part_fn pfn;      /* merged scans: windows and roll-ups */
 	void *arg;
 	struct store_scan_report *rep;
+	struct store_verify_report *ver; /* roll-ups by level, or NULL */
 	const char *name;
 	const struct store_live *live; /* the writer's open run, or NULL */
 	bool live_here;         /* it is in this segment, which ends at it */
@@ -235,6 +237,12 @@ static int check_rollup(struct seg_scan *s, uint64_t off, const struct store_rec
 		note_bad(s, off);
 	} else {
 		s->rep->rollups++;
+	}
+	if (s->ver && r->kind - 1 < STORE_ROLLUP_LEVELS) {
+		if (rc)
+			s->ver->rollups_bad[r->kind - 1]++;
+		else
+			s->ver->rollups[r->kind - 1]++;
 	}
 	return 0;
 }
@@ -502,6 +510,15 @@ int store_scan(const char *dir, uint64_t since_ns, uint64_t until_ns,
 	struct seg_scan s = { .since = since_ns, .until = until_ns, .fn = fn, .arg = arg };
 
 	return scan(dir, &s, rep);
+}
+
+int store_verify(const char *dir, store_window_fn fn, void *arg,
+		 struct store_verify_report *rep)
+{
+	struct seg_scan s = { .fn = fn, .arg = arg, .ver = rep };
+
+	memset(rep, 0, sizeof(*rep));
+	return scan(dir, &s, &rep->scan);
 }
 
 int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,

@@ -7,8 +7,10 @@
 # byte for byte the folded text of merging the windows one by one (the
 # store tool's reference merge, which never reads a roll-up), with the
 # same window count, while the store tool shows the snapshot reading far
-# fewer blobs than windows. The store verifies clean. Then the newest
-# windows, which hearthd merges in memory, on a fresh store: the same.
+# fewer blobs than windows. The store verifies clean, counting every
+# roll-up by level; a damaged one is counted at its level, exit status 2.
+# Then the newest windows, which hearthd merges in memory, on a fresh
+# store: the same.
 set -u
 T=$(mktemp -d /tmp/hearthd-rollup.XXXXXX)
 S="--socket $T/ctl.sock"
@@ -65,6 +67,41 @@ first=$2 last=$3 rollups=$5
 echo "filled: 200 windows of 10 s, $first to $last, $rollups roll-ups"
 [ "$rollups" -ge 20 ] || fail "only $rollups roll-ups were written for 200 windows of 10 s"
 "$HEARTHD" --verify-store "$T/hour" > "$T/verify" || fail "the filled store does not verify: $(tail -2 "$T/verify")"
+# It counts the roll-ups it checked, by level (here minute and 10-minute
+# spans, in the places of hearthd's 10-minute and hour): all the tool wrote.
+set -- $(sed -n 's/^roll-ups checked: \([0-9]*\) 10-minute, \([0-9]*\) hour; damaged: \([0-9]*\) 10-minute, \([0-9]*\) hour$/\1 \2 \3 \4/p' "$T/verify")
+[ $# -eq 4 ] || fail "no roll-up line in --verify-store's output: $(tail -3 "$T/verify")"
+l1=$1 l2=$2
+[ $((l1 + l2)) -eq "$rollups" ] && [ "$l2" -ge 3 ] && [ "$l1" -gt "$l2" ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] ||
+	fail "--verify-store counted roll-ups $*, the tool wrote $rollups"
+echo "verify: $l1 + $l2 roll-ups checked, none damaged"
+
+# A damaged level-2 roll-up: counted as damaged at its level (and as
+# corrupt), exit status 2; the rest still checked.
+cp -r "$T/hour" "$T/damaged"
+# u32le FILE OFF: the little-endian 32-bit number at OFF.
+u32le() { od -An -tu4 --endian=little -j "$2" -N 4 "$1" | tr -d ' '; }
+found=
+for seg in "$T"/damaged/seg-*.hst; do
+	size=$(wc -c < "$seg") off=32
+	# records: a 40-byte header (payload length at 4, kind at 28), payload
+	while [ $((off + 40)) -le "$size" ]; do
+		if [ "$(od -An -tu1 -j $((off + 28)) -N 1 "$seg" | tr -d ' ')" = 2 ]; then
+			found=$seg; break 2
+		fi
+		off=$((off + 40 + $(u32le "$seg" $((off + 4)))))
+	done
+done
+[ -n "$found" ] || fail "no level-2 roll-up found in the filled store"
+b=$(od -An -tu1 -j $((off + 100)) -N 1 "$found" | tr -d ' ')
+printf "$(printf '\\%03o' $(( (b + 1) % 256 )))" | dd of="$found" bs=1 seek=$((off + 100)) conv=notrunc 2>/dev/null
+"$HEARTHD" --verify-store "$T/damaged" > "$T/verify2"; rc=$?
+[ $rc -eq 2 ] || fail "--verify-store of a damaged roll-up: exit $rc"
+grep -qx "roll-ups checked: $l1 10-minute, $l2 hour; damaged: 0 10-minute, 1 hour" "$T/verify2" ||
+	fail "damaged roll-up: $(grep '^roll-ups' "$T/verify2")"
+grep -q '^[0-9]* windows, 1 corrupt, 0 undecodable' "$T/verify2" || fail "damaged roll-up: $(grep 'windows,' "$T/verify2")"
+[ "$(grep -c '^window ' "$T/verify2")" -eq "$(grep -c '^window ' "$T/verify")" ] || fail "a damaged roll-up lost windows"
+echo "verify: a damaged hour-level roll-up is counted at its level, exit 2"
 
 start "$T/hour" --window 10s
 fs=$((first / 1000000000)) ls=$((last / 1000000000))
