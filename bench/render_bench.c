@@ -6,7 +6,12 @@
  * size, and the frame time of a full view at 1920x1080 with SDL's software
  * renderer (layout + drawing, median of 100 frames).
  *
- * usage: render_bench [FILE] [LINES]   (FILE is written when missing)
+ * usage: render_bench [FILE] [LINES] [hash]   (FILE is written when missing)
+ *
+ * With "hash", it prints instead a hash per part of the model (answer and
+ * cards, every function's sums, class sums, searches, every node's
+ * function, the boxes of several layouts, hit tests, the call tree), to
+ * check that a change to the model's code keeps what the viewer shows.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "render/calltree.h"
+#include "render/flame.h"
 #include "render/load.h"
 #include "render/model.h"
 #include "render/sdl.h"
@@ -124,6 +131,151 @@ static int frames(struct rd_model *m, double *median, double *layout_med)
 	return 0;
 }
 
+/* FNV-1a, 64 bits. */
+static void mix(uint64_t *h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		*h = (*h ^ b[i]) * 0x100000001b3ull;
+}
+
+static void mix_str(uint64_t *h, const char *s)
+{
+	mix(h, s, strlen(s) + 1);
+}
+
+static void mix_boxes(uint64_t *h, const struct rd_boxes *b)
+{
+	mix(h, &b->n, sizeof(b->n));
+	mix(h, &b->max_depth, sizeof(b->max_depth));
+	for (size_t i = 0; i < b->n; i++) {
+		const struct rd_box *x = &b->v[i];
+		int32_t g[4] = { x->x, x->y, x->w, x->h };
+		uint32_t u[5] = { x->node, x->last, x->count, x->depth, x->flags };
+
+		mix(h, g, sizeof(g));
+		mix(h, &x->fx, sizeof(x->fx));
+		mix(h, &x->fw, sizeof(x->fw));
+		mix(h, u, sizeof(u));
+		mix(h, &x->value, sizeof(x->value));
+	}
+}
+
+/* Layouts of the full view and zooms on boxes of it, hit tests. */
+static int hash_layouts(struct rd_model *m)
+{
+	struct rd_flame_opts o = { .area = { 0, 40, 1920, 1000 }, .row_h = 18,
+				   .min_px = 0.5 };
+	struct rd_boxes b = { 0 }, z = { 0 };
+	uint64_t h = 0xcbf29ce484222325ull, hit = h;
+	int rc;
+
+	for (int v = 0; v < 4; v++) {
+		o.icicle = v & 1;
+		o.unfold = v >> 1;
+		if ((rc = rd_flame_layout(&m->tree, &o, &b)) < 0)
+			return rc;
+		mix_boxes(&h, &b);
+	}
+	o.icicle = o.unfold = 0;
+	if ((rc = rd_flame_layout(&m->tree, &o, &b)) < 0)
+		return rc;
+	for (size_t i = 0; i < b.n; i += 1 + b.n / 40) {
+		o.focus = b.v[i].node;
+		for (int k = 0; k < 2; k++) {
+			o.bucket = k;
+			if ((rc = rd_flame_layout(&m->tree, &o, &z)) < 0 && rc != -EINVAL)
+				return rc;
+			mix(&h, &rc, sizeof(rc));
+			mix_boxes(&h, &z);
+		}
+	}
+	o.focus = 0;
+	o.bucket = 0;
+	if ((rc = rd_flame_layout(&m->tree, &o, &b)) < 0)
+		return rc;
+	for (int y = 40; y < 1040; y += 7)
+		for (int x = 0; x < 1920; x += 13) {
+			const struct rd_box *r = rd_flame_hit(&b, x, y);
+			long i = r ? (long)(r - b.v) : -1;
+
+			mix(&hit, &i, sizeof(i));
+		}
+	printf("layouts %016llx\nhits %016llx\n", (unsigned long long)h,
+	       (unsigned long long)hit);
+	rd_boxes_free(&b);
+	rd_boxes_free(&z);
+	return 0;
+}
+
+/* The call tree: the first rows opened, and a search's matches. */
+static int hash_calltree(struct rd_model *m)
+{
+	struct rd_calltree ct;
+	uint64_t h = 0xcbf29ce484222325ull;
+	long n;
+
+	if (rd_calltree_init(&ct, m) < 0)
+		return -ENOMEM;
+	for (size_t r = 0; r < 12 && r < ct.nrows; r++)
+		if (rd_calltree_toggle(&ct, ct.rows[r].pre) < 0)
+			return -ENOMEM;
+	if ((n = rd_calltree_search(&ct, "fn_1.*3$", 40)) < 0)
+		return -ENOMEM;
+	for (size_t r = 0; r < ct.nrows; r++)
+		mix(&h, &ct.rows[r], sizeof(ct.rows[r]));
+	mix(&h, ct.matches, ct.nmatch * sizeof(*ct.matches));
+	printf("calltree %ld matches, %zu rows, %016llx\n", n, ct.nrows,
+	       (unsigned long long)h);
+	rd_calltree_free(&ct);
+	return 0;
+}
+
+static int hash_model(struct rd_model *m)
+{
+	static const char *const q[] = { "fn_1.*3$,method_9", "ns3typ", "main" };
+	uint64_t h = 0xcbf29ce484222325ull, nf = h;
+
+	printf("answer %s\nnotice %s\n", m->answer, m->notice);
+	for (int i = 0; i < m->ncards; i++)
+		printf("card %s %.6f\n", rd_model_fn_name(m, m->cards[i].fn),
+		       m->cards[i].pct);
+	for (uint32_t f = 0; f < m->nfn; f++) {
+		const struct rd_fn *x = &m->fns[f];
+
+		mix_str(&h, rd_model_fn_name(m, f));
+		mix(&h, &x->frame, sizeof(x->frame));
+		mix(&h, &x->self, sizeof(x->self));
+		mix(&h, &x->total, sizeof(x->total));
+		mix(&h, &x->own, sizeof(x->own));
+		mix(&h, &x->nodes, sizeof(x->nodes));
+		mix(&h, &x->row, sizeof(x->row));
+	}
+	printf("functions %u yours %d %016llx\n", m->nfn, m->yours,
+	       (unsigned long long)h);
+	h = 0xcbf29ce484222325ull;
+	mix(&h, m->class_self, sizeof(m->class_self));
+	mix(&h, m->lang_self, sizeof(m->lang_self));
+	printf("classes %016llx\n", (unsigned long long)h);
+	for (uint32_t i = 0; i < m->nnodes; i++) {
+		uint32_t f = rd_model_node_fn(m, i);
+
+		mix(&nf, &f, sizeof(f));
+	}
+	printf("node functions %016llx\n", (unsigned long long)nf);
+	for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++) {
+		if (rd_model_search(m, q[k]) < 0)
+			return -ENOMEM;
+		printf("search %s: %u boxes, value %llu\n", q[k], m->match_boxes,
+		       (unsigned long long)m->match_value);
+	}
+	rd_model_search(m, "");
+	if (hash_layouts(m) < 0 || hash_calltree(m) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "render_bench.folded";
@@ -161,6 +313,8 @@ int main(int argc, char **argv)
 	       prof_frame_count(p), m->nfn);
 	printf("load: %.3f s (read+parse %.3f s, sort %.3f s, viewer model %.3f s)   target <= 1 s\n",
 	       t_parse + t_sort + t_model, t_parse, t_sort, t_model);
+	if (argc > 3 && !strcmp(argv[3], "hash"))
+		return hash_model(m) < 0;
 	if (frames(m, &fmed, &lmed) < 0)
 		return 1;
 	t1 = now();

@@ -9,7 +9,6 @@
  * other candidates it calls. The sentence names the candidate answerable
  * for the most, with its total, and the callee holding most of it.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,80 +18,25 @@
 
 static size_t unnamed_prefix(const char *name);
 
-/* 1 when function @fn can be named in the answer: a function the user can
- * change, with a name (not perf's "[unknown]" or "module+0x1f0"). */
-static int candidate(const struct rd_model *m, uint32_t fn, int yours)
+/* Whether function @fn can be named in the answer: a function the user
+ * can change, with a name (not perf's "[unknown]" or "module+0x1f0").
+ * Bit 0: as your code; bit 1: as any user-space function. */
+static unsigned candidate(const struct rd_model *m, uint32_t fn)
 {
 	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
 	const char *name = rd_model_fn_name(m, fn);
 
 	if (!fr || !m->fns[fn].row || name[0] == '[' || unnamed_prefix(name))
 		return 0;
-	if (yours)
-		return fr->cls == PROF_CLASS_YOURS;
-	return fr->kind != PROF_KIND_KERNEL && fr->cls != PROF_CLASS_SYSTEM &&
-	       fr->cls != PROF_CLASS_WAITING;
+	return (fr->cls == PROF_CLASS_YOURS) |
+	       (fr->kind != PROF_KIND_KERNEL && fr->cls != PROF_CLASS_SYSTEM &&
+		fr->cls != PROF_CLASS_WAITING) << 1;
 }
 
-/* own(f) = self of the nodes whose nearest candidate (itself or an
- * ancestor) is f. Both kinds of candidates (your code: into fns[].own;
- * every user-space function: into @own_any) in one pass down the
- * preorder tree, which keeps each path node's nearest candidates. */
-struct near {
-	uint32_t node, yours, any;
-};
-
-static int compute_own(struct rd_model *m, uint64_t *own_any)
+void rd_answer_candidates(const struct rd_model *m, uint8_t *cand)
 {
-	const struct rd_tree *t = &m->tree;
-	uint8_t *cand = malloc(m->nfn ? m->nfn : 1);
-	size_t np = 0, cap = 256;
-	struct near *path = malloc(cap * sizeof(*path));
-
-	if (!cand || !path) {
-		free(cand);
-		free(path);
-		return -ENOMEM;
-	}
-	for (uint32_t f = 0; f < m->nfn; f++) {
-		m->fns[f].own = 0;
-		own_any[f] = 0;
-		cand[f] = (uint8_t)(candidate(m, f, 1) | candidate(m, f, 0) << 1);
-	}
-	for (uint32_t i = 1; i < t->n; i++) {
-		const struct rd_tnode *v = &t->v[i];
-		struct near up = { 0, UINT32_MAX, UINT32_MAX }, at;
-		uint64_t self = v->self;
-
-		while (np && path[np - 1].node != v->parent)
-			np--;
-		if (np)
-			up = path[np - 1];
-		at.node = i;
-		at.yours = cand[v->fn] & 1 ? v->fn : up.yours;
-		at.any = cand[v->fn] & 2 ? v->fn : up.any;
-		if (self && at.yours != UINT32_MAX)
-			m->fns[at.yours].own += self;
-		if (self && at.any != UINT32_MAX)
-			own_any[at.any] += self;
-		if (v->size < 2)
-			continue;
-		if (np == cap) {
-			struct near *g = realloc(path, 2 * cap * sizeof(*g));
-
-			if (!g) {
-				free(cand);
-				free(path);
-				return -ENOMEM;
-			}
-			path = g;
-			cap *= 2;
-		}
-		path[np++] = at;
-	}
-	free(cand);
-	free(path);
-	return 0;
+	for (uint32_t f = 0; f < m->nfn; f++)
+		cand[f] = (uint8_t)candidate(m, f);
 }
 
 /* The callee of @f holding most of its time: the direct callee (another
@@ -100,7 +44,6 @@ static int compute_own(struct rd_model *m, uint64_t *own_any)
  * most time was spent waiting under @f (largest self). */
 struct callee {
 	uint32_t f;
-	int leaf;        /* 1: largest self under f; 0: largest direct callee */
 	uint32_t inside; /* f's nodes on the path */
 	uint64_t *acc;
 };
@@ -108,37 +51,47 @@ struct callee {
 static void callee_enter(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct callee *c = arg;
-	uint32_t g = t->v[i].fn, parent = t->v[i].parent;
+	uint32_t g = rd_tree_fn(t, i);
 
-	if (g == c->f) {
+	if (g == c->f)
 		c->inside++;
-		return;
-	}
-	if (!c->inside)
-		return;
-	if (c->leaf)
-		c->acc[g] += t->v[i].self;
-	else if (parent && t->v[parent].fn == c->f)
-		c->acc[g] += t->v[i].total;
+	else if (c->inside)
+		c->acc[g] += rd_tree_self(t, i);
 }
 
 static void callee_leave(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct callee *c = arg;
 
-	if (t->v[i].fn == c->f)
+	if (rd_tree_fn(t, i) == c->f)
 		c->inside--;
+}
+
+/* Totals of @f's direct callees, by function, into @acc: one pass in
+ * order, the parent's function read beside the node. */
+static void direct_callees(const struct rd_tree *t, uint32_t f, uint64_t *acc)
+{
+	for (uint32_t i = 1; i < t->n; i++) {
+		uint32_t g = rd_tree_fn(t, i), parent = rd_tree_parent(t, i);
+
+		if (g != f && parent && rd_tree_fn(t, parent) == f)
+			acc[g] += rd_tree_total(t, i);
+	}
 }
 
 static uint32_t main_callee(struct rd_model *m, uint32_t f, int leaf,
 			    uint64_t *value)
 {
-	struct callee c = { .f = f, .leaf = leaf };
+	struct callee c = { .f = f };
 	uint32_t best = UINT32_MAX;
 
 	*value = 0;
 	c.acc = calloc(m->nfn, sizeof(*c.acc));
-	if (!c.acc || rd_tree_walk(&m->tree, callee_enter, callee_leave, &c) < 0) {
+	if (!c.acc)
+		return UINT32_MAX;
+	if (!leaf)
+		direct_callees(&m->tree, f, c.acc);
+	else if (rd_tree_walk(&m->tree, callee_enter, callee_leave, &c) < 0) {
 		free(c.acc);
 		return UINT32_MAX;
 	}
@@ -229,7 +182,7 @@ static void fill_cards(struct rd_model *m, int by_own, int yours_only)
 
 			if (!m->fns[f].row || used(m, f) || v <= bv)
 				continue;
-			if (yours_only && !candidate(m, f, 1))
+			if (yours_only && !(candidate(m, f) & 1))
 				continue;
 			best = f;
 			bv = v;
@@ -297,26 +250,17 @@ static void write_notice(struct rd_model *m)
 			 " ran without symbols; install debug symbols to name them.");
 }
 
-int rd_answer_write(struct rd_model *m)
+int rd_answer_write(struct rd_model *m, const uint64_t *own_any)
 {
 	uint64_t yours_own = 0, bv = 0;
-	uint64_t *own_any = malloc((m->nfn ? m->nfn : 1) * sizeof(*own_any));
 	uint32_t best = UINT32_MAX;
-	int err;
 
 	m->ncards = 0;
-	if (!own_any)
-		return -ENOMEM;
-	if ((err = compute_own(m, own_any)) < 0) {
-		free(own_any);
-		return err;
-	}
 	for (uint32_t f = 0; f < m->nfn; f++)
 		yours_own += m->fns[f].own;
 	m->yours = m->total && yours_own * 20 >= m->total;
 	for (uint32_t f = 0; f < m->nfn && !m->yours; f++)
 		m->fns[f].own = own_any[f];
-	free(own_any);
 	for (uint32_t f = 0; f < m->nfn; f++) {
 		if (m->fns[f].row && m->fns[f].own > bv) {
 			bv = m->fns[f].own;

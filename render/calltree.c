@@ -24,7 +24,8 @@ void rd_calltree_free(struct rd_calltree *ct)
 static int by_total(const void *a, const void *b, void *arg)
 {
 	const struct rd_tree *t = arg;
-	uint64_t x = t->v[*(const uint32_t *)a].total, y = t->v[*(const uint32_t *)b].total;
+	uint64_t x = rd_tree_total(t, *(const uint32_t *)a);
+	uint64_t y = rd_tree_total(t, *(const uint32_t *)b);
 
 	if (x != y)
 		return x < y ? 1 : -1;
@@ -36,9 +37,10 @@ static void push_kids(const struct rd_tree *t, uint32_t p, uint32_t d,
 		      uint32_t *stack, uint32_t *dep, size_t *sp)
 {
 	size_t k0 = *sp;
+	struct rd_kids ks;
 
-	for (uint32_t k = t->kid_off[p]; k < t->kid_off[p + 1]; k++) {
-		stack[*sp] = t->kid[k];
+	for (rd_kids_start(&ks, t, p); rd_kids_next(&ks);) {
+		stack[*sp] = ks.at;
 		dep[(*sp)++] = d;
 	}
 	qsort_r(stack + k0, *sp - k0, sizeof(*stack), by_total, (void *)t);
@@ -72,7 +74,7 @@ static int list(struct rd_calltree *ct)
 
 		r->pre = i;
 		r->depth = d;
-		r->leaf = t->kid_off[i] == t->kid_off[i + 1];
+		r->leaf = !rd_tree_child(t, i);
 		r->open = ct->open[i] && !r->leaf;
 		if (r->open)
 			push_kids(t, i, d + 1, stack, dep, &sp);
@@ -125,7 +127,7 @@ static int show(struct rd_calltree *ct, size_t visible)
 	uint32_t pre = ct->matches[ct->cur];
 	long row;
 
-	for (uint32_t a = t->v[pre].parent; a != 0; a = t->v[a].parent)
+	for (uint32_t a = rd_tree_parent(t, pre); a != 0; a = rd_tree_parent(t, a))
 		ct->open[a] = 1;
 	if (list(ct) < 0)
 		return -ENOMEM;
@@ -182,7 +184,7 @@ long rd_calltree_search(struct rd_calltree *ct, const char *query,
 	if (rx)
 		regfree(&re);
 	for (uint32_t i = 1; i < m->tree.n; i++)
-		if (fmatch[m->tree.v[i].fn])
+		if (fmatch[rd_tree_fn(&m->tree, i)])
 			ct->matches[ct->nmatch++] = i;
 	free(fmatch);
 	if (ct->nmatch && show(ct, visible) < 0)
@@ -265,7 +267,8 @@ void rd_views_calltree_keep(struct rd_ui *ui)
 		n += v->ct.open[i];
 	v->ct_keep = n ? calloc(n, sizeof(*v->ct_keep)) : NULL;
 	for (uint32_t i = 1; v->ct_keep && i < m->tree.n; i++)
-		if (v->ct.open[i] && (v->ct_keep[v->nct_keep] = joined_path(m->p, m->tree.v[i].id)))
+		if (v->ct.open[i] &&
+		    (v->ct_keep[v->nct_keep] = joined_path(m->p, rd_tree_id(&m->tree, i))))
 			v->nct_keep++;
 	{
 		char **keep = v->ct_keep;
@@ -320,7 +323,7 @@ static int reopen(struct rd_views *v, const struct rd_model *m)
 		}
 		id = rd_views_find_path(m->p, path, n);
 		if (id)
-			v->ct.open[m->tree.pre[id]] = 1;
+			v->ct.open[rd_tree_pre(&m->tree, id)] = 1;
 	}
 	drop_keep(v);
 	return rd_calltree_refresh(&v->ct);
@@ -377,12 +380,14 @@ static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
 	struct rd_views *v = ui->views;
 	const struct rd_model *m = v->ct_of;
 	const struct rd_ct_row *r = &v->ct.rows[i];
-	const struct rd_tnode *t = &m->tree.v[r->pre];
+	const struct rd_tree *t = &m->tree;
+	uint32_t id = rd_tree_id(t, r->pre);
+	uint64_t total = rd_tree_total(t, r->pre), self = rd_tree_self(t, r->pre);
 	const struct rd_rect *g = &ui->graph;
 	enum prof_unit u = prof_meta_const(m->p)->unit;
 	int rh = row_h(ui), ind = RD_S(ui, 14) * (int)r->depth, x = g->x + RD_S(ui, 6);
 	int cur = v->ct.nmatch && v->ct.matches[v->ct.cur] == r->pre;
-	const struct prof_frame *f = prof_frame_get(m->p, prof_node_get(m->p, t->id)->frame);
+	const struct prof_frame *f = prof_frame_get(m->p, prof_node_get(m->p, id)->frame);
 	char val[32], pct[16], s[64];
 	double tot = ui->m->total ? (double)ui->m->total : 1;
 
@@ -395,24 +400,24 @@ static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
 	/* The mark: the change of a diff's node, else the class. */
 	rd_list_rect(&ui->list, x + ind + RD_S(ui, 14), y + RD_S(ui, 4), RD_S(ui, 4),
 		     rh - RD_S(ui, 8), rd_views_diff_on(ui) && m == ui->m ?
-		     rd_diff_color(rd_diff_node_shade(v->diff, t->id, &v->dopt).shown,
+		     rd_diff_color(rd_diff_node_shade(v->diff, id, &v->dopt).shown,
 				   v->dopt.palette) : rd_class_color(rd_frame_class(f)));
 	cell(ui, x + ind + RD_S(ui, 22), y + RD_S(ui, 2), cn - ind - RD_S(ui, 28),
-	     cur ? RD_COL_MATCH : RD_COL_TEXT, rd_model_fn_name(m, t->fn), 0);
+	     cur ? RD_COL_MATCH : RD_COL_TEXT, rd_model_fn_name(m, rd_tree_fn(t, r->pre)), 0);
 	if (rd_views_diff_on(ui) && m == ui->m) {
 		/* A diff: the total's share before and after. */
-		struct prof_delta d = prof_diff_node_delta(v->diff, t->id, 0);
+		struct prof_delta d = prof_diff_node_delta(v->diff, id, 0);
 
 		snprintf(s, sizeof(s), "%.2f%%", d.p_before);
 		cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
 		snprintf(s, sizeof(s), "%.2f%%", d.p_after);
 		cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
 	} else {
-		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->total, u),
-			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->total / tot));
+		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), total, u),
+			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)total / tot));
 		cell(ui, g->x + cn, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
-		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), t->self, u),
-			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)t->self / tot));
+		snprintf(s, sizeof(s), "%s  %s", rd_fmt_value(val, sizeof(val), self, u),
+			 rd_fmt_pct(pct, sizeof(pct), 100.0 * (double)self / tot));
 		cell(ui, g->x + cn + cv, y + RD_S(ui, 2), cv - RD_S(ui, 8), RD_COL_TEXT, s, 1);
 	}
 	rd_ui_zone(ui, RD_Z_CT_ROW, (uint32_t)i, g->x, y, cn, rh);
@@ -484,7 +489,8 @@ int rd_views_calltree_click(struct rd_ui *ui, int kind, uint32_t arg)
 			ui->oom = 1;
 		return 1;
 	}
-	snprintf(name, sizeof(name), "%s", rd_model_fn_name(m, m->tree.v[v->ct.rows[arg].pre].fn));
+	snprintf(name, sizeof(name), "%s",
+		 rd_model_fn_name(m, rd_tree_fn(&m->tree, v->ct.rows[arg].pre)));
 	rd_views_calltree_clear(v);
 	if (rd_sandwich_build(ui->m->p, NULL, name, &v->ct_sw) < 0 ||
 	    !(v->ct_swm = rd_model_new(side ? v->ct_sw.callees : v->ct_sw.callers))) {
@@ -511,6 +517,6 @@ void rd_views_calltree_dump(const struct rd_ui *ui, FILE *out)
 
 		fprintf(out, "ctrow %zu %u %u %d %s\n", i, r->depth, r->open,
 			v->ct.nmatch && v->ct.matches[v->ct.cur] == r->pre,
-			rd_model_fn_name(v->ct_of, v->ct_of->tree.v[r->pre].fn));
+			rd_model_fn_name(v->ct_of, rd_tree_fn(&v->ct_of->tree, r->pre)));
 	}
 }

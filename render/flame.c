@@ -150,7 +150,7 @@ static int push(struct work *w, struct item it)
 static int queue_children(struct ctx *c, struct work *w, uint32_t last,
 			  uint32_t depth, double fx)
 {
-	const struct rd_tree *t = c->t;
+	struct rd_kids ks;
 	size_t base = w->n;
 	uint32_t nsmall = 0, first_small = 0;
 	uint64_t small_val = 0;
@@ -158,21 +158,22 @@ static int queue_children(struct ctx *c, struct work *w, uint32_t last,
 
 	if (beyond(c->o, depth))
 		return 0;
-	for (uint32_t k = t->kid_off[last]; k < t->kid_off[last + 1]; k++) {
-		uint64_t tot = t->kid_total[k];
+	for (rd_kids_start(&ks, c->t, last); rd_kids_next(&ks);) {
+		uint32_t k = ks.at;
+		uint64_t tot = ks.total;
 		double wd = (double)tot * c->scale;
 
 		if (last == c->bucket_of && tot * 1000 >= c->bucket_total)
 			continue; /* an opened bucket shows only the small ones */
 		if (c->base && tot * 1000 < c->base) {
 			if (!nsmall)
-				first_small = t->kid[k];
+				first_small = k;
 			nsmall++;
 			small_val += tot;
 			continue;
 		}
 		if (wd >= c->o->min_px &&
-		    push(w, (struct item){ t->kid[k], depth, 0, x, wd, tot }) < 0)
+		    push(w, (struct item){ k, depth, 0, x, wd, tot }) < 0)
 			return -ENOMEM;
 		x += wd;
 	}
@@ -194,15 +195,15 @@ static int queue_children(struct ctx *c, struct work *w, uint32_t last,
  * child (i + 1 spanning the whole subtree) holds more than 99%. */
 static uint32_t chain_end(struct ctx *c, uint32_t i, uint32_t *count)
 {
-	const struct rd_tnode *v = c->t->v;
+	const struct rd_tree *t = c->t;
 	uint32_t last = i;
 
 	*count = 1;
-	if (c->o->unfold || !foldable(c->p, v[i].id))
+	if (c->o->unfold || !foldable(c->p, rd_tree_id(t, i)))
 		return i;
-	while (v[last].size > 1 && v[last + 1].size == v[last].size - 1 &&
-	       v[last + 1].total * 100 > v[last].total * 99 &&
-	       foldable(c->p, v[last + 1].id)) {
+	while (rd_tree_only_child(t, last) &&
+	       rd_tree_total(t, last + 1) * 100 > rd_tree_total(t, last) * 99 &&
+	       foldable(c->p, rd_tree_id(t, last + 1))) {
 		last++;
 		(*count)++;
 	}
@@ -211,23 +212,24 @@ static uint32_t chain_end(struct ctx *c, uint32_t i, uint32_t *count)
 
 static void lay(struct ctx *c, uint32_t root, uint32_t depth, double fw)
 {
-	const struct rd_tnode *v = c->t->v;
+	const struct rd_tree *t = c->t;
 	struct work w = { 0 };
 
-	if (push(&w, (struct item){ root, depth, 0, 0, fw, v[root].total }) < 0)
+	if (push(&w, (struct item){ root, depth, 0, 0, fw, rd_tree_total(t, root) }) < 0)
 		c->err = -ENOMEM;
 	while (w.n && !c->err) {
 		struct item it = w.v[--w.n];
 		uint32_t last, count;
 
 		if (it.count) {
-			emit(c, v[it.i].id, v[it.i].id, it.count, it.depth, it.fx,
+			emit(c, rd_tree_id(t, it.i), rd_tree_id(t, it.i), it.count, it.depth, it.fx,
 			     it.fw, RD_BOX_SMALL, it.value);
 			continue;
 		}
 		last = chain_end(c, it.i, &count);
-		emit(c, v[it.i].id, v[last].id, count, it.depth, it.fx, it.fw,
-		     count > 1 ? RD_BOX_CHAIN : 0, v[it.i].total);
+		emit(c, rd_tree_id(t, it.i), rd_tree_id(t, last), count, it.depth,
+		     it.fx, it.fw, count > 1 ? RD_BOX_CHAIN : 0,
+		     rd_tree_total(t, it.i));
 		if (queue_children(c, &w, last, it.depth + 1, it.fx) < 0)
 			c->err = -ENOMEM;
 	}
@@ -246,29 +248,30 @@ int rd_flame_layout(const struct rd_tree *t,
 	if (o->focus >= prof_node_count(t->p) || o->area.w <= 0 ||
 	    o->area.h <= 0 || o->row_h <= 0 || t->n == 0)
 		return -EINVAL;
-	fi = t->pre[o->focus];
-	if (t->v[fi].total == 0)
+	fi = rd_tree_pre(t, o->focus);
+	if (rd_tree_total(t, fi) == 0)
 		return 0;
 	/* The path root..parent of the focus, drawn full width. */
 	for (uint32_t a = fi; a != 0 && np < 4096;) {
-		a = t->v[a].parent;
+		a = rd_tree_parent(t, a);
 		path[np++] = a;
 	}
 	for (size_t i = np; i-- > 0; depth++)
-		emit(&c, t->v[path[i]].id, t->v[path[i]].id, 1, depth, 0,
-		     o->area.w, RD_BOX_ANCESTOR, t->v[path[i]].total);
-	c.scale = (double)o->area.w / (double)t->v[fi].total;
-	c.base = o->unfold ? 0 : t->v[fi].total;
+		emit(&c, rd_tree_id(t, path[i]), rd_tree_id(t, path[i]), 1, depth,
+		     0, o->area.w, RD_BOX_ANCESTOR, rd_tree_total(t, path[i]));
+	c.scale = (double)o->area.w / (double)rd_tree_total(t, fi);
+	c.base = o->unfold ? 0 : rd_tree_total(t, fi);
 	c.bucket_of = UINT32_MAX;
 	if (o->bucket) {
 		uint64_t sum = 0;
+		struct rd_kids ks;
 
-		for (uint32_t k = t->kid_off[fi]; k < t->kid_off[fi + 1]; k++)
-			if (t->kid_total[k] * 1000 < t->v[fi].total)
-				sum += t->kid_total[k];
+		for (rd_kids_start(&ks, t, fi); rd_kids_next(&ks);)
+			if (ks.total * 1000 < rd_tree_total(t, fi))
+				sum += ks.total;
 		if (sum) {
 			c.bucket_of = fi;
-			c.bucket_total = t->v[fi].total;
+			c.bucket_total = rd_tree_total(t, fi);
 			c.scale = (double)o->area.w / (double)sum;
 			c.base = o->unfold ? 0 : sum;
 		}

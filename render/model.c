@@ -46,11 +46,15 @@ struct frame_info {
 	uint8_t cls, lang;
 };
 
-/* A function's sums while the tree is walked (compact: the walk reaches
- * the functions in random order). */
+/* A function's sums while the tree is walked: one cache line holds two
+ * (the walk reaches the functions in random order). own: the self of the
+ * nodes whose nearest user-space candidate is the function (the one with
+ * your-code candidates is kept apart, as it is mostly zero); cand: the
+ * function's rd_answer_candidates() bits, read with the sums. */
 struct fn_sum {
-	uint64_t self, total;
+	uint64_t self, total, own;
 	uint32_t nodes;
+	uint32_t cand;
 };
 
 /* One function per distinct name (the root gets a function of its own,
@@ -87,10 +91,13 @@ err:
 
 /* The path from the root to the node being visited, and which of its
  * functions are on it (a bit each: the first node of a function on the
- * path counts its total, the ones nested below it do not). */
+ * path counts its total, the ones nested below it do not), with each
+ * path node's nearest candidates (UINT32_MAX: none). */
 struct step {
 	uint32_t node, fn;
 	uint32_t counted;
+	uint32_t yours, any;
+	uint32_t kids; /* children seen */
 };
 
 struct path {
@@ -111,46 +118,54 @@ static int path_grow(struct path *pa)
 	return 0;
 }
 
-/* Puts function @fn of node @node on the path; 0 or -ENOMEM. Returns
- * in *@counted whether no node above holds the same function. */
-static inline int path_enter(struct path *pa, uint32_t node, uint32_t fn,
-			     int *counted)
+/* Puts function @fn of node @node (@cand: its candidate bits) on the
+ * path; 0 or -ENOMEM. Returns the step, whose `counted` says whether no
+ * node above holds the same function. */
+static inline struct step *path_enter(struct path *pa, uint32_t node,
+				      uint32_t fn, uint8_t cand)
 {
 	uint64_t bit = 1ull << (fn % 64), *word = &pa->on[fn / 64];
+	struct step up = { .yours = UINT32_MAX, .any = UINT32_MAX }, *st;
 
 	if (pa->n == pa->cap && path_grow(pa) < 0)
-		return -ENOMEM;
-	*counted = !(*word & bit);
+		return NULL;
+	if (pa->n)
+		up = pa->s[pa->n - 1];
+	st = &pa->s[pa->n++];
+	st->node = node;
+	st->fn = fn;
+	st->counted = !(*word & bit);
+	st->yours = cand & 1 ? fn : up.yours;
+	st->any = cand & 2 ? fn : up.any;
+	st->kids = 0;
 	*word |= bit;
-	pa->s[pa->n++] = (struct step){ node, fn, (uint32_t)*counted };
-	return 0;
+	return st;
 }
 
-/* Leaves the path down to node @parent. */
-static inline void path_leave(struct path *pa, uint32_t parent)
-{
-	while (pa->n && pa->s[pa->n - 1].node != parent) {
-		const struct step *st = &pa->s[--pa->n];
+struct agg;
 
-		if (st->counted)
-			pa->on[st->fn / 64] &= ~(1ull << (st->fn % 64));
-	}
-}
-
-/* One half's sums while the tree is filled in (see rd_tree_visit). */
+/* One half of the tree's sums, on a thread of its own. */
 struct agg_half {
-	struct fn_sum *sum;
+	const struct agg *g;
+	uint32_t lo, hi;
+	struct fn_sum *sum;   /* 64-byte aligned */
+	uint64_t *own_yours;
 	uint64_t class_self[PROF_CLASS_COUNT];
 	uint64_t lang_self[PROF_LANG_COUNT];
 	struct path pa;
-	int started;
+	uint32_t root_kids;   /* the root's children in this half */
+	uint32_t *big, nbig, big_cap; /* nodes with many children here */
 	int rc;
 };
 
+/* Nodes with this many children get a list of them in the tree (see
+ * rd_tree_list_kids); each half notes those with half as many. */
+#define KIDS_LIST 64u
+
 struct agg {
-	const struct prof_profile *p;
+	const struct rd_tree *t;
 	const struct frame_info *fi;
-	uint32_t nfr, nfn;
+	uint32_t nfn;
 	/* 1 when every frame is a function of its own (no two share a
 	 * name): then function i is frame i, and the class and language
 	 * sums are made from the functions' self at the end, so a node
@@ -159,97 +174,149 @@ struct agg {
 	struct agg_half half[2];
 };
 
-static uint32_t frame_fn(const struct agg *g, uint32_t frame)
+static inline uint32_t node_fn(const struct agg *g, uint32_t i)
 {
-	return g->fi[frame < g->nfr ? frame : 0].fn;
+	uint32_t fr = rd_tree_frame(g->t, i);
+
+	return g->same ? fr : g->fi[fr].fn;
 }
 
-/* Half 1 starts below its first node's ancestors (ids are the preorder
- * there): their functions go on its path, root first. */
-static int agg_start(const struct agg *g, struct agg_half *h, uint32_t lo)
+/* Leaves the path down to node @parent (UINT32_MAX: all of it), noting
+ * the nodes left that had many children. 0 or -ENOMEM. */
+static inline int path_leave(struct agg_half *h, uint32_t parent)
 {
-	uint32_t depth = 0, *up = NULL;
-	int rc = 0, counted = 0;
+	struct path *pa = &h->pa;
 
-	for (uint32_t a = lo; a; depth++)
-		a = prof_node_get(g->p, a)->parent;
-	if (depth > 1 && !(up = malloc(depth * sizeof(*up))))
+	while (pa->n && pa->s[pa->n - 1].node != parent) {
+		const struct step *st = &pa->s[--pa->n];
+
+		if (st->counted)
+			pa->on[st->fn / 64] &= ~(1ull << (st->fn % 64));
+		if (st->kids < KIDS_LIST / 2)
+			continue;
+		if (h->nbig == h->big_cap) {
+			uint32_t cap = h->big_cap ? h->big_cap * 2 : 64;
+			uint32_t *b = realloc(h->big, cap * sizeof(*b));
+
+			if (!b)
+				return -ENOMEM;
+			h->big = b;
+			h->big_cap = cap;
+		}
+		h->big[h->nbig++] = st->node;
+	}
+	return 0;
+}
+
+/* Half 1 starts below its first node's ancestors: their functions go on
+ * its path, root first. */
+static int agg_start(struct agg_half *h)
+{
+	const struct agg *g = h->g;
+	uint32_t depth = 0, *up = NULL;
+
+	for (uint32_t a = rd_tree_parent(g->t, h->lo); a; a = rd_tree_parent(g->t, a))
+		depth++;
+	if (depth && !(up = malloc(depth * sizeof(*up))))
 		return -ENOMEM;
 	depth = 0;
-	for (uint32_t a = prof_node_get(g->p, lo)->parent; a;
-	     a = prof_node_get(g->p, a)->parent)
+	for (uint32_t a = rd_tree_parent(g->t, h->lo); a; a = rd_tree_parent(g->t, a))
 		up[depth++] = a;
-	while (depth-- > 0 && rc == 0)
-		rc = path_enter(&h->pa, up[depth],
-				frame_fn(g, prof_node_get(g->p, up[depth])->frame),
-				&counted);
+	while (depth-- > 0) {
+		uint32_t fn = node_fn(g, up[depth]);
+
+		if (!path_enter(&h->pa, up[depth], fn, (uint8_t)h->sum[fn].cand)) {
+			free(up);
+			return -ENOMEM;
+		}
+	}
 	free(up);
-	return rc;
+	return 0;
 }
 
-/* Turns each node's frame into its function and adds up, in the
- * stretch @lo..@hi just filled in: self by class and language, and each
- * function's self, nodes and total (counted once through recursion). */
-static void agg_range(struct rd_tree *t, uint32_t lo, uint32_t hi,
-		      unsigned half, void *arg)
+/* Adds up the nodes lo..hi of half @h: self by class and language, each
+ * function's self, nodes and total (counted once through recursion), and
+ * the self each node gives its nearest candidates. */
+static int agg_walk(struct agg_half *h)
 {
-	struct agg *g = arg;
-	struct agg_half *h = &g->half[half];
+	const struct agg *g = h->g;
+	const struct rd_tree *t = g->t;
 	struct fn_sum *sum = h->sum;
+	int rc = h->lo > 1 ? agg_start(h) : 0;
 
-	if (!h->started) {
-		h->started = 1;
-		if (lo > 1 && h->rc == 0)
-			h->rc = agg_start(g, h, lo);
-	}
-	for (uint32_t i = lo ? lo : 1; i < hi && h->rc == 0; i++) {
-		struct rd_tnode *v = &t->v[i];
-		uint32_t fr = v->fn < g->nfr ? v->fn : 0, fn = fr;
-		uint64_t self = v->self;
-		int counted = 0;
+	for (uint32_t i = h->lo ? h->lo : 1; i < h->hi && rc == 0; i++) {
+		uint32_t fn = node_fn(g, i);
+		uint64_t self = rd_tree_self(t, i);
+		const struct step *st;
 
-		/* The functions come in random order: ask for them ahead. */
-		if (g->same) {
-			if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
-				__builtin_prefetch(&sum[t->v[i + 16].fn], 1);
-		} else {
-			if (i + 16 < hi && t->v[i + 16].fn < g->nfr)
-				__builtin_prefetch(&g->fi[t->v[i + 16].fn]);
-			if (i + 8 < hi)
-				__builtin_prefetch(&sum[frame_fn(g, t->v[i + 8].fn)], 1);
-			fn = g->fi[fr].fn;
-			v->fn = fn;
+		/* The functions come in random order: ask for them ahead,
+		 * and for the nodes further ahead. */
+		if (i + 32 < h->hi)
+			__builtin_prefetch(&sum[node_fn(g, i + 32)], 1);
+		if (i % 2 == 0 && i + 256 < h->hi)
+			__builtin_prefetch(&t->nd[i + 256]);
+		if (!g->same) {
+			uint32_t fr = rd_tree_frame(t, i);
+
 			h->class_self[g->fi[fr].cls] += self;
 			h->lang_self[g->fi[fr].lang] += self;
 		}
-		path_leave(&h->pa, v->parent);
-		h->rc = path_enter(&h->pa, i, fn, &counted);
+		if (path_leave(h, rd_tree_parent(t, i)) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (h->pa.n)
+			h->pa.s[h->pa.n - 1].kids++;
+		else
+			h->root_kids++;
+		if (!(st = path_enter(&h->pa, i, fn, (uint8_t)sum[fn].cand))) {
+			rc = -ENOMEM;
+			break;
+		}
 		sum[fn].self += self;
 		sum[fn].nodes++;
-		if (counted)
-			sum[fn].total += v->total;
+		if (st->counted)
+			sum[fn].total += rd_tree_total(t, i);
+		if (self && st->yours != UINT32_MAX)
+			h->own_yours[st->yours] += self;
+		if (self && st->any != UINT32_MAX)
+			sum[st->any].own += self;
 	}
-	if (lo == 0 && hi)
-		t->v[0].fn = 0;
+	return rc < 0 ? rc : path_leave(h, UINT32_MAX);
 }
 
-static void agg_half_reset(struct agg *g, struct agg_half *h)
+static void *agg_thread(void *arg)
 {
-	memset(h->sum, 0, g->nfn * sizeof(*h->sum));
-	memset(h->class_self, 0, sizeof(h->class_self));
-	memset(h->lang_self, 0, sizeof(h->lang_self));
-	memset(h->pa.on, 0, (g->nfn / 64 + 1) * sizeof(uint64_t));
-	h->pa.n = 0;
-	h->started = 0;
-	h->rc = 0;
+	struct agg_half *h = arg;
+
+	h->rc = agg_walk(h);
+	return NULL;
 }
 
-static void agg_restart(void *arg)
-{
-	struct agg *g = arg;
+/* Trees from this size on are summed in two halves on two threads. */
+#define SPLIT_MIN 65536u
 
-	agg_half_reset(g, &g->half[0]);
-	agg_half_reset(g, &g->half[1]);
+/* Walks the tree in one or two halves; 0 or -ENOMEM. */
+static int agg_run(struct agg *g)
+{
+	uint32_t n = g->t->n;
+	pthread_t th;
+	int threaded = n >= SPLIT_MIN;
+
+	g->half[0].hi = n;
+	if (threaded) {
+		g->half[0].hi = g->half[1].lo = n / 2;
+		g->half[1].hi = n;
+		threaded = pthread_create(&th, NULL, agg_thread, &g->half[1]) == 0;
+		if (!threaded)
+			g->half[0].hi = n;
+	}
+	agg_thread(&g->half[0]);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (g->half[0].rc < 0)
+		return g->half[0].rc;
+	return threaded ? g->half[1].rc : 0;
 }
 
 static void agg_free(struct agg *g)
@@ -258,102 +325,158 @@ static void agg_free(struct agg *g)
 		struct agg_half *h = &g->half[k];
 
 		free(h->sum);
+		free(h->own_yours);
+		free(h->big);
 		free(h->pa.s);
 		free(h->pa.on);
 	}
 }
 
-/* Fills the model's tree, turning frames into functions and summing the
- * functions' and the classes' values as it goes. 0 or -ENOMEM. */
-static int build_tree(struct rd_model *m)
+static int agg_init(struct agg *g, struct rd_model *m)
 {
-	struct agg g = { .p = m->p, .nfr = prof_frame_count(m->p) };
-	struct rd_tree_visit vis = { agg_range, agg_restart, &g };
-	int rc = -ENOMEM;
+	size_t bytes = ((size_t)m->nfn * sizeof(struct fn_sum) + 63) / 64 * 64;
+	uint8_t *cand = malloc(m->nfn ? m->nfn : 1);
 
-	if (!(g.fi = index_frames(m)))
+	if (!cand)
 		return -ENOMEM;
-	g.nfn = m->nfn;
-	g.same = m->nfn == g.nfr;
-	for (uint32_t f = 0; f < g.nfr && g.same; f++)
-		g.same = g.fi[f].fn == f;
+	rd_answer_candidates(m, cand);
 	for (int k = 0; k < 2; k++) {
-		g.half[k].sum = calloc(m->nfn, sizeof(*g.half[k].sum));
-		g.half[k].pa.on = calloc(m->nfn / 64 + 1, sizeof(uint64_t));
-		if (!g.half[k].sum || !g.half[k].pa.on)
-			goto out;
-	}
-	if ((rc = rd_tree_build_nodes_visit(&m->tree, m->p, &vis)) < 0)
-		goto out;
-	rc = g.half[0].rc < 0 ? g.half[0].rc : g.half[1].rc;
-	for (uint32_t f = 0; f < m->nfn && rc == 0; f++) {
-		const struct fn_sum *a = &g.half[0].sum[f], *b = &g.half[1].sum[f];
+		struct agg_half *h = &g->half[k];
 
-		m->fns[f].self = a->self + b->self;
-		m->fns[f].total = a->total + b->total;
-		m->fns[f].nodes = a->nodes + b->nodes;
+		h->g = g;
+		h->sum = aligned_alloc(64, bytes ? bytes : 64);
+		h->own_yours = calloc(m->nfn ? m->nfn : 1, sizeof(*h->own_yours));
+		h->pa.on = calloc(m->nfn / 64 + 1, sizeof(uint64_t));
+		if (!h->sum || !h->own_yours || !h->pa.on) {
+			free(cand);
+			return -ENOMEM;
+		}
+		memset(h->sum, 0, bytes);
+		for (uint32_t f = 0; f < m->nfn; f++)
+			h->sum[f].cand = cand[f];
+	}
+	free(cand);
+	return 0;
+}
+
+/* The functions' and the classes' sums from both halves into @m, the
+ * share answerable by any user-space function into @own_any. */
+static void agg_collect(const struct agg *g, struct rd_model *m,
+			uint64_t *own_any)
+{
+	const struct agg_half *a = &g->half[0], *b = &g->half[1];
+
+	for (uint32_t f = 0; f < m->nfn; f++) {
+		m->fns[f].self = a->sum[f].self + b->sum[f].self;
+		m->fns[f].total = a->sum[f].total + b->sum[f].total;
+		m->fns[f].nodes = a->sum[f].nodes + b->sum[f].nodes;
+		m->fns[f].own = a->own_yours[f] + b->own_yours[f];
+		own_any[f] = a->sum[f].own + b->sum[f].own;
 	}
 	for (int c = 0; c < PROF_CLASS_COUNT; c++)
-		m->class_self[c] = g.half[0].class_self[c] + g.half[1].class_self[c];
+		m->class_self[c] = a->class_self[c] + b->class_self[c];
 	for (int l = 0; l < PROF_LANG_COUNT; l++)
-		m->lang_self[l] = g.half[0].lang_self[l] + g.half[1].lang_self[l];
+		m->lang_self[l] = a->lang_self[l] + b->lang_self[l];
 	/* Each node's self under its frame's class and language. */
-	for (uint32_t f = 0; f < m->nfn && rc == 0 && g.same; f++) {
-		m->class_self[g.fi[f].cls] += m->fns[f].self;
-		m->lang_self[g.fi[f].lang] += m->fns[f].self;
+	for (uint32_t f = 0; f < m->nfn && g->same; f++) {
+		m->class_self[g->fi[f].cls] += m->fns[f].self;
+		m->lang_self[g->fi[f].lang] += m->fns[f].self;
 	}
+}
+
+/* The children lists of the nodes with many children (the root's
+ * counted apart, as it is never on the path). 0 or -ENOMEM. */
+static int list_kids(const struct agg *g, struct rd_tree *t)
+{
+	const struct agg_half *a = &g->half[0], *b = &g->half[1];
+	uint32_t n = a->nbig + b->nbig, *nodes = malloc((n + 1) * sizeof(*nodes));
+	int rc;
+
+	if (!nodes)
+		return -ENOMEM;
+	if (a->nbig)
+		memcpy(nodes, a->big, a->nbig * sizeof(*nodes));
+	if (b->nbig)
+		memcpy(nodes + a->nbig, b->big, b->nbig * sizeof(*nodes));
+	if (KIDS_LIST <= a->root_kids + b->root_kids)
+		nodes[n++] = 0;
+	rc = rd_tree_list_kids(t, nodes, n);
+	free(nodes);
+	return rc;
+}
+
+/* The function of each frame, kept by the tree when frames are not
+ * functions one to one. 0 or -ENOMEM. */
+static int set_fn_of(struct rd_tree *t, const struct frame_info *fi, int same)
+{
+	if (same)
+		return 0;
+	if (!(t->fn_of = malloc((t->nfr ? t->nfr : 1) * sizeof(*t->fn_of))))
+		return -ENOMEM;
+	for (uint32_t f = 0; f < t->nfr; f++)
+		t->fn_of[f] = fi[f].fn;
+	if (!t->nfr)
+		t->fn_of[0] = 0;
+	return 0;
+}
+
+/* Builds the model's tree (a copy when @copy), its functions and their
+ * sums, and the answer. 0 or -ENOMEM. */
+static int build(struct rd_model *m, int copy)
+{
+	struct agg g = { .t = &m->tree };
+	uint64_t *own_any = NULL;
+	uint32_t nfr = prof_frame_count(m->p);
+	int rc = copy ? rd_tree_build_copy(&m->tree, m->p) :
+		 rd_tree_build(&m->tree, m->p);
+
+	if (rc < 0 || !(g.fi = index_frames(m)))
+		return -ENOMEM;
+	g.nfn = m->nfn;
+	g.same = m->nfn == nfr;
+	for (uint32_t f = 0; f < nfr && g.same; f++)
+		g.same = g.fi[f].fn == f;
+	rc = -ENOMEM;
+	if (set_fn_of(&m->tree, g.fi, g.same) < 0 || agg_init(&g, m) < 0 ||
+	    !(own_any = malloc((m->nfn ? m->nfn : 1) * sizeof(*own_any))))
+		goto out;
+	if ((rc = agg_run(&g)) < 0 || (rc = list_kids(&g, &m->tree)) < 0)
+		goto out;
+	agg_collect(&g, m, own_any);
+	m->total = prof_total(m->p);
+	m->nnodes = prof_node_count(m->p);
+	rc = -ENOMEM;
+	if ((m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
+		rc = rd_answer_write(m, own_any);
 out:
+	free(own_any);
 	free((void *)g.fi);
 	agg_free(&g);
 	return rc;
 }
 
-/* The tree's children lists, built on a thread of their own while the
- * functions and the answer are worked out (they read other fields). */
-struct kids_job {
-	struct rd_tree *t;
-	int rc;
-};
-
-static void *build_kids(void *arg)
-{
-	struct kids_job *j = arg;
-
-	j->rc = rd_tree_build_kids(j->t);
-	return NULL;
-}
-
-struct rd_model *rd_model_new(struct prof_profile *p)
+static struct rd_model *model_new(struct prof_profile *p, int copy)
 {
 	struct rd_model *m = calloc(1, sizeof(*m));
-	struct kids_job job;
-	pthread_t th;
-	int threaded, rc;
 
 	if (!m)
 		return NULL;
 	m->p = p;
-	if (prof_sort(p) < 0 || build_tree(m) < 0)
-		goto err;
-	job = (struct kids_job){ &m->tree, 0 };
-	threaded = pthread_create(&th, NULL, build_kids, &job) == 0;
-	if (!threaded)
-		build_kids(&job);
-	m->total = prof_total(p);
-	m->nnodes = prof_node_count(p);
-	rc = 0;
-	if (!(m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
-		rc = -ENOMEM;
-	if (rc == 0)
-		rc = rd_answer_write(m);
-	if (threaded)
-		pthread_join(th, NULL);
-	if (rc < 0 || job.rc < 0)
-		goto err;
+	if (prof_sort(p) < 0 || build(m, copy) < 0) {
+		rd_model_free(m);
+		return NULL;
+	}
 	return m;
-err:
-	rd_model_free(m);
-	return NULL;
+}
+
+struct rd_model *rd_model_new(struct prof_profile *p)
+{
+	return model_new(p, 0);
+}
+
+struct rd_model *rd_model_new_copied(struct prof_profile *p)
+{
+	return model_new(p, 1);
 }
 
 void rd_model_free(struct rd_model *m)
@@ -377,7 +500,7 @@ uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node)
 {
 	if (node >= m->nnodes)
 		return 0;
-	return m->tree.v[m->tree.pre[node]].fn;
+	return rd_tree_fn(&m->tree, rd_tree_pre(&m->tree, node));
 }
 
 int rd_model_node_match(const struct rd_model *m, uint32_t node)
@@ -433,18 +556,18 @@ static void count_enter(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct count *c = arg;
 
-	if (!c->m->fn_match[t->v[i].fn])
+	if (!c->m->fn_match[rd_tree_fn(t, i)])
 		return;
 	c->m->match_boxes++;
 	if (c->inside++ == 0)
-		c->m->match_value += t->v[i].total;
+		c->m->match_value += rd_tree_total(t, i);
 }
 
 static void count_leave(const struct rd_tree *t, uint32_t i, void *arg)
 {
 	struct count *c = arg;
 
-	if (c->m->fn_match[t->v[i].fn])
+	if (c->m->fn_match[rd_tree_fn(t, i)])
 		c->inside--;
 }
 

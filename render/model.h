@@ -39,7 +39,7 @@ enum rd_sort {
 
 struct rd_model {
 	struct prof_profile *p; /* borrowed */
-	struct rd_tree tree;    /* preorder; tree.v[i].fn is the function */
+	struct rd_tree tree;    /* preorder; rd_tree_fn() is the function */
 	uint64_t total;
 	uint32_t nnodes;
 	struct rd_fn *fns;
@@ -64,8 +64,13 @@ unsigned rd_frame_class(const struct prof_frame *f);
 
 /* Builds the model of @p: sorts its siblings (prof_sort), aggregates, and
  * writes the answer and cards. Returns NULL when out of memory. Free with
- * rd_model_free(); @p stays the caller's and must outlive the model. */
+ * rd_model_free(); @p stays the caller's, must outlive the model and must
+ * not change while it lives (its nodes may be read in place). */
 struct rd_model *rd_model_new(struct prof_profile *p);
+
+/* rd_model_new() with the tree always a copy (rd_tree_build_copy), as
+ * for a profile whose ids are not its preorder: for comparing both. */
+struct rd_model *rd_model_new_copied(struct prof_profile *p);
 
 /* Frees @m (not its profile). Accepts NULL. */
 void rd_model_free(struct rd_model *m);
@@ -94,9 +99,19 @@ size_t rd_model_sorted(const struct rd_model *m, enum rd_sort by,
  * metacharacters escaped). Returns @buf. */
 char *rd_model_exact_query(const char *name, char *buf, size_t n);
 
-/* Writes m->answer and m->cards from the aggregates (called by
- * rd_model_new; exposed for tests). Returns 0 or -ENOMEM. */
-int rd_answer_write(struct rd_model *m);
+/* The functions the answer may name (render/answer.c), into @cand (m->nfn
+ * entries, after the functions are listed): bit 0 set for a candidate of
+ * class "your code", bit 1 for any candidate in user space. */
+void rd_answer_candidates(const struct rd_model *m, uint8_t *cand);
+
+/* Writes m->answer, m->notice and m->cards from the aggregates (called
+ * by rd_model_new). On entry fns[].own holds each function's own share
+ * with your-code candidates and @own_any (m->nfn entries) the one with
+ * any user-space candidate: the self of the nodes whose nearest
+ * candidate of that kind (the node's function or its nearest ancestor's)
+ * is the function. fns[].own is left with the kind the answer uses.
+ * Returns 0 or -ENOMEM. */
+int rd_answer_write(struct rd_model *m, const uint64_t *own_any);
 
 /* The function index of node @node (a profile node id). */
 uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node);

@@ -261,10 +261,11 @@ static int lay_crumbs(struct rd_ui *ui, int y)
 	}
 	if (ui->bucket) {
 		const struct rd_tree *t = &ui->m->tree;
-		uint32_t fi = t->pre[ui->focus], n = 0;
+		uint32_t fi = rd_tree_pre(t, ui->focus), n = 0;
+		struct rd_kids ks;
 
-		for (uint32_t k = t->kid_off[fi]; k < t->kid_off[fi + 1]; k++)
-			n += t->kid_total[k] * 1000 < t->v[fi].total;
+		for (rd_kids_start(&ks, t, fi); rd_kids_next(&ks);)
+			n += ks.total * 1000 < rd_tree_total(t, fi);
 		snprintf(tail, sizeof(tail), "%u small functions", n);
 		x += S(ui, 4);
 		x += text(ui, x, y, S(ui, 20), RD_FONT_NORMAL, RD_COL_DIM, "\xe2\x80\xba");

@@ -31,7 +31,7 @@ static const char *rows(const struct rd_calltree *ct, char *buf, size_t n)
 	buf[0] = '\0';
 	for (size_t i = 0; i < ct->nrows && o < n; i++)
 		o += (size_t)snprintf(buf + o, n - o, "%s%s/%u", i ? " " : "",
-				      rd_model_fn_name(ct->m, ct->m->tree.v[ct->rows[i].pre].fn),
+				      rd_model_fn_name(ct->m, rd_tree_fn(&ct->m->tree, ct->rows[i].pre)),
 				      ct->rows[i].depth);
 	return buf;
 }
@@ -39,7 +39,7 @@ static const char *rows(const struct rd_calltree *ct, char *buf, size_t n)
 static uint32_t pre_of(const struct rd_calltree *ct, const char *name)
 {
 	for (uint32_t i = 1; i < ct->m->tree.n; i++)
-		if (!strcmp(rd_model_fn_name(ct->m, ct->m->tree.v[i].fn), name))
+		if (!strcmp(rd_model_fn_name(ct->m, rd_tree_fn(&ct->m->tree, i)), name))
 			return i;
 	fail_msg("no node %s", name);
 	return 0;

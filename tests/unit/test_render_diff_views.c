@@ -226,7 +226,7 @@ static void test_sandwich_key(void **state)
 
 static const char *ct_name(const struct rd_views *v, size_t row)
 {
-	return rd_model_fn_name(v->ct_of, v->ct_of->tree.v[v->ct.rows[row].pre].fn);
+	return rd_model_fn_name(v->ct_of, rd_tree_fn(&v->ct_of->tree, v->ct.rows[row].pre));
 }
 
 static long ct_find(const struct rd_views *v, const char *name)
