@@ -308,9 +308,9 @@ int ctl_decode_status(const uint8_t *p, size_t len, struct ctl_status *st)
 	if (len < 4)
 		return -EBADMSG;
 	n = le32_get(p);
-	if (n < CTL_STATUS_FIELDS || n > 4096 || len != 4 + 8 * (size_t)n)
+	if (n < CTL_STATUS_FIELDS_MIN || n > 4096 || len != 4 + 8 * (size_t)n)
 		return -EBADMSG;
-	for (size_t i = 0; i < CTL_STATUS_FIELDS; i++)
+	for (size_t i = 0; i < CTL_STATUS_FIELDS && i < n; i++)
 		f[i] = le64_get(p + 4 + 8 * i);
 	return 0;
 }

@@ -17,7 +17,8 @@
  *   MARK: u64 at (ns, 0 = now), u8 name length, name bytes.
  * Reply payloads:
  *   STATUS: u32 count, count x u64 (struct ctl_status in field order;
- *     readers accept more fields than they know).
+ *     readers accept more fields than they know, and fewer, down to
+ *     CTL_STATUS_FIELDS_MIN: the missing ones read as 0).
  *   SNAPSHOT: u64 from, u64 to, u32 windows, u32 corrupt, u32 torn,
  *     u32 flags, u32 blob length, blob (store_codec profile).
  *   MARK: u64 at.
@@ -106,8 +107,16 @@ struct ctl_status {
 	uint64_t clients;
 	uint64_t bpf_run_ns;
 	uint64_t bpf_run_cnt;
+	/* Fields added later: a reply without them reads them as 0. */
+	uint64_t sym_modules;      /* modules the symbolizer holds */
+	uint64_t sym_module_bytes; /* memory they take */
+	uint64_t sym_module_limit; /* its budget (least recently used evicted past it) */
+	uint64_t sym_evictions;    /* modules evicted to stay within it */
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
+/* The fields of the first status reply (up to bpf_run_cnt): the least a
+ * reply may carry. */
+#define CTL_STATUS_FIELDS_MIN 21u
 
 struct ctl_snapshot_reply {
 	uint64_t from_ns;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "agent/daemon_impl.h"
+#include "agent/drain.h"
 #include "agent/store_codec.h"
 
 static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
@@ -25,8 +26,16 @@ static void do_status(struct daemon *d, uint64_t client)
 	size_t len = 0;
 	uint8_t *b;
 
-	if (d->smp)
+	if (d->smp) {
+		struct sampler_module_cache mc;
+
 		sampler_stats(d->smp, &ss);
+		sampler_module_cache(d->smp, &mc);
+		st.sym_modules = mc.modules;
+		st.sym_module_bytes = mc.bytes;
+		st.sym_module_limit = mc.limit;
+		st.sym_evictions = mc.evictions;
+	}
 	store_get_stats(d->store, &ts);
 	st.pid = (uint64_t)getpid();
 	st.uptime_ns = daemon_mono_ns() - d->start_mono_ns;

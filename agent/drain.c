@@ -549,3 +549,14 @@ void drain_state_free(struct drain_state *d)
 	free(d->reads.ips);
 	memset(&d->reads, 0, sizeof(d->reads));
 }
+
+void sampler_module_cache(const struct sampler *s, struct sampler_module_cache *mc)
+{
+	struct sym_stats st;
+
+	sym_stats(s->sym, &st);
+	mc->modules = st.modules;
+	mc->bytes = st.module_bytes;
+	mc->limit = SAMPLER_MODULE_LIMIT;
+	mc->evictions = st.evictions;
+}

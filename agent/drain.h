@@ -2,7 +2,8 @@
 /*
  * drain: what the sampler's drain keeps from one drain to the next, so a
  * drain skips the maps nothing wrote to and reads each stack once.
- * Private to the sampler (sampler.c, drain.c).
+ * Private to the sampler (sampler.c, drain.c), but for
+ * sampler_module_cache(), which hearthd's status asks.
  */
 #ifndef HEARTH_DRAIN_H
 #define HEARTH_DRAIN_H
@@ -30,5 +31,23 @@ struct drain_state {
 
 /* Frees what @d holds. */
 void drain_state_free(struct drain_state *d);
+
+struct sampler;
+
+/* The symbolizer's module cache, for hearthd's status. */
+struct sampler_module_cache {
+	uint64_t modules;   /* modules held */
+	uint64_t bytes;     /* memory they take */
+	uint64_t limit;     /* the budget past which the least recently used go */
+	uint64_t evictions; /* modules evicted to stay within it */
+};
+
+/* The budget of the sampler's symbolizer: it is opened with the default,
+ * sym_options.max_module_bytes 0 (documented as 256 MiB). */
+#define SAMPLER_MODULE_LIMIT ((uint64_t)256 << 20)
+
+/* Fills @mc with what the sampler's symbolizer caches now. The sampler
+ * must be open; reads only. */
+void sampler_module_cache(const struct sampler *s, struct sampler_module_cache *mc);
 
 #endif

@@ -41,6 +41,7 @@ static void human_span(uint64_t ns, char *out, size_t len)
 static void print_status(const struct ctl_status *st)
 {
 	char up[32], win[32], bytes[32], lim[32], age[32], rss[32], cpu[32], last[32];
+	char modb[32], modlim[32];
 
 	human_span(st->uptime_ns, up, sizeof(up));
 	human_span(st->window_ns, win, sizeof(win));
@@ -65,6 +66,15 @@ static void print_status(const struct ctl_status *st)
 		       (unsigned long long)st->bpf_run_cnt,
 		       (double)st->bpf_run_ns / (double)st->bpf_run_cnt);
 	printf("\n");
+	/* A hearthd older than these fields sends none: no line. */
+	if (st->sym_module_limit) {
+		human_bytes(st->sym_module_bytes, modb, sizeof(modb));
+		human_bytes(st->sym_module_limit, modlim, sizeof(modlim));
+		printf("symbols:        %llu modules cached, %s of %s (%.1f%%), %llu evicted\n",
+		       (unsigned long long)st->sym_modules, modb, modlim,
+		       100.0 * (double)st->sym_module_bytes / (double)st->sym_module_limit,
+		       (unsigned long long)st->sym_evictions);
+	}
 	if (st->last_window_end_ns) {
 		cli_format_time(st->last_window_end_ns, last, sizeof(last));
 		printf("last window:    ended %s\n", last);

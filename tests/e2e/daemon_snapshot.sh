@@ -4,7 +4,8 @@
 # while hearthd cuts 1 s windows into a temporary store.
 #  - after 3 windows, `hearth snapshot --last` holds the workload's stacks
 #    with those shares (within 3.5 standard errors of the sample count, plus
-#    2 points), for --pid and --comm;
+#    2 points), for --pid and --comm; status then shows the symbolizer's
+#    module cache (modules and memory, below its budget);
 #  - `--off-cpu` of a shell that always waits shows it blocked for most of
 #    the windows' span;
 #  - --since/--until take epoch, clock and relative times; mark --at too;
@@ -77,6 +78,16 @@ echo "before: steady_a $a% steady_b $b% shifting $c% of $n samples (expected 40/
 # 99 Hz over 7 s is 693 samples at a full CPU; the host is shared.
 [ "$n" -ge 150 ] || fail "only $n samples of the workload in 7 s"
 near "$a" 40 "$n" && near "$b" 40 "$n" && near "$c" 20 "$n" || fail "shares before the change are off"
+# After symbolizing windows, status shows the module cache: some modules
+# (daemon_shift, libc, the kernel's are not modules), some memory, below
+# the 256 MiB budget.
+"$HEARTH" status $S > "$T/status" || fail "status failed"
+set -- $(sed -n 's/^symbols: *\([0-9]*\) modules cached, \([0-9.]*\) \([KMG]*i*B\) of 256.0 MiB (\([0-9.]*\)%), \([0-9]*\) evicted$/\1 \2 \3 \4 \5/p' "$T/status")
+[ $# -eq 5 ] || fail "no module cache line in status: $(cat "$T/status")"
+echo "status: $(grep '^symbols:' "$T/status")"
+[ "$1" -ge 2 ] || fail "status: only $1 modules cached after a snapshot of daemon_shift"
+awk -v b="$2" -v u="$3" -v p="$4" 'BEGIN { m = u == "B" ? 1 : u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1073741824
+	exit !(b * m >= 4096 && p > 0 && p < 100) }' || fail "status: implausible module cache: $2 $3, $4% of the budget"
 
 "$HEARTH" snapshot $S --last 3s --comm daemon_shift -o "$T/comm.folded" || fail "snapshot --comm failed"
 grep -v '^daemon_shift[; ]' "$T/comm.folded" | grep -q . && fail "--comm let other processes through"

@@ -226,6 +226,41 @@ static void test_replies(void **state)
 	free(b);
 }
 
+/* A status reply of the first hearthd (21 fields, no module cache)
+ * decodes, the fields it lacks as 0; fewer than that is refused. The
+ * module cache fields travel like the rest. */
+static void test_status_versions(void **state)
+{
+	struct ctl_status st = { .pid = 42, .bpf_run_cnt = 7, .sym_modules = 12,
+				 .sym_module_bytes = 3u << 20, .sym_module_limit = 256u << 20,
+				 .sym_evictions = 1 }, got;
+	uint8_t old[4 + 8 * CTL_STATUS_FIELDS];
+	size_t len;
+	uint8_t *b = ctl_reply_status(&st, &len);
+	struct ctl_hdr h;
+
+	(void)state;
+	assert_int_equal(CTL_STATUS_FIELDS_MIN, offsetof(struct ctl_status, sym_modules) / 8);
+	assert_int_equal(ctl_hdr_get(b, CTL_REPLY_MAX, &h), 0);
+	assert_int_equal(ctl_decode_status(b + CTL_HDR_SIZE, h.len, &got), 0);
+	assert_int_equal(got.sym_modules, 12);
+	assert_int_equal(got.sym_module_bytes, 3u << 20);
+	assert_int_equal(got.sym_module_limit, 256u << 20);
+	assert_int_equal(got.sym_evictions, 1);
+	/* the same reply cut to the first version's fields */
+	memcpy(old, b + CTL_HDR_SIZE, sizeof(old));
+	old[0] = CTL_STATUS_FIELDS_MIN;
+	old[1] = old[2] = old[3] = 0;
+	assert_int_equal(ctl_decode_status(old, 4 + 8 * CTL_STATUS_FIELDS_MIN, &got), 0);
+	assert_int_equal(got.pid, 42);
+	assert_int_equal(got.bpf_run_cnt, 7);
+	assert_int_equal(got.sym_modules, 0);
+	assert_int_equal(got.sym_module_limit, 0);
+	old[0] = CTL_STATUS_FIELDS_MIN - 1;
+	assert_int_equal(ctl_decode_status(old, 4 + 8 * (CTL_STATUS_FIELDS_MIN - 1), &got), -EBADMSG);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_refusals),
 		cmocka_unit_test(test_other_refusals),
 		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_status_versions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
