@@ -5,6 +5,8 @@ SYM_FIX := $(BUILD)/fixtures
 # libc's separate debug file: the tests check DWARF names, lines, inline
 # frames and languages in libc against eu-addr2line.
 PKGS_TEST += libc6-dbg
+# tests/e2e/sym_ksym.sh checks which path read /proc/kallsyms.
+PKGS_TEST += strace
 
 $(SYM_FIX)/sym_funcs: FIXTURE_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline
 $(SYM_FIX)/sym_cpp: FIXTURE_FLAGS := -O2 -g -fno-omit-frame-pointer

@@ -331,6 +331,13 @@ void sym_kallsyms_free(struct sym_kallsyms *k)
 int sym_kallsyms_find(const struct sym_kallsyms *k, uint64_t addr,
 		      const char **name, const char **module)
 {
+	return sym_kallsyms_find_at(k, addr, name, module, NULL);
+}
+
+int sym_kallsyms_find_at(const struct sym_kallsyms *k, uint64_t addr,
+			 const char **name, const char **module,
+			 uint64_t *start)
+{
 	size_t lo = 0, hi = k->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -351,6 +358,8 @@ int sym_kallsyms_find(const struct sym_kallsyms *k, uint64_t addr,
 		return -ENOENT;
 	*name = k->names.buf + s->name;
 	*module = s->module == UINT32_MAX ? NULL : k->names.buf + s->module;
+	if (start)
+		*start = s->addr;
 	return 0;
 }
 

@@ -270,6 +270,75 @@ size_t sym_kallsyms_bytes(const struct sym_kallsyms *k);
 int sym_kallsyms_nth(const struct sym_kallsyms *k, size_t i, uint64_t *addr,
 		     const char **name, const char **module);
 
+/* The same, with the symbol's start address in *@start (may be NULL). */
+int sym_kallsyms_find_at(const struct sym_kallsyms *k, uint64_t addr,
+			 const char **name, const char **module,
+			 uint64_t *start);
+
+/* ---- kernel, one address at a time (ksym_parse.c, ksym_cache.c,
+ * ksym_bpf.c) ---- */
+
+/* One answer of the kernel's "%pS": spans into the parsed text. */
+struct sym_ksym_rec {
+	const char *name;   /* not NUL-terminated: name_len bytes */
+	size_t name_len;
+	const char *module; /* NULL for the core kernel and BPF programs */
+	size_t module_len;
+	uint64_t off;       /* of the address from the symbol's start */
+	uint64_t size;      /* of the symbol */
+};
+/* Parses "name+0xoff/0xsize[ [module]]" (@len bytes at @s). Returns 0,
+ * -ENOENT for a bare address (no symbol holds it) or -EINVAL. */
+int sym_ksym_parse(const char *s, size_t len, struct sym_ksym_rec *out);
+
+/* Asks the kernel to print @n addresses with "%pS": sets out[i] to each
+ * NUL-terminated answer (NULL when it did not fit), valid until the next
+ * call. Returns 0 or -errno. */
+typedef int (*sym_ksym_ask_fn)(void *arg, const uint64_t *addrs, size_t n,
+			       const char **out);
+
+/* A module's or BPF program's symbol, or a miss, is asked again after: */
+#define SYM_KSYM_TTL_NS 5000000000ull
+
+struct sym_ksym; /* symbols asked for so far, by address range */
+struct sym_ksym_hit {
+	const char *name;   /* valid until the next call on the cache */
+	const char *module; /* NULL core kernel, "bpf" a BPF program */
+	uint64_t start, size;
+};
+/* A cache asking @ask(@arg, ...); @text holds the core kernel's text
+ * bounds [0], [1]) and its init text's [2], [3]) (zeros when unknown:
+ * every answer without a module is then the core kernel's), which tell
+ * the core kernel from BPF programs. Returns NULL when out of memory. */
+struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, void *arg,
+			      const uint64_t text[4]);
+void sym_ksym_free(struct sym_ksym *k);
+/* Names @addr at time @now (ns, monotonic), asking the kernel when no
+ * fresh answer covers it. Returns 0, -ENOENT when no symbol holds it, or
+ * another negative errno when the kernel could not be asked. */
+int sym_ksym_find(struct sym_ksym *k, uint64_t addr, uint64_t now,
+		  struct sym_ksym_hit *out);
+/* Forgets every module and BPF symbol and every miss (modules or
+ * programs changed); the core kernel's stay. */
+void sym_ksym_forget_volatile(struct sym_ksym *k);
+size_t sym_ksym_bytes(const struct sym_ksym *k);
+/* How many answers the kernel gave so far. */
+uint64_t sym_ksym_asked(const struct sym_ksym *k);
+
+/* The BPF program that asks (ksym_bpf.c). */
+#define SYM_KSYM_BATCH 64
+struct sym_ksym_bpf;
+/* Loads the program (CAP_BPF and CAP_PERFMON; kernel 5.16+) and reads
+ * the text bounds. Returns NULL with errno set when it cannot. */
+struct sym_ksym_bpf *sym_ksym_bpf_open(void);
+void sym_ksym_bpf_free(struct sym_ksym_bpf *kb);
+/* A sym_ksym_ask_fn over @arg, a struct sym_ksym_bpf (at most
+ * SYM_KSYM_BATCH addresses). */
+int sym_ksym_bpf_ask(void *arg, const uint64_t *addrs, size_t n,
+		     const char **out);
+/* The text bounds the program found (see sym_ksym_new()). */
+void sym_ksym_bpf_text(const struct sym_ksym_bpf *kb, uint64_t text[4]);
+
 /* True when a kernel symbol belongs to BPF machinery that should not show
  * in a profile (BPF programs, trampolines, the tracing glue). */
 bool sym_kernel_name_is_bpf(const char *name, const char *module);
@@ -285,6 +354,12 @@ struct sym_ctx {
 	const char **yours; /* copy of opts.yours_prefixes, NULL-terminated */
 	struct sym_kallsyms *kallsyms;
 	bool kallsyms_failed;
+	/* kernel symbols asked one by one (ksym_cache.c), unless the table
+	 * is wanted (a kallsyms_path given, HEARTH_KSYM=kallsyms) or the
+	 * program cannot load */
+	struct sym_ksym *ksym;
+	struct sym_ksym_bpf *ksym_bpf;
+	bool ksym_off;
 	uint64_t kallsyms_loaded_ns;
 	/* Kernel addresses that stayed unnamed after a reread: asking about
 	 * them again must not reread kallsyms every few seconds. */

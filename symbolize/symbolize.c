@@ -44,6 +44,11 @@ struct sym_ctx *sym_new(const struct sym_options *opts)
 		 opts && opts->kallsyms_path ? opts->kallsyms_path :
 					       "/proc/kallsyms");
 	ctx->opts.kallsyms_path = ctx->kallsyms_path;
+	/* a table named by the caller (tests) is read as given; and
+	 * HEARTH_KSYM=kallsyms asks for the table whatever the kernel can */
+	const char *ksym_env = getenv("HEARTH_KSYM");
+	ctx->ksym_off = (opts && opts->kallsyms_path) ||
+			(ksym_env && strcmp(ksym_env, "kallsyms") == 0);
 	snprintf(ctx->debug_root, sizeof(ctx->debug_root), "%s",
 		 opts && opts->debug_root ? opts->debug_root : "/usr/lib/debug");
 	ctx->opts.debug_root = ctx->debug_root;
@@ -82,6 +87,8 @@ void sym_free(struct sym_ctx *ctx)
 	}
 	sym_modcache_free_all(ctx);
 	sym_kallsyms_free(ctx->kallsyms);
+	sym_ksym_free(ctx->ksym);
+	sym_ksym_bpf_free(ctx->ksym_bpf);
 	if (ctx->demangle_lib)
 		dlclose(ctx->demangle_lib);
 	if (ctx->vdso)
@@ -401,6 +408,11 @@ static int kernel_load(struct sym_ctx *ctx)
 
 int sym_kernel_reload(struct sym_ctx *ctx)
 {
+	if (ctx->ksym) {
+		/* asked one by one: modules and programs are asked again */
+		sym_ksym_forget_volatile(ctx->ksym);
+		return 0;
+	}
 	struct sym_kallsyms *k = sym_kallsyms_load(ctx->kallsyms_path);
 	if (!k)
 		return -errno;
@@ -410,11 +422,62 @@ int sym_kernel_reload(struct sym_ctx *ctx)
 	return 0;
 }
 
-/* Finds @addr in kallsyms, reading them again (at most every few
- * seconds) on a miss: modules and BPF programs come and go. */
+/* Loads the program that asks the kernel one address at a time. Returns
+ * 0, or -errno (the table is read instead from then on). */
+static int ksym_open(struct sym_ctx *ctx)
+{
+	ctx->ksym_bpf = sym_ksym_bpf_open();
+	if (!ctx->ksym_bpf)
+		return -errno;
+	uint64_t text[4];
+	sym_ksym_bpf_text(ctx->ksym_bpf, text);
+	ctx->ksym = sym_ksym_new(sym_ksym_bpf_ask, ctx->ksym_bpf, text);
+	if (!ctx->ksym) {
+		sym_ksym_bpf_free(ctx->ksym_bpf);
+		ctx->ksym_bpf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Names @addr by asking the kernel. Returns 0, -ENOENT (no symbol), or
+ * -EAGAIN when the table must answer instead: the program is not wanted,
+ * could not load, or failed (then it is dropped for good). */
+static int ksym_find(struct sym_ctx *ctx, uint64_t addr, const char **name,
+		     const char **mod)
+{
+	if (ctx->ksym_off)
+		return -EAGAIN;
+	if (!ctx->ksym && ksym_open(ctx) != 0) {
+		ctx->ksym_off = true;
+		return -EAGAIN;
+	}
+	struct sym_ksym_hit h;
+	int err = sym_ksym_find(ctx->ksym, addr, now_ns(), &h);
+	if (err == 0) {
+		*name = h.name;
+		*mod = h.module;
+		return 0;
+	}
+	if (err == -ENOENT)
+		return err;
+	sym_ksym_free(ctx->ksym);
+	sym_ksym_bpf_free(ctx->ksym_bpf);
+	ctx->ksym = NULL;
+	ctx->ksym_bpf = NULL;
+	ctx->ksym_off = true;
+	return -EAGAIN;
+}
+
+/* Finds @addr by asking the kernel, else in kallsyms, reading them again
+ * (at most every few seconds) on a miss: modules and BPF programs come
+ * and go. */
 static int kernel_find(struct sym_ctx *ctx, uint64_t addr, const char **name,
 		       const char **mod)
 {
+	int err = ksym_find(ctx, addr, name, mod);
+	if (err != -EAGAIN)
+		return err;
 	if (kernel_load(ctx) != 0)
 		return -ENOENT;
 	if (sym_kallsyms_find(ctx->kallsyms, addr, name, mod) == 0)
@@ -465,7 +528,8 @@ void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st)
 {
 	*st = ctx->st;
 	st->modules = ctx->nmods;
-	st->module_bytes = ctx->loaded_bytes + sym_kallsyms_bytes(ctx->kallsyms);
+	st->module_bytes = ctx->loaded_bytes + sym_kallsyms_bytes(ctx->kallsyms) +
+			   sym_ksym_bytes(ctx->ksym);
 	st->procs = ctx->nprocs;
 	st->evictions = ctx->evictions;
 	st->proc_reloads = ctx->proc_reloads;

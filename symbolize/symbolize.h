@@ -10,7 +10,10 @@
  * process. Files are opened through /proc/PID/root (deleted ones through
  * /proc/PID/map_files) so processes in other mount namespaces are named.
  * JIT code is named from /tmp/perf-PID.map, the vDSO from our own copy,
- * kernel addresses from /proc/kallsyms. Every frame gets an ownership
+ * kernel addresses by the kernel itself, one at a time (a BPF program
+ * printing "%pS"; needs CAP_BPF and CAP_PERFMON), else from the whole
+ * /proc/kallsyms table (HEARTH_KSYM=kallsyms asks for the table; so does a
+ * kallsyms_path option). Every frame gets an ownership
  * class (a table of rules, see sym_options.class_rules) and a language.
  * Modules are evicted least recently used beyond a memory budget; warm
  * lookups allocate nothing.
@@ -157,8 +160,11 @@ void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st);
  * frames with SYM_FRAME_BPF too. */
 int sym_kernel_is_bpf(struct sym_ctx *ctx, uint64_t addr);
 
-/* Rereads the kernel symbols (after modules or BPF programs were loaded).
- * Returns 0 or a negative errno (-EPERM when addresses are hidden). */
+/* Rereads the kernel symbols (after modules or BPF programs were loaded):
+ * the table, or, when the kernel is asked one address at a time, what it
+ * said of modules and BPF programs is forgotten (it is asked again anyway
+ * 5 s after each answer). Returns 0 or a negative errno (-EPERM when
+ * addresses are hidden). */
 int sym_kernel_reload(struct sym_ctx *ctx);
 
 /* Writes up to @max paths (as the processes see them) of cached modules
