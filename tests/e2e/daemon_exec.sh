@@ -63,9 +63,11 @@ for mode in fp auto; do
 	wrong_b=$(rows "$f" exec_spin_b 'spin_first')
 	wrong_a=$(rows "$f" exec_spin 'spin_other')
 	echo "$mode: exec_spin rows in spin_first $first (in spin_other $wrong_a), exec_spin_b rows in spin_other $other (in spin_first $wrong_b)"
+	# About 190 samples each at a full CPU; a busy shared host gives less,
+	# and at least 20 keep the zero counts above meaningful.
 	[ "$wrong_b" -eq 0 ] || { grep '^exec_spin_b;.*spin_first' "$f"; fail "$mode: $wrong_b samples of the second binary named after the first's function"; }
 	[ "$wrong_a" -eq 0 ] || { grep '^exec_spin;.*spin_other' "$f"; fail "$mode: $wrong_a samples of the first binary named after the second's function"; }
-	[ "$other" -ge 50 ] || fail "$mode: only $other samples of exec_spin_b in spin_other"
-	[ "$first" -ge 50 ] || fail "$mode: only $first samples of exec_spin in spin_first"
+	[ "$other" -ge 20 ] || fail "$mode: only $other samples of exec_spin_b in spin_other"
+	[ "$first" -ge 20 ] || fail "$mode: only $first samples of exec_spin in spin_first"
 done
 echo "ok: an exec never names one image's samples after the other's functions"
