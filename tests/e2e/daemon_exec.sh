@@ -1,6 +1,6 @@
 #!/bin/sh
 # A process that execs again and again while hearthd drains: exec_spin
-# spins in spin_first for 300 ms, sleeps 400 ms, then execs exec_spin_b,
+# spins in spin_first for 300 ms, sleeps 1.5 s, then execs exec_spin_b,
 # which does the same in spin_other and execs exec_spin again, under one
 # process id. Both images are built without PIE, so the same addresses are
 # spin_first in one and spin_other in the other: stacks or frames
@@ -11,7 +11,8 @@
 #  - the second binary's samples (process row exec_spin_b) are never named
 #    spin_first, and hold spin_other; the first's never spin_other and hold
 #    spin_first.
-# The sleep keeps each image's samples out of the window its exec falls in:
+# The sleep keeps each image's samples out of the window its exec falls in
+# (even when a loaded host delays hearthd's drains by several windows):
 # a window's samples are named from the mappings read at the process's
 # last exec, so on-CPU samples taken before an exec in the same window
 # would be named from the new image (a limit of one mapping set per
@@ -48,8 +49,8 @@ for mode in fp auto; do
 		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
 		sleep 0.1
 	done
-	# 12 execs, 700 ms each: 8.4 s, about 40 windows.
-	"$FIXTURES/exec_spin" "$FIXTURES/exec_spin_b" 12 300 400 >/dev/null &
+	# 8 execs, 9 images of 1.8 s: 16 s, about 80 windows.
+	"$FIXTURES/exec_spin" "$FIXTURES/exec_spin_b" 8 300 1500 >/dev/null &
 	FX=$!
 	pid=$FX
 	wait "$FX" || fail "$mode: exec_spin failed"
@@ -63,7 +64,7 @@ for mode in fp auto; do
 	wrong_b=$(rows "$f" exec_spin_b 'spin_first')
 	wrong_a=$(rows "$f" exec_spin 'spin_other')
 	echo "$mode: exec_spin rows in spin_first $first (in spin_other $wrong_a), exec_spin_b rows in spin_other $other (in spin_first $wrong_b)"
-	# About 190 samples each at a full CPU; a busy shared host gives less,
+	# About 120-150 samples each at a full CPU; a busy shared host gives less,
 	# and at least 20 keep the zero counts above meaningful.
 	[ "$wrong_b" -eq 0 ] || { grep '^exec_spin_b;.*spin_first' "$f"; fail "$mode: $wrong_b samples of the second binary named after the first's function"; }
 	[ "$wrong_a" -eq 0 ] || { grep '^exec_spin;.*spin_other' "$f"; fail "$mode: $wrong_a samples of the first binary named after the second's function"; }
