@@ -7,7 +7,7 @@
 # checksums passing, and nothing may be corrupt: at most the window being
 # written is lost (a torn tail, reported, not an error).
 set -u
-T=$(mktemp -d /tmp/hearthd-crash.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 HD= FX=
 ROUNDS=${ROUNDS:-24}
 fail() {
@@ -22,6 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 [ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] || fail "build hearthd and the fixtures first"
+HEARTHD_LOG_WINDOWS=1 # a line per stored window
+export HEARTHD_LOG_WINDOWS
 "$FIXTURES/daemon_shift" &
 FX=$!
 : > "$T/stored"
@@ -29,10 +31,8 @@ torn_total=0
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
-	: > "$T/hearthd.log"
-	HEARTHD_LOG_WINDOWS=1 "$HEARTHD" --state-dir "$T/state" --socket "$T/ctl.sock" \
-		--window 100ms --off-cpu-min-block 10us 2>"$T/hearthd.log" &
-	HD=$!
+	hearthd_start --state-dir "$T/state" --socket "$T/ctl.sock" \
+		--window 100ms --off-cpu-min-block 10us
 	i=0
 	until grep -q "stored window" "$T/hearthd.log"; do
 		i=$((i + 1)); [ $i -gt 300 ] && fail "round $r: no window stored within 30 s"

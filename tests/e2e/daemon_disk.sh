@@ -6,7 +6,7 @@
 # write again (logged once, after three windows in a row) once the filler
 # is gone.
 set -u
-T=$(mktemp -d /tmp/hearthd-disk.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 M=$T/mnt
 S="--socket $T/ctl.sock"
 HD= FX= MOUNTED=
@@ -36,14 +36,9 @@ mount -t tmpfs -o size=2m,mode=0755 tmpfs "$M" || fail "cannot mount a tmpfs (ru
 MOUNTED=1
 "$FIXTURES/daemon_shift" &
 FX=$!
-HEARTHD_LOG_WINDOWS=1 "$HEARTHD" --state-dir "$M/state" $S --window 300ms 2>"$T/hearthd.log" &
-HD=$!
-i=0
-until "$HEARTH" status $S >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
-	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-	sleep 0.1
-done
+HEARTHD_LOG_WINDOWS=1 # a line per stored window
+export HEARTHD_LOG_WINDOWS
+hearthd_start --state-dir "$M/state" $S --window 300ms
 wait_stored 3 "before filling the disk"
 
 dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null

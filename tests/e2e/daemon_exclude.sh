@@ -4,7 +4,7 @@
 # every other process under its own pid, and a SIGHUP that changes the list
 # applies from the next window on.
 set -u
-T=$(mktemp -d /tmp/hearthd-e2e.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
 HD= FX= RW= SL=
 fail() {
@@ -18,28 +18,13 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-windows() { "$HEARTH" status $S 2>/dev/null | awk '/^windows stored:/ { print $3 }'; }
-wait_windows() { # N: wait until at least N more windows than now are stored
-	w0=$(windows); i=0
-	while [ "$(windows)" -lt $((w0 + $1)) ]; do
-		i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd stored no new windows in 30 s"
-		sleep 0.1
-	done
-}
 # rows FILE COMM: the value of the stacks under process COMM.
 rows() { awk -v c="$2" 'index($0, c ";") == 1 { t += $NF } END { printf "%.0f\n", t }' "$1"; }
 
 [ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] && [ -x "$FIXTURES/record_work" ] ||
 	fail "build hearthd and the fixtures first"
 echo "exclude_comm = daemon_shift sleep" > "$T/hearthd.conf"
-"$HEARTHD" --config "$T/hearthd.conf" --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s 2>"$T/hearthd.log" &
-HD=$!
-i=0
-until "$HEARTH" status $S >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer on its socket within 30 s"
-	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-	sleep 0.1
-done
+hearthd_start --config "$T/hearthd.conf" --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s
 "$FIXTURES/daemon_shift" &
 FX=$!
 "$FIXTURES/record_work" spin 120 &
@@ -47,7 +32,7 @@ RW=$!
 # A shell that waits for short sleeps: both it and `sleep` wait off-CPU.
 sh -c 'while :; do sleep 0.1; done' &
 SL=$!
-wait_windows 3
+hearthd_wait_windows 3
 
 "$HEARTH" snapshot $S --last 2s -o "$T/on.folded" || fail "snapshot failed"
 "$HEARTH" snapshot $S --last 2s --off-cpu -o "$T/off.folded" || fail "snapshot --off-cpu failed"
@@ -70,7 +55,7 @@ until grep -q "configuration reloaded" "$T/hearthd.log"; do
 	i=$((i + 1)); [ $i -gt 100 ] && fail "no reload logged within 10 s of SIGHUP"
 	sleep 0.1
 done
-wait_windows 3
+hearthd_wait_windows 3
 "$HEARTH" snapshot $S --last 1s -o "$T/on2.folded" || fail "snapshot after the reload failed"
 [ "$(rows "$T/on2.folded" daemon_shift)" -gt 0 ] || fail "daemon_shift is no longer excluded but is missing"
 [ "$(rows "$T/on2.folded" record_work)" -eq 0 ] || fail "record_work is excluded since the reload but has samples"

@@ -18,7 +18,7 @@
 # would be named from the new image (a limit of one mapping set per
 # process, not of the remembered stacks tested here).
 set -u
-T=$(mktemp -d /tmp/hearthd-exec.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
 HD= FX=
 fail() {
@@ -41,14 +41,7 @@ rows() {
 [ -x "$HEARTHD" ] && [ -x "$FIXTURES/exec_spin" ] && [ -x "$FIXTURES/exec_spin_b" ] ||
 	fail "build hearthd and the fixtures first"
 for mode in fp auto; do
-	"$HEARTHD" --state-dir "$T/state-$mode" $S --window 200ms --unwind $mode 2>"$T/hearthd.log" &
-	HD=$!
-	i=0
-	until "$HEARTH" status $S >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
-		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-		sleep 0.1
-	done
+	hearthd_start --state-dir "$T/state-$mode" $S --window 200ms --unwind $mode
 	# 8 execs, 9 images of 1.8 s: 16 s, about 80 windows.
 	"$FIXTURES/exec_spin" "$FIXTURES/exec_spin_b" 8 300 1500 >/dev/null &
 	FX=$!

@@ -8,7 +8,7 @@
 #    age limit plus one segment's span (segments roll at 1/8 of the age) and
 #    a window.
 set -u
-T=$(mktemp -d /tmp/hearthd-ret.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
 HD= FX=
 fail() {
@@ -22,16 +22,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-start() {
-	"$HEARTHD" --state-dir "$T/state" $S --window 100ms "$@" 2>"$T/hearthd.log" &
-	HD=$!
-	i=0
-	until "$HEARTH" status $S >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
-		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-		sleep 0.1
-	done
-}
+start() { hearthd_start --state-dir "$T/state" $S --window 100ms "$@"; }
 stop() { kill -TERM "$HD"; wait "$HD"; HD=; }
 seg_bytes() { cat "$T"/state/seg-* 2>/dev/null | wc -c; }
 oldest() { ls "$T/state" | grep '^seg-.*\.hst$' | head -1; }

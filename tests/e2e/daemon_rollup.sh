@@ -12,7 +12,7 @@
 # Then the newest windows, which hearthd merges in memory, on a fresh
 # store: the same.
 set -u
-T=$(mktemp -d /tmp/hearthd-rollup.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
 TOOL="$BUILD/bench/daemon_store_tool"
 HD= FX= SL=
@@ -30,17 +30,9 @@ cleanup() {
 trap cleanup EXIT
 start() { # DIR [flags]
 	dir=$1; shift
-	"$HEARTHD" --state-dir "$dir" $S "$@" 2>"$T/hearthd.log" &
-	HD=$!
-	i=0
-	until "$HEARTH" status $S >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
-		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-		sleep 0.1
-	done
+	hearthd_start --state-dir "$dir" $S "$@"
 }
 stop() { kill -TERM "$HD"; wait "$HD"; HD=; }
-windows() { "$HEARTH" status $S 2>/dev/null | awk '/^windows stored:/ { print $3 }'; }
 
 [ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] || fail "build hearthd and the fixtures first"
 [ -x "$TOOL" ] || fail "build the store tool first (make fixtures builds it)"
@@ -52,7 +44,7 @@ sh -c 'while :; do sleep 0.05; done' &
 SL=$!
 start "$T/src" --window 1s --off-cpu-min-block 10us
 i=0
-while [ "$(windows)" -lt 4 ]; do
+while [ "$(hearthd_windows)" -lt 4 ]; do
 	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd stored no 4 windows in 30 s"
 	sleep 0.1
 done
@@ -151,7 +143,7 @@ stop
 t0=$(date +%s)
 start "$T/live" --window 1s --off-cpu-min-block 10us
 i=0
-while [ "$(windows)" -lt 5 ]; do
+while [ "$(hearthd_windows)" -lt 5 ]; do
 	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd stored no 5 windows in 30 s"
 	sleep 0.1
 done

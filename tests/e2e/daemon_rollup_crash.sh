@@ -9,7 +9,7 @@
 # through the roll-ups gives byte for byte what merging the windows one by
 # one gives.
 set -u
-T=$(mktemp -d /tmp/hearthd-rollcrash.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 TOOL="$BUILD/bench/daemon_store_tool"
 HD= FX= FL=
 ROUNDS=${ROUNDS:-12}
@@ -31,14 +31,8 @@ trap cleanup EXIT
 # Source windows of a real workload, 1 s each.
 "$FIXTURES/daemon_shift" &
 FX=$!
-"$HEARTHD" --state-dir "$T/src" --socket "$T/ctl.sock" --window 1s 2>"$T/hearthd.log" &
-HD=$!
-i=0
-until [ "$("$HEARTH" status --socket "$T/ctl.sock" 2>/dev/null | awk '/^windows stored:/ { print $3 }')" -ge 3 ] 2>/dev/null; do
-	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd stored no 3 windows in 30 s"
-	kill -0 "$HD" 2>/dev/null || fail "hearthd exited"
-	sleep 0.1
-done
+hearthd_start --state-dir "$T/src" --socket "$T/ctl.sock" --window 1s
+hearthd_wait_windows 3
 kill -TERM "$HD"; wait "$HD"; HD=
 kill "$FX"; FX=
 

@@ -15,7 +15,7 @@
 #  - `--next` waits for fresh windows; SIGHUP reloads; SIGTERM stores the
 #    last window and exits 0; the store verifies clean.
 set -u
-T=$(mktemp -d /tmp/hearthd-e2e.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
 HD= FX= SL=
 fail() {
@@ -30,14 +30,6 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-windows() { "$HEARTH" status $S 2>/dev/null | awk '/^windows stored:/ { print $3 }'; }
-wait_windows() { # N: wait until at least N more windows than now are stored
-	w0=$(windows); i=0
-	while [ "$(windows)" -lt $((w0 + $1)) ]; do
-		i=$((i + 1)); [ $i -gt 200 ] && fail "hearthd stored no new windows in 20 s"
-		sleep 0.1
-	done
-}
 # share FILE FUNC: percent of the samples whose stack holds FUNC.
 share() {
 	awk -v f="$2" '{ n = $NF; t += n; if ((";" $0 ";") ~ (";" f "[; ]")) s += n }
@@ -53,14 +45,7 @@ total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
 
 [ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] || fail "build hearthd and the fixtures first"
 echo "# empty: defaults and flags" > "$T/hearthd.conf"
-"$HEARTHD" --config "$T/hearthd.conf" --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s 2>"$T/hearthd.log" &
-HD=$!
-i=0
-until "$HEARTH" status $S >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer on its socket within 30 s"
-	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-	sleep 0.1
-done
+hearthd_start --config "$T/hearthd.conf" --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s
 
 "$FIXTURES/daemon_shift" &
 FX=$!
@@ -68,7 +53,7 @@ FX=$!
 sh -c 'while :; do sleep 0.1; done' &
 SL=$!
 sleep 0.3
-wait_windows 8
+hearthd_wait_windows 8 20
 "$HEARTH" snapshot $S --last 7s --pid "$FX" -o "$T/before.folded" || fail "snapshot --last --pid failed"
 grep -q '^daemon_shift;.*;main;steady_a' "$T/before.folded" || fail "no daemon_shift;...;main;steady_a stack in the snapshot"
 grep -v '^daemon_shift[; ]' "$T/before.folded" | grep -q . && fail "--pid let other processes through"
@@ -115,7 +100,7 @@ grep -q ';main;steady_a' "$T/range.folded" || fail "the --since/--until range la
 "$HEARTH" marks $S | grep -q ' deploy-42$' || fail "marks does not list deploy-42"
 kill -USR1 "$FX"
 sleep 0.2
-wait_windows 8
+hearthd_wait_windows 8 20
 "$HEARTH" snapshot $S --last 7s --pid "$FX" -o "$T/after.folded" || fail "snapshot after the change failed"
 a=$(share "$T/after.folded" steady_a); c=$(share "$T/after.folded" shifting)
 n=$(total "$T/after.folded")
@@ -144,7 +129,7 @@ sleep 0.5
 grep -q "configuration reloaded" "$T/hearthd.log" || fail "SIGHUP did not reload"
 "$HEARTH" status $S | grep -q "limits 512.0 MiB" || fail "the reloaded retention_size is not in effect"
 
-w=$(windows)
+w=$(hearthd_windows)
 kill -TERM "$HD"
 i=0
 while kill -0 "$HD" 2>/dev/null; do

@@ -11,7 +11,7 @@
 #  - more clients than max_clients: the extra ones are told to retry, and
 #    windows keep being stored while all of them hang on.
 set -u
-T=$(mktemp -d /tmp/hearthd-sock.XXXXXX)
+. "$(dirname "$0")/lib.sh"
 chmod 755 "$T"
 SOCK=$T/ctl.sock
 S="--socket $SOCK"
@@ -54,15 +54,7 @@ MADE=gu
 uid=$(id -u "$USR"); gid=$(id -g "$USR"); ggid=$(getent group "$GRP" | cut -d: -f3)
 id -G "$USR" | tr ' ' '\n' | grep -qx "$ggid" && fail "$USR must not be in $GRP"
 
-"$HEARTHD" --state-dir "$T/state" $S --socket-group "$GRP" --window 500ms --max-clients 4 \
-	2>"$T/hearthd.log" &
-HD=$!
-i=0
-until "$HEARTH" status $S >/dev/null 2>&1; do
-	i=$((i + 1)); [ $i -gt 300 ] && fail "hearthd did not answer within 30 s"
-	kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
-	sleep 0.1
-done
+hearthd_start --state-dir "$T/state" $S --socket-group "$GRP" --window 500ms --max-clients 4
 
 mode=$(stat -c '%a %G' "$SOCK")
 [ "$mode" = "660 $GRP" ] || fail "socket is '$mode', expected '660 $GRP'"

@@ -55,3 +55,47 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + b == 0) print "nan"; else pri
 
 # between X LO HI (floating point)
 between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+
+# ---- hearthd (the daemon_* scripts) ---------------------------------------
+# Those scripts use $T, keep their own fail() (which shows hearthd's log)
+# and cleanup() (which kills $HD and removes $T), and name hearthd's
+# control socket $T/ctl.sock unless HEARTHD_SOCK says otherwise.
+
+# hearthd_wait_ready: waits until hearthd ($HD) answers `hearth status` on
+# its socket; fails when it exits first or does not answer within 30 s.
+hearthd_wait_ready() {
+	hd_i=0
+	until "$HEARTH" status --socket "${HEARTHD_SOCK:-$T/ctl.sock}" >/dev/null 2>&1; do
+		hd_i=$((hd_i + 1)); [ $hd_i -gt 300 ] && fail "hearthd did not answer on its socket within 30 s"
+		kill -0 "$HD" 2>/dev/null || fail "hearthd exited at start"
+		sleep 0.1
+	done
+}
+
+# hearthd_start FLAGS...: starts $HEARTHD with FLAGS (its --socket among
+# them), standard error to $T/hearthd.log, HD its process id, and waits
+# until it answers (hearthd_wait_ready).
+hearthd_start() {
+	"$HEARTHD" "$@" 2>"$T/hearthd.log" &
+	HD=$!
+	hearthd_wait_ready
+}
+
+# hearthd_windows: the windows hearthd says it stored (empty when it does
+# not answer).
+hearthd_windows() {
+	"$HEARTH" status --socket "${HEARTHD_SOCK:-$T/ctl.sock}" 2>/dev/null |
+		awk '/^windows stored:/ { print $3 }'
+}
+
+# hearthd_wait_windows N [SECONDS]: waits until at least N more windows
+# than now are stored; fails after SECONDS (default 30).
+hearthd_wait_windows() {
+	hd_w0=$(hearthd_windows); hd_i=0
+	while :; do
+		hd_w=$(hearthd_windows)
+		[ -n "$hd_w" ] && [ "$hd_w" -ge $((${hd_w0:-0} + $1)) ] && break
+		hd_i=$((hd_i + 1)); [ $hd_i -gt $((${2:-30} * 10)) ] && fail "hearthd stored no $1 new windows in ${2:-30} s"
+		sleep 0.1
+	done
+}
