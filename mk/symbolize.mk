@@ -54,3 +54,5 @@ $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/lib
 FUZZ_SRCS_fuzz_sym_text := symbolize/maps_parse.c symbolize/perf_map.c \
 	symbolize/kallsyms.c symbolize/symtab.c
 FUZZ_SRCS_fuzz_sym_elf := symbolize/elf_module.c symbolize/symtab.c
+FUZZ_SRCS_fuzz_sym_ksym := symbolize/ksym_parse.c symbolize/ksym_cache.c \
+	symbolize/symtab.c

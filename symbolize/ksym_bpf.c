@@ -96,3 +96,16 @@ void sym_ksym_bpf_text(const struct sym_ksym_bpf *kb, uint64_t text[4])
 {
 	memcpy(text, kb->skel->bss->ksym_text, 4 * sizeof(*text));
 }
+
+uint64_t sym_ksym_bpf_prog_addr(const struct sym_ksym_bpf *kb)
+{
+	struct bpf_prog_info info;
+	uint64_t addr = 0;
+	uint32_t len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = 1;
+	info.jited_ksyms = (uint64_t)(uintptr_t)&addr;
+	if (bpf_obj_get_info_by_fd(kb->prog_fd, &info, &len) != 0)
+		return 0;
+	return addr;
+}

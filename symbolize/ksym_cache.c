@@ -160,6 +160,13 @@ static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
 		if (e.end < e.start) /* wrapped past the top */
 			e.end = UINT64_MAX;
 		e.module = module_of(k, &r, addr, old);
+		/* the kernel names the first of several names at one
+		 * address; "__pi_f" is the position-independent alias of
+		 * "f", the name every other tool shows */
+		if (r.name_len > 5 && memcmp(r.name, "__pi_", 5) == 0) {
+			r.name += 5;
+			r.name_len -= 5;
+		}
 		bool same = old && old->name != NAME_NONE &&
 			    strncmp(k->names.buf + old->name, r.name, r.name_len) == 0 &&
 			    k->names.buf[old->name + r.name_len] == '\0';

@@ -338,6 +338,9 @@ int sym_ksym_bpf_ask(void *arg, const uint64_t *addrs, size_t n,
 		     const char **out);
 /* The text bounds the program found (see sym_ksym_new()). */
 void sym_ksym_bpf_text(const struct sym_ksym_bpf *kb, uint64_t text[4]);
+/* Where the program's own code lies in the kernel (tests name it), or 0
+ * when the kernel does not say. */
+uint64_t sym_ksym_bpf_prog_addr(const struct sym_ksym_bpf *kb);
 
 /* True when a kernel symbol belongs to BPF machinery that should not show
  * in a profile (BPF programs, trampolines, the tracing glue). */
