@@ -423,14 +423,22 @@ static void release(char *base, size_t size, size_t lo, size_t hi)
 		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
-/* Stops the helper started for @p and gives back what it faulted in past
- * the last node. */
-static void ahead_stop(struct ahead *h, pthread_t th, const struct prof_profile *p)
+/* Stops the helper started for @p; what it faulted in past the last node
+ * is given back after the build (prof_nodes_release_unused()). */
+static void ahead_stop(struct ahead *h, pthread_t th, struct prof_profile *p)
 {
 	atomic_store(&h->done, 1);
 	pthread_join(th, NULL);
-	if (p->nnodes < h->at)
-		release(h->nodes, sizeof(struct prof_node), p->nnodes, h->at);
+	if (p->nodes_faulted < h->at)
+		p->nodes_faulted = (uint32_t)h->at;
+}
+
+void prof_nodes_release_unused(struct prof_profile *p)
+{
+	if (p->nnodes < p->nodes_faulted && p->nodes_faulted <= p->node_cap)
+		release((char *)p->nodes, sizeof(struct prof_node), p->nnodes,
+			p->nodes_faulted);
+	p->nodes_faulted = 0;
 }
 
 /* Starts the helper for the node array of @p, which has room for @cap
@@ -441,7 +449,10 @@ static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
 	if (cap < HELP_MIN)
 		return 0;
 	h->nodes = (char *)p->nodes;
-	h->from = h->at = p->nnodes;
+	/* Pages faulted in already (by the parser's helper) are skipped. */
+	h->from = h->at = p->nnodes < p->nodes_faulted ? p->nodes_faulted : p->nnodes;
+	if (cap <= h->from)
+		return 0;
 	h->cap = cap;
 	atomic_init(&h->made, p->nnodes);
 	atomic_init(&h->done, 0);
@@ -458,11 +469,16 @@ static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
 	return 0;
 }
 
-static void ahead_stop(struct ahead *h, pthread_t th, const struct prof_profile *p)
+static void ahead_stop(struct ahead *h, pthread_t th, struct prof_profile *p)
 {
 	(void)h;
 	(void)th;
 	(void)p;
+}
+
+void prof_nodes_release_unused(struct prof_profile *p)
+{
+	p->nodes_faulted = 0;
 }
 #endif
 
@@ -565,6 +581,7 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 	build_all(&m, rec, nstacks);
 	if (helped)
 		ahead_stop(&h, th, p);
+	prof_nodes_release_unused(p);
 	p->sorted = !m.b.reordered;
 	p->pre_sorted = 1;
 	build_mem_free(&m);

@@ -56,127 +56,9 @@ static int parse_count(const char *s, size_t len, uint64_t *out)
 	return 0;
 }
 
-/* Interns one frame's text in the profile; returns its id or UINT32_MAX
- * on ENOMEM. */
-static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
-			     int process)
-{
-	struct prof_frame f = { 0 };
-
-	if (process) {
-		f.kind = PROF_KIND_PROCESS;
-	} else if (folded_ends_with(s, len, KERNEL_SUFFIX)) {
-		f.kind = PROF_KIND_KERNEL;
-		len -= SUFFIX_LEN;
-	} else if (folded_ends_with(s, len, INLINE_SUFFIX)) {
-		f.kind = PROF_KIND_INLINE;
-		len -= SUFFIX_LEN;
-	}
-	f.name = prof_intern(c->p, s, len);
-	if (f.name == UINT32_MAX)
-		return UINT32_MAX;
-	return prof_frame_intern(c->p, &f);
-}
-
-/* ---- splitting and hashing --------------------------------------------- */
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define FIRST_BYTES(w, n) ((n) ? (w) & ~(~0ull >> (8 * (n))) : 0)
-#else
-#define FIRST_BYTES(w, n) ((n) ? (w) & (~0ull >> (64 - 8 * (n))) : 0)
-#endif
-
-/* The 8 bytes at @s, or those before @end zero-padded. */
-static uint64_t load8(const char *s, const char *end)
-{
-	uint64_t w = 0;
-
-	memcpy(&w, s, (size_t)(end - s) < 8 ? (size_t)(end - s) : 8);
-	return w;
-}
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-/* Index of the first ';' in the 8 bytes @w (memory order), 8 if none. */
-static unsigned semicolon_at(uint64_t w)
-{
-	for (unsigned i = 0; i < 8; i++) {
-		unsigned char b;
-
-		memcpy(&b, (const char *)&w + i, 1);
-		if (b == ';')
-			return i;
-	}
-	return 8;
-}
-#else
-/* Index of the first ';' in the 8 bytes @w (memory order), 8 if none:
- * a byte equal to ';' turns into a zero byte, and the lowest zero byte's
- * top bit is the lowest bit set (bytes above it may be misread). */
-static unsigned semicolon_at(uint64_t w)
-{
-	uint64_t x = w ^ 0x3b3b3b3b3b3b3b3bull;
-	uint64_t t = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
-
-	return t ? (unsigned)__builtin_ctzll(t) / 8 : 8;
-}
-#endif
-
-static uint64_t mix_word(uint64_t h, uint64_t w)
-{
-	h = (h ^ w) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 32);
-}
-
-/* Reads the frame text at @s, which ends at the first ';' or at @lim,
- * eight bytes at a time: its length, hash and first 16 bytes go to @t.
- * @process marks a process row (hashed apart). */
-static void next_token(const struct parse_ctx *c, const char *s,
-		       const char *lim, int process, struct token *t)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull, w;
-	const char *q = s;
-	size_t i = 0;
-
-	t->head[0] = t->head[1] = 0;
-	for (;; i++, q += 8) {
-		size_t left = (size_t)(lim - q);
-		unsigned j;
-
-		if (left == 0)
-			break;
-		if (8 <= c->end - q)
-			memcpy(&w, q, 8);
-		else
-			w = load8(q, c->end);
-		j = semicolon_at(w);
-		if (left < j)
-			j = (unsigned)left;
-		if (j < 8) {
-			w = FIRST_BYTES(w, j);
-			if (i < 2)
-				t->head[i] = w;
-			if (j)
-				h = mix_word(h ^ 0xc4ceb9fe1a85ec53ull, w);
-			q += j;
-			break;
-		}
-		if (i < 2)
-			t->head[i] = w;
-		h = mix_word(h, w);
-	}
-	t->s = s;
-	t->len = (size_t)(q - s);
-	h ^= t->len ^ (process ? 0x5bd1e9955bd1e995ull : 0);
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	t->hash = (uint32_t)(h ^ (h >> 32));
-}
-
-/* ---- the text table ----------------------------------------------------- */
-
 /* Asks for huge pages under the 2 MiB-aligned part of @a[0..size): the
- * stacks and the text table are read in random order, and with 4 KiB
- * pages each read would add a TLB miss. A hint only. */
+ * stacks are read in random order when sorted, and with 4 KiB pages each
+ * read would add a TLB miss. A hint only. */
 static void want_huge(void *a, size_t size)
 {
 	uintptr_t lo = ((uintptr_t)a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
@@ -186,247 +68,76 @@ static void want_huge(void *a, size_t size)
 		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-/* The first slot to try for @hash in a table of @cap slots: always the
- * first of a pair, so the first two tries read one cache line. */
-static size_t text_home(uint32_t hash, size_t cap)
-{
-	return hash & (cap - 1) & ~(size_t)1;
-}
-
-/* A zeroed table of @n slots; a big one asks for huge pages, since its
- * accesses are random and 4 KiB pages would add a TLB miss to each. */
-static struct text_slot *texts_alloc(size_t n)
-{
-	size_t size = n * sizeof(struct text_slot);
-	struct text_slot *t;
-
-	if (size < HUGE_PAGE * 2)
-		return calloc(n, sizeof(*t));
-	t = aligned_alloc(HUGE_PAGE, size);
-	if (t) {
-		(void)madvise(t, size, MADV_HUGEPAGE);
-		memset(t, 0, size);
-	}
-	return t;
-}
-
-/* Doubles the text table; 0 or -ENOMEM. */
-static int texts_grow(struct parse_ctx *c)
-{
-	size_t cap = c->texts_cap ? c->texts_cap * 2 : 4096;
-	struct text_slot *t = texts_alloc(cap);
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->texts_cap; i++) {
-		size_t j;
-
-		if (!c->texts[i].frame)
-			continue;
-		for (j = text_home(c->texts[i].hash, cap); t[j].frame;
-		     j = (j + 1) & (cap - 1))
-			;
-		t[j] = c->texts[i];
-	}
-	free(c->texts);
-	c->texts = t;
-	c->texts_cap = cap;
-	return 0;
-}
-
-/* Keeps the bytes of @t past HEAD in the arena; their offset, or
- * UINT32_MAX when they do not fit (the text is then not remembered). */
-static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
-{
-	size_t off = c->arena_len, len = t->len - HEAD;
-
-	if (t->len <= HEAD)
-		return 0;
-	if ((size_t)UINT32_MAX - off <= len)
-		return UINT32_MAX;
-	if (c->arena_cap - off < len) {
-		size_t cap = c->arena_cap ? c->arena_cap : 1 << 16;
-		char *a;
-
-		while (cap - off < len)
-			cap *= 2;
-		if (!(a = realloc(c->arena, cap)))
-			return UINT32_MAX;
-		c->arena = a;
-		c->arena_cap = cap;
-	}
-	memcpy(c->arena + off, t->s + HEAD, len);
-	c->arena_len += len;
-	return (uint32_t)off;
-}
-
-static int slot_holds(const struct parse_ctx *c, const struct text_slot *sl,
-		      const struct token *t, uint32_t key)
-{
-	return sl->hash == t->hash && sl->len == key &&
-	       sl->head[0] == t->head[0] && sl->head[1] == t->head[1] &&
-	       (t->len <= HEAD ||
-		memcmp(c->arena + sl->off, t->s + HEAD, t->len - HEAD) == 0);
-}
-
-/* The frame of a text not in the table: interned in the profile, or in
- * a deferred parse the next local id. UINT32_MAX on ENOMEM. */
-static uint32_t new_frame(struct parse_ctx *c, const struct token *t,
-			  int process)
-{
-	if (!c->deferred)
-		return intern_frame(c, t->s, t->len, process);
-	if (UINT32_MAX - 1 <= c->nlocal)
-		return UINT32_MAX;
-	if (c->nlocal == c->local_cap) {
-		size_t cap = c->local_cap ? c->local_cap * 2 : 1024;
-		struct local_text *l = realloc(c->local, cap * sizeof(*l));
-
-		if (!l)
-			return UINT32_MAX;
-		c->local = l;
-		c->local_cap = cap;
-	}
-	c->local[c->nlocal++] = (struct local_text){ *t, process };
-	return (uint32_t)c->nlocal;
-}
-
-/* The frame of token @t (@process: the line's process row); UINT32_MAX on
- * ENOMEM. */
-uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
-			   int process)
-{
-	uint32_t key, id, off;
-	size_t j, mask;
-
-	if (FLAG_PROCESS <= t->len)
-		return new_frame(c, t, process);
-	key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0);
-	if (c->texts_cap) {
-		mask = c->texts_cap - 1;
-		for (j = text_home(t->hash, c->texts_cap); c->texts[j].frame;
-		     j = (j + 1) & mask)
-			if (slot_holds(c, &c->texts[j], t, key))
-				return c->texts[j].frame;
-	}
-	id = new_frame(c, t, process);
-	if (id == UINT32_MAX)
-		return UINT32_MAX;
-	if (c->texts_cap <= 2 * (c->ntexts + 1) && texts_grow(c) < 0)
-		return UINT32_MAX;
-	off = arena_add(c, t);
-	if (off == UINT32_MAX)
-		return id;
-	mask = c->texts_cap - 1;
-	for (j = text_home(t->hash, c->texts_cap); c->texts[j].frame;
-	     j = (j + 1) & mask)
-		;
-	c->texts[j] = (struct text_slot){ t->hash, key, id, off,
-					  { t->head[0], t->head[1] } };
-	c->ntexts++;
-	return id;
-}
-
 /* ---- lines ---------------------------------------------------------------- */
 
-/* Doubles the room for one line's frames; 0 or -ENOMEM. */
-static int grow_frames(struct parse_ctx *c)
+/* Makes room for @n frames in @j and in c->frames; 0 or -ENOMEM. */
+static int job_room(struct parse_ctx *c, struct line_job *j, size_t n)
 {
-	size_t cap = c->cap ? c->cap * 2 : 64;
-	uint32_t *f;
-	struct token *t;
-	size_t *e;
-
-	if (UINT32_MAX < cap)
+	if (prof_grow_how((void **)&c->frames, &c->cap, n, sizeof(*c->frames),
+			  0) < 0 ||
+	    prof_grow_how((void **)&j->tok, &j->tok_cap, n, sizeof(*j->tok), 0) < 0)
 		return -ENOMEM;
-	if (!(f = realloc(c->frames, cap * sizeof(*f))))
-		return -ENOMEM;
-	c->frames = f;
-	if (!(t = realloc(c->tok, cap * sizeof(*t))))
-		return -ENOMEM;
-	c->tok = t;
-	if (!(e = realloc(c->ends, cap * sizeof(*e))))
-		return -ENOMEM;
-	c->ends = e;
-	if (!(e = realloc(c->prev_ends, cap * sizeof(*e))))
-		return -ENOMEM;
-	c->prev_ends = e;
-	c->cap = cap;
 	return 0;
 }
 
-/* How many leading frames the stack @s[0..len) shares with the last
- * line's: those whose text and following ';' are a common prefix (or
- * all of them when the stacks are equal). Their ids stay in c->frames. */
-static size_t shared_frames(const struct parse_ctx *c, const char *s,
+/* How many leading frames the stack @s[0..len) shares with the line
+ * before (@prev): those whose text and following ';' are a common prefix
+ * (or all of them when the stacks are equal). */
+static size_t shared_frames(const struct line_job *prev, const char *s,
 			    size_t len)
 {
-	size_t m = 0, lim = len < c->prev_len ? len : c->prev_len, k = 0;
+	size_t m = 0, lim = len < prev->len ? len : prev->len, k = 0;
+	const size_t *ends = prev->scan.semi;
 
-	if (!c->prev_n)
+	if (!prev->n)
 		return 0;
 	while (m + 8 <= lim) {
 		uint64_t a, b;
 
 		memcpy(&a, s + m, 8);
-		memcpy(&b, c->prev + m, 8);
+		memcpy(&b, prev->s + m, 8);
 		if (a != b)
 			break;
 		m += 8;
 	}
-	while (m < lim && s[m] == c->prev[m])
+	while (m < lim && s[m] == prev->s[m])
 		m++;
-	if (m == len && len == c->prev_len)
-		return c->prev_n;
-	while (k < c->prev_n && c->prev_ends[k] < m)
+	if (m == len && len == prev->len)
+		return prev->n;
+	while (k < prev->n && ends[k] < m)
 		k++;
 	return k;
 }
 
-/* Splits the stack @s[0..len) and finds its frames' ids in c->frames;
- * returns the frame count, or a negative errno. The frames it shares
- * with the last line are taken as they are; the others are hashed and
- * their slots prefetched first, so the lookups' misses overlap. */
-static long parse_stack(struct parse_ctx *c, const char *s, size_t len)
+/* Splits the stack @s[0..len) at the offsets j->scan.semi[0..n - 1) into
+ * @j's tokens, from the first it does not share with @prev, hashes them
+ * and asks for their slots. 0, or -EINVAL for an empty frame, -ENOMEM. */
+static int split_stack(struct parse_ctx *c, struct line_job *j,
+		       const struct line_job *prev, const char *s, size_t len,
+		       size_t n)
 {
-	size_t k = shared_frames(c, s, len), n = k, at;
-	size_t *e;
+	size_t *ends = j->scan.semi, k;
 
-	if (k && k == c->prev_n && len == c->prev_len) {
-		memcpy(c->ends, c->prev_ends, k * sizeof(*c->ends));
-		at = len + 1;
-	} else {
-		if (k)
-			memcpy(c->ends, c->prev_ends, k * sizeof(*c->ends));
-		at = k ? c->prev_ends[k - 1] + 1 : 0;
-	}
-	while (at <= len) {
-		struct token *t;
+	ends[n - 1] = len;
+	if (job_room(c, j, n) < 0)
+		return -ENOMEM;
+	k = shared_frames(prev, s, len);
+	/* The frames before k equal the last line's, which were checked. */
+	for (size_t i = k, at = k ? ends[k - 1] + 1 : 0; i < n; at = ends[i++] + 1) {
+		struct token *t = &j->tok[i];
 
-		if (n == c->cap && grow_frames(c) < 0)
-			return -ENOMEM;
-		t = &c->tok[n];
-		next_token(c, s + at, s + len, n == 0 && c->first_is_process, t);
-		if (t->len == 0)
+		if (ends[i] == at)
 			return fail(c, "has an empty frame");
-		if (c->texts_cap)
-			__builtin_prefetch(&c->texts[text_home(t->hash, c->texts_cap)]);
-		at += t->len;
-		c->ends[n++] = at++;
+		t->s = s + at;
+		t->len = ends[i] - at;
+		folded_token_hash(t, c->end, i == 0 && c->first_is_process);
+		folded_text_prefetch(c, t);
 	}
-	for (size_t i = k; i < n; i++) {
-		c->frames[i] = folded_text_frame(c, &c->tok[i],
-					  i == 0 && c->first_is_process);
-		if (c->frames[i] == UINT32_MAX)
-			return -ENOMEM;
-	}
-	e = c->prev_ends;
-	c->prev_ends = c->ends;
-	c->ends = e;
-	c->prev = s;
-	c->prev_len = len;
-	c->prev_n = n;
-	return (long)n;
+	j->s = s;
+	j->len = len;
+	j->n = n;
+	j->k = k;
+	return 0;
 }
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
@@ -545,11 +256,14 @@ static int is_blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-static int parse_line(struct parse_ctx *c, const char *s, size_t len)
+/* Prepares the line @s[0..len), split in j->scan, after the line @prev:
+ * checks it, reads its count and splits and hashes its stack. 1 when it
+ * holds a stack, 0 for a blank line, or a negative errno. */
+static int prepare_line(struct parse_ctx *c, struct line_job *j,
+			const struct line_job *prev, const char *s, size_t len)
 {
 	const char *sp;
-	uint64_t count;
-	long n;
+	size_t n;
 	int err;
 
 	while (len && is_blank(s[len - 1]))
@@ -561,48 +275,146 @@ static int parse_line(struct parse_ctx *c, const char *s, size_t len)
 	if (sp == s)
 		return fail(c, "has no sample count after the stack");
 	sp--; /* the separator */
-	err = parse_count(sp + 1, len - (size_t)(sp + 1 - s), &count);
+	err = parse_count(sp + 1, len - (size_t)(sp + 1 - s), &j->count);
 	if (err == -ERANGE)
 		return fail(c, "has a count too large for 64 bits");
 	if (err)
 		return fail(c, "has a count that is not a decimal integer");
-	if (memchr(s, '\0', len))
+	if (j->scan.nul)
 		return fail(c, "has a NUL byte");
-	n = parse_stack(c, s, (size_t)(sp - s));
-	if (n < 0)
-		return (int)n;
-	return queue_stack(c, (size_t)n, count);
+	/* The ';' of the stack: those before the separator. */
+	for (n = j->scan.n; n && (size_t)(sp - s) <= j->scan.semi[n - 1]; n--)
+		;
+	err = split_stack(c, j, prev, s, (size_t)(sp - s), n + 1);
+	return err < 0 ? err : 1;
+}
+
+/* Looks up the frames of the prepared line @j (those it shares with the
+ * line before are in c->frames already) and queues its stack. The slots
+ * were asked for a line ago; the arena's bytes are asked for first, so
+ * their misses overlap. 0 or -ENOMEM (c->lineno is then @j's). */
+static int resolve_line(struct parse_ctx *c, const struct line_job *j)
+{
+	int proc = c->first_is_process;
+
+	for (size_t i = j->k; i < j->n; i++)
+		if (INLINE_MAX < j->tok[i].len || (i == 0 && proc))
+			folded_text_prefetch_bytes(c, &j->tok[i], i == 0 && proc);
+	for (size_t i = j->k; i < j->n; i++) {
+		c->frames[i] = folded_text_lookup(c, &j->tok[i], i == 0 && proc);
+		if (c->frames[i] == UINT32_MAX) {
+			c->lineno = j->lineno;
+			return -ENOMEM;
+		}
+	}
+	if (queue_stack(c, j->n, j->count) < 0) {
+		c->lineno = j->lineno;
+		return -ENOMEM;
+	}
+	if (c->ahead && c->nlines % 256 == 0) {
+		/* A stack of n frames makes at most n nodes and, once the
+		 * tree is big, rarely fewer than half as many. */
+		size_t frames = c->nout - 3 * c->nlines;
+
+		atomic_store_explicit(&c->ahead->out_used, c->nout * sizeof(*c->out),
+				      memory_order_relaxed);
+		atomic_store_explicit(&c->ahead->nodes_want,
+				      frames / 2 * sizeof(struct prof_node),
+				      memory_order_relaxed);
+	}
+	return 0;
+}
+
+/* Looks up the pending line, if any; 0 or -ENOMEM. */
+static int resolve_pending(struct parse_ctx *c)
+{
+	if (!c->pending)
+		return 0;
+	c->pending = 0;
+	return resolve_line(c, &c->job[!c->cur]);
 }
 
 /* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
- * (c->lineno is then the bad line's). */
+ * (c->lineno is then the bad line's). Each line is split and hashed, and
+ * its slots asked for, before the line before it is looked up: a line's
+ * work hides the next one's cache misses. */
 int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop)
 {
 	while (pos < stop) {
-		const char *nl = memchr(buf + pos, '\n', stop - pos);
-		size_t end = nl ? (size_t)(nl - buf) : stop;
+		struct line_job *j = &c->job[c->cur];
+		size_t len;
 		int ret;
 
-		c->lineno++;
-		ret = parse_line(c, buf + pos, end - pos);
-		if (ret < 0)
+		ret = folded_scan_line(buf + pos, buf + stop, &j->scan, &len);
+		if (ret == 0) {
+			c->lineno++;
+			ret = prepare_line(c, j, &c->job[!c->cur], buf + pos, len);
+		}
+		if (ret < 0) {
+			/* The lines before a bad one are kept. */
+			size_t at = c->lineno;
+			int r = resolve_pending(c);
+
+			if (r < 0)
+				return r;
+			c->lineno = at;
 			return ret;
-		pos = end + 1;
+		}
+		pos += len + 1;
+		if (ret == 0)
+			continue;
+		j->lineno = c->lineno;
+		if (resolve_pending(c) < 0)
+			return -ENOMEM;
+		c->pending = 1;
+		c->cur = !c->cur;
 	}
-	return 0;
+	return resolve_pending(c);
 }
 
 void folded_ctx_free(struct parse_ctx *c)
 {
 	free(c->frames);
-	free(c->tok);
-	free(c->ends);
-	free(c->prev_ends);
+	for (int i = 0; i < 2; i++) {
+		folded_scan_free(&c->job[i].scan);
+		free(c->job[i].tok);
+	}
 	free(c->texts);
 	free(c->arena);
 	free(c->out);
 	free(c->local);
+}
+
+/* Texts from this size on are parsed with a helper faulting in memory
+ * ahead (folded_ahead.c) when they make a new tree. */
+#define AHEAD_MIN ((size_t)4 << 20)
+
+/* Starts the helper for a parse of @len bytes into @c's empty profile:
+ * room for the nodes of a tree that big is reserved first (the helper
+ * faults in only what the stacks so far surely need). 1 when it runs. */
+static int ahead_start(struct parse_ctx *c, struct parse_ahead *a, size_t len)
+{
+	struct prof_profile *p = c->p;
+
+	if (len < AHEAD_MIN || !c->out || prof_node_count(p) != 1 ||
+	    prof_nodes_room(p, len / 16) < 0)
+		return 0;
+	if (folded_ahead_start(a, c->out, c->out_cap * sizeof(*c->out), p->nodes,
+			       (size_t)p->node_cap * sizeof(*p->nodes)) < 0)
+		return 0;
+	c->ahead = a;
+	return 1;
+}
+
+/* Stops the helper and tells the profile how many nodes' pages it
+ * faulted in. */
+static void ahead_stop(struct parse_ctx *c)
+{
+	folded_ahead_stop(c->ahead);
+	c->p->nodes_faulted = (uint32_t)(c->ahead->nodes_done /
+					 sizeof(struct prof_node));
+	c->ahead = NULL;
 }
 
 static int parse_all(struct prof_profile *p, const char *buf, size_t len,
@@ -616,6 +428,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		.err = err,
 		.errlen = errlen,
 	};
+	struct parse_ahead ahead;
 	size_t pos = 0;
 	int ret, added;
 
@@ -625,7 +438,12 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
 		pos = 3;
 	out_reserve(&c, len);
-	ret = folded_parse_text(&c, buf, pos, len);
+	if (ahead_start(&c, &ahead, len)) {
+		ret = folded_parse_lines(&c, buf, pos, len);
+		ahead_stop(&c);
+	} else {
+		ret = folded_parse_text(&c, buf, pos, len);
+	}
 	/* The texts are known: make room for the tree. */
 	free(c.texts);
 	free(c.arena);
@@ -640,6 +458,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)
 		ret = added;
+	prof_nodes_release_unused(p);
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
 	folded_ctx_free(&c);

@@ -7,6 +7,8 @@
 #ifndef HEARTH_FOLDED_IMPL_H
 #define HEARTH_FOLDED_IMPL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,47 +20,100 @@
 #define SUFFIX_LEN 4
 #define UTF8_BOM "\xef\xbb\xbf"
 
-/* One distinct frame text seen by this parse: its hash, length (with
- * FLAG_PROCESS when it is a process row), the frame it interned as
- * (0 = empty slot), its first 16 bytes (zero-padded) and where the rest
- * sits in the parse's arena. */
+/* One distinct frame text seen by this parse, in a 16-byte slot of the
+ * parse's table (a quarter of a cache line, so the table of 200,000 texts
+ * stays within 4 MiB). @frame is the frame it interned as (0 = empty
+ * slot) with its class in the top bits:
+ * - SLOT_INLINE: a text of at most INLINE_MAX bytes, not a process row,
+ *   held whole: @w its first 8 bytes, @x bytes 8 to 11, zero-padded (a
+ *   text holds no NUL byte, so the padding tells its length);
+ * - SLOT_ARENA: any other text: @x its hash, @w its length (with
+ *   FLAG_PROCESS for a process row) in the high 32 bits and where its
+ *   bytes sit in the parse's arena in the low 32. */
 #define FLAG_PROCESS 0x80000000u
-#define HEAD 16u
+#define SLOT_INLINE 0x40000000u
+#define SLOT_ARENA 0x80000000u
+#define SLOT_ID 0x3fffffffu
+#define INLINE_MAX 12u
 
 struct text_slot {
-	uint32_t hash;
-	uint32_t len; /* | FLAG_PROCESS */
-	uint32_t frame;
-	uint32_t off;
-	uint64_t head[2];
+	uint32_t frame; /* | SLOT_INLINE or SLOT_ARENA */
+	uint32_t x;
+	uint64_t w;
 };
 
-/* One frame's text in the current line. */
+/* One frame's text in the current line: where it is, its length, its
+ * first 16 bytes zero-padded and its hash (folded_token_hash()). */
 struct token {
 	const char *s;
 	size_t len;
-	uint64_t head[2];
+	uint64_t w0, w1;
 	uint32_t hash;
 };
+
+/* One line's split (folded_scan_line()): the offsets of its ';' in
+ * semi[0..n), with room for one more; whether it holds a NUL byte. */
+struct line_scan {
+	size_t *semi;
+	size_t n;
+	uint32_t cap;
+	int nul;
+};
+
+/* One line in flight: split, checked, hashed and its slots asked for,
+ * then looked up while the next line is split (folded_parse_lines()). */
+struct line_job {
+	struct line_scan scan; /* token i ends at semi[i], the last at len */
+	struct token *tok;
+	uint32_t tok_cap;
+	const char *s; /* its stack */
+	size_t len, n; /* the stack's length and frame count */
+	size_t k;      /* frames shared with the line before */
+	uint64_t count;
+	size_t lineno;
+};
+
+/* The helper that faults in a big parse's fresh memory ahead of it
+ * (folded_ahead.c): the parser publishes how many bytes of stacks it
+ * queued and how many bytes of nodes are surely needed. */
+struct parse_ahead {
+	char *out, *nodes;
+	size_t out_cap, nodes_cap; /* bytes */
+	atomic_size_t out_used, nodes_want;
+	atomic_int done;
+	size_t out_done, nodes_done; /* bytes faulted in (read after stop) */
+	pthread_t th;
+	int running;
+};
+
+/* Starts the helper for the stacks' array @out (@out_cap bytes) and the
+ * node array @nodes (@nodes_cap bytes); 0, or a negative errno when it
+ * does not run (nothing is faulted in ahead then). */
+int folded_ahead_start(struct parse_ahead *a, void *out, size_t out_cap,
+		       void *nodes, size_t nodes_cap);
+
+/* Stops the helper (a no-op when it did not start). */
+void folded_ahead_stop(struct parse_ahead *a);
 
 struct parse_ctx {
 	struct prof_profile *p;
 	const char *end; /* end of the whole buffer: words may be read up to it */
-	uint32_t *frames; /* this line's frame ids (the last line's beyond) */
-	struct token *tok;
-	size_t *ends, *prev_ends; /* token ends (offsets) in this, last line */
-	const char *prev;         /* the last line's stack text */
-	size_t prev_len, prev_n;
-	size_t cap;
+	uint32_t *frames; /* the last line looked up's frame ids */
+	uint32_t cap;
+	/* The line being prepared (job[cur]) and the one before it, which is
+	 * looked up next when pending. */
+	struct line_job job[2];
+	int cur, pending;
 	struct text_slot *texts;
 	size_t ntexts, texts_cap;
-	char *arena; /* the distinct texts' bytes past HEAD, back to back */
+	char *arena; /* the SLOT_ARENA texts' bytes, back to back */
 	size_t arena_len, arena_cap;
 	/* Parsed lines, added to the tree after the text is read: per line
 	 * its frame count, its count's two halves, then its frame ids. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines;
 	int first_is_process;
+	struct parse_ahead *ahead; /* or NULL */
 	char *err;
 	size_t errlen;
 	size_t lineno;
@@ -89,10 +144,126 @@ static inline int folded_ends_with(const char *s, size_t len,
 int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop);
 
+/* Scans the line at @s, which ends at the first '\n' or at @end: its
+ * length without the '\n' goes to *@len, the offsets of its ';' and
+ * whether it holds a NUL byte to @ls (whose array it grows; free it with
+ * folded_scan_free()). Reads nothing at or past @end. 0 or -ENOMEM.
+ * folded_scan_line() reads 16 bytes at a time where SSE2 is there;
+ * folded_scan_line_portable() a byte at a time, with the same result. */
+int folded_scan_line(const char *s, const char *end, struct line_scan *ls,
+		     size_t *len);
+int folded_scan_line_portable(const char *s, const char *end,
+			      struct line_scan *ls, size_t *len);
+void folded_scan_free(struct line_scan *ls);
+
+/* The hash of a text (or a process row's, with @process) whose first 16
+ * bytes, zero-padded, are @w0 @w1 and whose bytes past them are @more
+ * (@nmore of them); a frame's text of at most 16 bytes hashes the same
+ * from its words alone, which lets the table grow without reading texts.
+ * Each step multiplies to 128 bits and folds the halves, so every byte
+ * moves every bit of the index. */
+#if defined(__SIZEOF_INT128__)
+static inline uint64_t folded_mum(uint64_t a, uint64_t b)
+{
+	__extension__ unsigned __int128 m = (unsigned __int128)a * b;
+
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+#else
+static inline uint64_t folded_mum(uint64_t a, uint64_t b)
+{
+	uint64_t h = (a ^ (b >> 7)) * 0xff51afd7ed558ccdull;
+
+	h ^= h >> 32;
+	h = (h ^ b) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 29);
+}
+#endif
+
+#define FOLDED_SEED0 0xa0761d6478bd642full
+#define FOLDED_SEED1 0xe7037ed1a0b428dbull
+#define FOLDED_SEED2 0x8ebc6af09c88c6e3ull
+
+static inline uint32_t folded_hash_fold(uint64_t h)
+{
+	return (uint32_t)h ^ (uint32_t)(h >> 32);
+}
+
+static inline uint32_t folded_hash2(uint64_t w0, uint64_t w1)
+{
+	return folded_hash_fold(folded_mum(w0 ^ FOLDED_SEED0, w1 ^ FOLDED_SEED1));
+}
+
+/* Fills @t's first 16 bytes and hash from its text @t->s[0..@t->len)
+ * (@process: a process row, hashed apart), reading words up to @end at
+ * most. Texts longer than 16 bytes or process rows go out of line. */
+void folded_token_hash_long(struct token *t, const char *end, int process);
+
+static inline uint64_t folded_low_bytes(uint64_t w, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return n < 8 ? w & ~(~0ull >> (8 * n)) : w;
+#else
+	return n < 8 ? w & ((1ull << (8 * n)) - 1) : w;
+#endif
+}
+
+static inline void folded_token_hash(struct token *t, const char *end,
+				     int process)
+{
+	size_t len = t->len;
+
+	if (16 < len || process || end - t->s < 16) {
+		folded_token_hash_long(t, end, process);
+		return;
+	}
+	memcpy(&t->w0, t->s, 8);
+	memcpy(&t->w1, t->s + 8, 8);
+	t->w0 = folded_low_bytes(t->w0, len);
+	t->w1 = len <= 8 ? 0 : folded_low_bytes(t->w1, len - 8);
+	t->hash = folded_hash2(t->w0, t->w1);
+}
+
+/* Asks for the table slot where the lookup of @t starts. */
+static inline void folded_text_prefetch(const struct parse_ctx *c,
+					const struct token *t)
+{
+	if (c->texts_cap)
+		__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
+}
+
+/* Asks for the bytes in the arena that the lookup of @t (@process: a
+ * process row) will compare, when its slot is found (it should be in the
+ * cache by now). */
+void folded_text_prefetch_bytes(const struct parse_ctx *c,
+				const struct token *t, int process);
+
 /* The frame of token @t (@process: the line's process row), looked up in
  * @c's table or new; UINT32_MAX on ENOMEM. */
 uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 			   int process);
+
+/* The same, with the lookup of a text held whole in a slot made here. */
+static inline uint32_t folded_text_lookup(struct parse_ctx *c,
+					  const struct token *t, int process)
+{
+	const struct text_slot *T = c->texts;
+	size_t j, mask = c->texts_cap - 1;
+	uint32_t f, x;
+
+	if (INLINE_MAX < t->len || process || !c->texts_cap)
+		return folded_text_frame(c, t, process);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = (uint32_t)(t->w1 >> 32);
+#else
+	x = (uint32_t)t->w1;
+#endif
+	for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
+		if ((f & SLOT_INLINE) && T[j].w == t->w0 && T[j].x == x)
+			return f & SLOT_ID;
+	return folded_text_frame(c, t, process);
+}
+
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
 int folded_out_room(struct parse_ctx *c, size_t words);

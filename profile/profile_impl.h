@@ -68,6 +68,10 @@ struct prof_profile {
 	uint32_t last_child_cap;
 	int last_child_stale;
 	uint32_t nnodes, node_cap;
+	/* Nodes whose pages were faulted in ahead of being made (by the
+	 * folded parser's helper); those past nnodes are given back by
+	 * prof_nodes_release_unused(). */
+	uint32_t nodes_faulted;
 	struct edge_table edge_index;
 	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
 	int sorted; /* 1 when no node was added since the last prof_sort() */
@@ -133,6 +137,10 @@ int prof_nodes_room(struct prof_profile *p, size_t extra);
  * with @rebuild, makes it hold every node's last child (rebuilt from the
  * links when stale). 0 or -ENOMEM. */
 int prof_last_child_ready(struct prof_profile *p, uint64_t need, int rebuild);
+
+/* Gives back the pages of the nodes faulted in ahead (nodes_faulted) that
+ * hold no node, and forgets them. */
+void prof_nodes_release_unused(struct prof_profile *p);
 
 /* Builds the tree of @p, which has no node but the root, from @nstacks
  * stacks queued in @rec[0..len): per stack its frame count n, the low

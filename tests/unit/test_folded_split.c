@@ -166,14 +166,15 @@ static void assert_same(struct prof_profile *a, struct prof_profile *b)
 }
 
 /* A text over the split size gives what one pass gives, with and without
- * process rows, unsorted and sorted as made. */
+ * process rows, unsorted and sorted as made; so does one of 6 MiB, read
+ * in one pass with a helper faulting memory in ahead. */
 static void test_split_same_as_one_pass(void **state)
 {
 	uint64_t s = 0x5eed5eed12345678ull, sum;
 
 	(void)state;
-	for (int round = 0; round < 4; round++) {
-		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
+	for (int round = 0; round < 6; round++) {
+		char *t = text(&s, (size_t)(round < 4 ? 3 : 6) << 20, 0, NULL, &sum);
 		int procs = round & 1;
 		struct prof_profile *ref = by_pieces(t, procs);
 		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -198,24 +199,31 @@ static void test_split_same_as_one_pass(void **state)
 
 /* A bad line in either half is reported with its line number, and the
  * lines before it are kept. */
-static void check_bad_line(size_t bad, const char *bad_text, const char *what,
-			   int second_half)
+static void check_bad_text(const char *t, size_t bad, const char *bad_text,
+			   const char *what, uint64_t sum)
 {
-	uint64_t s = 0xabcdef0123456789ull ^ bad, sum;
-	char *t = text(&s, (size_t)3 << 20, bad, bad_text, &sum);
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
-	const char *at = strstr(t, bad_text);
 	char err[128], want[128];
 
 	assert_non_null(p);
-	assert_non_null(at);
-	assert_int_equal(strlen(t) / 2 < (size_t)(at - t), second_half);
+	assert_non_null(strstr(t, bad_text));
 	assert_int_equal(prof_folded_parse_sorted(p, t, strlen(t), 1, err,
 						  sizeof(err)), -22);
 	snprintf(want, sizeof(want), "line %zu %s", bad, what);
 	assert_string_equal(err, want);
 	assert_true(prof_total(p) == sum);
 	prof_free(p);
+}
+
+static void check_bad_line(size_t bad, const char *bad_text, const char *what,
+			   int second_half)
+{
+	uint64_t s = 0xabcdef0123456789ull ^ bad, sum;
+	char *t = text(&s, (size_t)3 << 20, bad, bad_text, &sum);
+
+	check_bad_text(t, bad, bad_text, what, sum);
+	assert_int_equal(strlen(t) / 2 < (size_t)(strstr(t, bad_text) - t),
+			 second_half);
 	free(t);
 }
 
@@ -229,11 +237,41 @@ static void test_split_errors(void **state)
 	check_bad_line(14001, "no_count_here", "has no sample count after the stack", 1);
 }
 
+/* The same in a text read in one pass with the helper (6 MiB, some
+ * 35,000 lines): the first line, one in the middle, and the last, which
+ * has no line end. */
+static void test_helped_errors(void **state)
+{
+	static const char bad_text[] = "a;b;c 1x";
+	static const char *what = "has a count that is not a decimal integer";
+	uint64_t s = 0x0123456789abcdefull, sum;
+	size_t n = 0, len;
+	char *t;
+
+	(void)state;
+	t = text(&s, (size_t)6 << 20, 1, bad_text, &sum);
+	check_bad_text(t, 1, bad_text, what, sum);
+	free(t);
+	t = text(&s, (size_t)6 << 20, 17000, bad_text, &sum);
+	check_bad_text(t, 17000, bad_text, what, sum);
+	free(t);
+	t = text(&s, (size_t)6 << 20, SIZE_MAX, NULL, &sum);
+	len = strlen(t);
+	for (size_t i = 0; i < len; i++)
+		n += t[i] == '\n';
+	t = realloc(t, len + sizeof(bad_text));
+	assert_non_null(t);
+	memcpy(t + len, bad_text, sizeof(bad_text));
+	check_bad_text(t, n + 1, bad_text, what, sum);
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_same_as_one_pass),
 		cmocka_unit_test(test_split_errors),
+		cmocka_unit_test(test_helped_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
