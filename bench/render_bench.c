@@ -6,12 +6,14 @@
  * size, and the frame time of a full view at 1920x1080 with SDL's software
  * renderer (layout + drawing, median of 100 frames).
  *
- * usage: render_bench [FILE] [LINES] [hash]   (FILE is written when missing)
+ * usage: render_bench [FILE] [LINES] [hash | hash-copy]   (FILE is written when missing)
  *
  * With "hash", it prints instead a hash per part of the model (answer and
  * cards, every function's sums, class sums, searches, every node's
  * function, the boxes of several layouts, hit tests, the call tree), to
- * check that a change to the model's code keeps what the viewer shows.
+ * check that a change to the model's code keeps what the viewer shows;
+ * "hash-copy" does the same with the tree copied (rd_model_new_copied),
+ * as for profiles whose ids are not their preorder.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -305,7 +307,8 @@ int main(int argc, char **argv)
 	if (prof_sort(p) < 0)
 		return 1;
 	t_sort = now() - t1;
-	if (!(m = rd_model_new(p)))
+	if (!(m = argc > 3 && !strcmp(argv[3], "hash-copy") ?
+	      rd_model_new_copied(p) : rd_model_new(p)))
 		return 1;
 	t_model = now() - t1 - t_sort;
 	printf("input: %s, %.1f MiB, %u nodes, %u frames, %u functions\n", path,
@@ -313,7 +316,7 @@ int main(int argc, char **argv)
 	       prof_frame_count(p), m->nfn);
 	printf("load: %.3f s (read+parse %.3f s, sort %.3f s, viewer model %.3f s)   target <= 1 s\n",
 	       t_parse + t_sort + t_model, t_parse, t_sort, t_model);
-	if (argc > 3 && !strcmp(argv[3], "hash"))
+	if (argc > 3 && !strncmp(argv[3], "hash", 4))
 		return hash_model(m) < 0;
 	if (frames(m, &fmed, &lmed) < 0)
 		return 1;

@@ -547,33 +547,27 @@ static void search_term(struct rd_model *m, const char *term, size_t tl)
 			m->fn_match[f] = 1;
 }
 
-struct count {
-	struct rd_model *m;
-	uint32_t inside; /* matching nodes on the current path */
-};
-
-static void count_enter(const struct rd_tree *t, uint32_t i, void *arg)
+/* Counts the nodes whose function matches and their value, counted once
+ * through nesting: one pass in preorder, where the subtree of the
+ * outermost match on the path ends at index @end. */
+static void count_matches(struct rd_model *m)
 {
-	struct count *c = arg;
+	const struct rd_tree *t = &m->tree;
+	uint32_t end = 0;
 
-	if (!c->m->fn_match[rd_tree_fn(t, i)])
-		return;
-	c->m->match_boxes++;
-	if (c->inside++ == 0)
-		c->m->match_value += rd_tree_total(t, i);
-}
-
-static void count_leave(const struct rd_tree *t, uint32_t i, void *arg)
-{
-	struct count *c = arg;
-
-	if (c->m->fn_match[rd_tree_fn(t, i)])
-		c->inside--;
+	for (uint32_t i = 1; i < t->n; i++) {
+		if (!m->fn_match[rd_tree_fn(t, i)])
+			continue;
+		m->match_boxes++;
+		if (i < end)
+			continue;
+		m->match_value += rd_tree_total(t, i);
+		end = i + rd_tree_size(t, i);
+	}
 }
 
 int rd_model_search(struct rd_model *m, const char *query)
 {
-	struct count c = { .m = m };
 	const char *s = query ? query : "";
 
 	memset(m->fn_match, 0, m->nfn);
@@ -598,7 +592,7 @@ int rd_model_search(struct rd_model *m, const char *query)
 		s = e + 1;
 	}
 	if (m->searching)
-		return rd_tree_walk(&m->tree, count_enter, count_leave, &c);
+		count_matches(m);
 	return 0;
 }
 
