@@ -119,8 +119,8 @@ static int path_grow(struct path *pa)
 }
 
 /* Puts function @fn of node @node (@cand: its candidate bits) on the
- * path; 0 or -ENOMEM. Returns the step, whose `counted` says whether no
- * node above holds the same function. */
+ * path. Returns the step, whose `counted` says whether no node above holds
+ * the same function, or NULL when out of memory. */
 static inline struct step *path_enter(struct path *pa, uint32_t node,
 				      uint32_t fn, uint8_t cand)
 {
@@ -405,6 +405,20 @@ static int list_kids(const struct agg *g, struct rd_tree *t)
 	return rc;
 }
 
+struct kids_job {
+	const struct agg *g;
+	struct rd_tree *t;
+	int rc;
+};
+
+static void *kids_thread(void *arg)
+{
+	struct kids_job *j = arg;
+
+	j->rc = list_kids(j->g, j->t);
+	return NULL;
+}
+
 /* The function of each frame, kept by the tree when frames are not
  * functions one to one. 0 or -ENOMEM. */
 static int set_fn_of(struct rd_tree *t, const struct frame_info *fi, int same)
@@ -425,6 +439,9 @@ static int set_fn_of(struct rd_tree *t, const struct frame_info *fi, int same)
 static int build(struct rd_model *m, int copy)
 {
 	struct agg g = { .t = &m->tree };
+	struct kids_job kj;
+	pthread_t th;
+	int threaded;
 	uint64_t *own_any = NULL;
 	uint32_t nfr = prof_frame_count(m->p);
 	int rc = copy ? rd_tree_build_copy(&m->tree, m->p) :
@@ -440,14 +457,24 @@ static int build(struct rd_model *m, int copy)
 	if (set_fn_of(&m->tree, g.fi, g.same) < 0 || agg_init(&g, m) < 0 ||
 	    !(own_any = malloc((m->nfn ? m->nfn : 1) * sizeof(*own_any))))
 		goto out;
-	if ((rc = agg_run(&g)) < 0 || (rc = list_kids(&g, &m->tree)) < 0)
+	if ((rc = agg_run(&g)) < 0)
 		goto out;
+	/* The lists on a thread while the answer is written (it does not
+	 * read them). */
+	kj = (struct kids_job){ &g, &m->tree, 0 };
+	threaded = pthread_create(&th, NULL, kids_thread, &kj) == 0;
+	if (!threaded)
+		kids_thread(&kj);
 	agg_collect(&g, m, own_any);
 	m->total = prof_total(m->p);
 	m->nnodes = prof_node_count(m->p);
 	rc = -ENOMEM;
 	if ((m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
 		rc = rd_answer_write(m, own_any);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (rc == 0)
+		rc = kj.rc;
 out:
 	free(own_any);
 	free((void *)g.fi);
