@@ -164,13 +164,41 @@ static void mix_boxes(uint64_t *h, const struct rd_boxes *b)
 	}
 }
 
+/* Zooms on every few boxes of @from, their small functions opened or
+ * not, and @levels - 1 levels deeper on boxes of those, into @h. Returns
+ * how many were laid out, or -ENOMEM. */
+static long zooms(const struct rd_model *m, struct rd_flame_opts o,
+		  const struct rd_boxes *from, uint64_t *h, int levels)
+{
+	struct rd_boxes z = { 0 };
+	long n = 0, deeper = 0;
+
+	for (size_t i = 0; i < from->n && deeper >= 0; i += 1 + from->n / 6) {
+		o.focus = from->v[i].node;
+		for (o.bucket = 0; o.bucket < 2 && deeper >= 0; o.bucket++, n++) {
+			int rc = rd_flame_layout(&m->tree, &o, &z);
+
+			if (rc == -ENOMEM)
+				deeper = rc;
+			mix(h, &rc, sizeof(rc));
+			mix_boxes(h, &z);
+			if (rc == 0 && levels > 1 &&
+			    (deeper = zooms(m, o, &z, h, levels - 1)) > 0)
+				n += deeper;
+		}
+	}
+	rd_boxes_free(&z);
+	return deeper < 0 ? deeper : n;
+}
+
 /* Layouts of the full view and zooms on boxes of it, hit tests. */
 static int hash_layouts(struct rd_model *m)
 {
 	struct rd_flame_opts o = { .area = { 0, 40, 1920, 1000 }, .row_h = 18,
 				   .min_px = 0.5 };
-	struct rd_boxes b = { 0 }, z = { 0 };
+	struct rd_boxes b = { 0 };
 	uint64_t h = 0xcbf29ce484222325ull, hit = h;
+	long nz;
 	int rc;
 
 	for (int v = 0; v < 4; v++) {
@@ -183,20 +211,8 @@ static int hash_layouts(struct rd_model *m)
 	o.icicle = o.unfold = 0;
 	if ((rc = rd_flame_layout(&m->tree, &o, &b)) < 0)
 		return rc;
-	for (size_t i = 0; i < b.n; i += 1 + b.n / 40) {
-		o.focus = b.v[i].node;
-		for (int k = 0; k < 2; k++) {
-			o.bucket = k;
-			if ((rc = rd_flame_layout(&m->tree, &o, &z)) < 0 && rc != -EINVAL)
-				return rc;
-			mix(&h, &rc, sizeof(rc));
-			mix_boxes(&h, &z);
-		}
-	}
-	o.focus = 0;
-	o.bucket = 0;
-	if ((rc = rd_flame_layout(&m->tree, &o, &b)) < 0)
-		return rc;
+	if ((nz = zooms(m, o, &b, &h, 3)) < 0)
+		return (int)nz;
 	for (int y = 40; y < 1040; y += 7)
 		for (int x = 0; x < 1920; x += 13) {
 			const struct rd_box *r = rd_flame_hit(&b, x, y);
@@ -204,10 +220,9 @@ static int hash_layouts(struct rd_model *m)
 
 			mix(&hit, &i, sizeof(i));
 		}
-	printf("layouts %016llx\nhits %016llx\n", (unsigned long long)h,
-	       (unsigned long long)hit);
+	printf("layouts (4 full views, %ld zooms) %016llx\nhits %016llx\n", nz,
+	       (unsigned long long)h, (unsigned long long)hit);
 	rd_boxes_free(&b);
-	rd_boxes_free(&z);
 	return 0;
 }
 
