@@ -5,6 +5,7 @@
  * their memory passes the budget; and the per-module cache of resolved
  * addresses that keeps the warm path free of allocation.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -379,13 +380,30 @@ static int pool_reserve(struct sym_module *m, size_t n)
 	return 0;
 }
 
+/* True when libstdc++'s demangler is there, loading it at the first
+ * mangled name (hearth links no C++ runtime; a profile of C code never
+ * maps it). */
+static bool demangler(struct sym_ctx *ctx)
+{
+	if (ctx->demangle)
+		return true;
+	if (!ctx->opts.demangle || ctx->demangle_tried)
+		return false;
+	ctx->demangle_tried = true;
+	ctx->demangle_lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+	if (ctx->demangle_lib)
+		*(void **)&ctx->demangle = dlsym(ctx->demangle_lib,
+						 "__cxa_demangle");
+	return ctx->demangle != NULL;
+}
+
 /* The demangled form of @name in @m's arena, or @name itself (not
  * mangled, no demangler, or it failed). Rust's legacy "::h<hash>" suffix
  * is dropped. */
-static const char *demangled(const struct sym_ctx *ctx, struct sym_module *m,
+static const char *demangled(struct sym_ctx *ctx, struct sym_module *m,
 			     const char *name)
 {
-	if (!ctx->demangle || name[0] != '_' || name[1] != 'Z')
+	if (name[0] != '_' || name[1] != 'Z' || !demangler(ctx))
 		return name;
 	int st = -1;
 	char *d = ctx->demangle(name, NULL, NULL, &st);
@@ -404,7 +422,7 @@ static const char *demangled(const struct sym_ctx *ctx, struct sym_module *m,
 
 /* Writes one frame for @vaddr: @name (NULL: "module+0xoff"), file and
  * line from @df, class and language. Returns 0 or -ENOMEM. */
-static int fill_frame(const struct sym_ctx *ctx, struct sym_module *m,
+static int fill_frame(struct sym_ctx *ctx, struct sym_module *m,
 		      uint64_t vaddr, const struct sym_dwarf_frame *df,
 		      const char *name, bool inlined, struct sym_frame *f)
 {
@@ -441,7 +459,7 @@ static int fill_frame(const struct sym_ctx *ctx, struct sym_module *m,
 
 /* Fills frames for @vaddr into the pool; returns the count (>= 1) or 0
  * when out of memory. */
-static size_t resolve_into_pool(const struct sym_ctx *ctx,
+static size_t resolve_into_pool(struct sym_ctx *ctx,
 				struct sym_module *m, uint64_t vaddr)
 {
 	struct sym_dwarf_frame df[SYM_INLINE_MAX];

@@ -386,9 +386,11 @@ struct sym_ctx {
 	struct sym_module *file_last; /* one-entry cache for sym_file */
 	uint8_t file_last_cls;
 	pid_t self;          /* our pid: sym_file opens files as we see them */
-	/* __cxa_demangle from libstdc++ when sym_options.demangle */
+	/* __cxa_demangle from libstdc++ when sym_options.demangle, loaded
+	 * at the first mangled name (modcache.c) */
 	char *(*demangle)(const char *, char *, size_t *, int *);
 	void *demangle_lib;
+	bool demangle_tried;
 	char file_last_path[4096];
 	struct sym_symtab *vdso;    /* symbols of the kernel's vDSO */
 	bool vdso_failed;

@@ -53,14 +53,6 @@ struct sym_ctx *sym_new(const struct sym_options *opts)
 		 opts && opts->debug_root ? opts->debug_root : "/usr/lib/debug");
 	ctx->opts.debug_root = ctx->debug_root;
 	ctx->self = getpid();
-	if (ctx->opts.demangle) {
-		/* libstdc++'s demangler, found at run time: hearth links no
-		 * C++ runtime; without it names stay mangled */
-		ctx->demangle_lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (ctx->demangle_lib)
-			*(void **)&ctx->demangle = dlsym(ctx->demangle_lib,
-							 "__cxa_demangle");
-	}
 	ctx->max_bytes = ctx->opts.max_module_bytes ?
 		ctx->opts.max_module_bytes : DEFAULT_MAX_BYTES;
 	return ctx;

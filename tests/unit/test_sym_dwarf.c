@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "symbolize/symbolize.h"
+#include "symbolize/sym_internal.h"
 
 static char fixdir[PATH_MAX];
 
@@ -407,6 +407,19 @@ static void test_classes_system(void **state)
 	sym_free(ctx);
 }
 
+/* The outermost frame of ELF symbol @name's first byte in @lib (@fr holds
+ * up to 8 frames). */
+static const struct sym_frame *outer_frame(struct sym_ctx *ctx,
+					   const char *lib, const char *name,
+					   struct sym_frame *fr)
+{
+	uint64_t v, sz;
+	assert_int_equal(elf_symbol(lib, name, &v, &sz), 0);
+	int n = sym_file(ctx, lib, v, fr, 8);
+	assert_true(n >= 1);
+	return &fr[n - 1];
+}
+
 static void test_cpp_language(void **state)
 {
 	(void)state;
@@ -426,18 +439,24 @@ static void test_cpp_language(void **state)
 	 * mangled name */
 	struct sym_options o = { .demangle = 1 };
 	ctx = sym_new(&o);
+	/* the demangler is loaded at the first mangled name, not before */
+	char libc[PATH_MAX];
+	struct sym_frame fr[8];
+	mapped_lib("libc.so", libc, sizeof(libc));
+	/* a C name */
+	assert_non_null(strstr(outer_frame(ctx, libc, "qsort", fr)->name, "qsort"));
+	assert_null(ctx->demangle_lib);
 	frame_of(ctx, c.pid, a + 1, &f);
+	assert_non_null(ctx->demangle_lib);
 	assert_string_equal(f.name, "fixture::sort_work(int)");
 	assert_int_equal(f.lang, PROF_LANG_CPP);
 	assert_int_equal(f.cls, PROF_CLASS_YOURS);
 	char libstdcxx[PATH_MAX];
 	mapped_lib("libstdc++.so", libstdcxx, sizeof(libstdcxx));
-	uint64_t v, sz;
-	assert_int_equal(elf_symbol(libstdcxx, "_ZSt17__throw_bad_allocv", &v, &sz), 0);
-	struct sym_frame fr[8];
-	int n = sym_file(ctx, libstdcxx, v, fr, 8);
-	assert_string_equal(fr[n - 1].name, "std::__throw_bad_alloc()");
-	assert_int_equal(fr[n - 1].cls, PROF_CLASS_RUNTIME);
+	const struct sym_frame *o2 = outer_frame(ctx, libstdcxx,
+						 "_ZSt17__throw_bad_allocv", fr);
+	assert_string_equal(o2->name, "std::__throw_bad_alloc()");
+	assert_int_equal(o2->cls, PROF_CLASS_RUNTIME);
 	sym_free(ctx);
 	child_stop(&c);
 }
