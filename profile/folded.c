@@ -325,19 +325,31 @@ static int resolve_line(struct parse_ctx *c, const struct line_job *j)
 	return 0;
 }
 
-/* Looks up the pending line, if any; 0 or -ENOMEM. */
-static int resolve_pending(struct parse_ctx *c)
+/* The job @back lines before the one being prepared. */
+static struct line_job *job_back(struct parse_ctx *c, unsigned back)
 {
-	if (!c->pending)
-		return 0;
-	c->pending = 0;
-	return resolve_line(c, &c->job[!c->cur]);
+	return &c->job[(c->cur + FOLDED_JOBS - back) % FOLDED_JOBS];
+}
+
+/* Looks up the oldest pending line; 0 or -ENOMEM. */
+static int resolve_oldest(struct parse_ctx *c)
+{
+	return resolve_line(c, job_back(c, c->pending--));
+}
+
+/* Looks up every pending line; 0 or -ENOMEM. */
+static int resolve_all(struct parse_ctx *c)
+{
+	while (c->pending)
+		if (resolve_oldest(c) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 /* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
  * (c->lineno is then the bad line's). Each line is split and hashed, and
- * its slots asked for, before the line before it is looked up: a line's
- * work hides the next one's cache misses. */
+ * its slots asked for, FOLDED_JOBS - 1 lines before it is looked up: the
+ * lines' work in between hides its cache misses. */
 int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop)
 {
@@ -349,15 +361,14 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		ret = folded_scan_line(buf + pos, buf + stop, &j->scan, &len);
 		if (ret == 0) {
 			c->lineno++;
-			ret = prepare_line(c, j, &c->job[!c->cur], buf + pos, len);
+			ret = prepare_line(c, j, job_back(c, 1), buf + pos, len);
 		}
 		if (ret < 0) {
 			/* The lines before a bad one are kept. */
 			size_t at = c->lineno;
-			int r = resolve_pending(c);
 
-			if (r < 0)
-				return r;
+			if (resolve_all(c) < 0)
+				return -ENOMEM;
 			c->lineno = at;
 			return ret;
 		}
@@ -365,18 +376,18 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		if (ret == 0)
 			continue;
 		j->lineno = c->lineno;
-		if (resolve_pending(c) < 0)
+		if (c->pending == FOLDED_JOBS - 1 && resolve_oldest(c) < 0)
 			return -ENOMEM;
-		c->pending = 1;
-		c->cur = !c->cur;
+		c->pending++;
+		c->cur = (c->cur + 1) % FOLDED_JOBS;
 	}
-	return resolve_pending(c);
+	return resolve_all(c);
 }
 
 void folded_ctx_free(struct parse_ctx *c)
 {
 	free(c->frames);
-	for (int i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < FOLDED_JOBS; i++) {
 		folded_scan_free(&c->job[i].scan);
 		free(c->job[i].tok);
 	}

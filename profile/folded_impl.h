@@ -61,7 +61,7 @@ struct line_scan {
 };
 
 /* One line in flight: split, checked, hashed and its slots asked for,
- * then looked up while the next line is split (folded_parse_lines()). */
+ * then looked up while the next lines are split (folded_parse_lines()). */
 struct line_job {
 	struct line_scan scan; /* token i ends at semi[i], the last at len */
 	struct token *tok;
@@ -95,15 +95,21 @@ int folded_ahead_start(struct parse_ahead *a, void *out, size_t out_cap,
 /* Stops the helper (a no-op when it did not start). */
 void folded_ahead_stop(struct parse_ahead *a);
 
+/* Lines in flight: a line's slots are asked for this many lines before
+ * it is looked up, less one. */
+#ifndef FOLDED_JOBS
+#define FOLDED_JOBS 2u
+#endif
+
 struct parse_ctx {
 	struct prof_profile *p;
 	const char *end; /* end of the whole buffer: words may be read up to it */
 	uint32_t *frames; /* the last line looked up's frame ids */
 	uint32_t cap;
-	/* The line being prepared (job[cur]) and the one before it, which is
-	 * looked up next when pending. */
-	struct line_job job[2];
-	int cur, pending;
+	/* The line being prepared (job[cur]) and the @pending ones before it
+	 * (job[cur - 1], ...), looked up oldest first. */
+	struct line_job job[FOLDED_JOBS];
+	unsigned cur, pending;
 	struct text_slot *texts;
 	size_t ntexts, texts_cap;
 	char *arena; /* the SLOT_ARENA texts' bytes, back to back */

@@ -211,14 +211,24 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/* The first eight bytes of a frame's folded spelling, big-endian and
- * zero-padded: a smaller key means a smaller frame_cmp(). */
-static uint64_t spelled_key(const struct prof_profile *p, uint32_t f)
+/* Bytes @at to @at + 7 of a frame's folded spelling, big-endian and
+ * zero-padded: a smaller key means a smaller spelling from @at on. */
+static uint64_t spelled_key(const struct prof_profile *p, uint32_t f,
+			    size_t at)
 {
+	const struct prof_frame *fr = &p->frames[f];
 	uint64_t k = 0;
 
+	if (at + 8 <= p->str_len[fr->name]) {
+		const unsigned char *s =
+			(const unsigned char *)p->strs[fr->name] + at;
+
+		for (size_t i = 0; i < 8; i++)
+			k = k << 8 | s[i];
+		return k;
+	}
 	for (size_t i = 0; i < 8; i++) {
-		int c = spelled_at(p, &p->frames[f], i);
+		int c = spelled_at(p, fr, at + i);
 
 		k = k << 8 | (uint64_t)(c < 0 ? 0 : c);
 	}
@@ -236,6 +246,34 @@ static int rank_cmp(const void *a, const void *b, void *arg)
 	return fa < fb ? -1 : fa > fb;
 }
 
+/* Key rounds (8 bytes of spelling each) before ties go to the full
+ * compare. */
+#define RANK_ROUNDS 8u
+
+/* Orders @a[0..n), frames whose spellings agree before byte 8 * @round
+ * (their last key was @key), by frame_cmp(): by the next 8 bytes and so
+ * on while the spellings go on, then by the full compare. @tmp has room
+ * for n. Frames sharing a long prefix (namespaces, "fn_1234") are sorted
+ * by keys, not by compares that each read two strings. */
+static void rank_ties(const struct prof_profile *p, struct kv *a,
+		      struct kv *tmp, size_t n, uint64_t key, unsigned round)
+{
+	/* A zero last byte: both spellings ended (they hold no zero byte). */
+	if ((key & 0xff) == 0 || round == RANK_ROUNDS || n < 8) {
+		qsort_r(a, n, sizeof(*a), rank_cmp, (void *)p);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i].key = spelled_key(p, (uint32_t)a[i].val, 8 * (size_t)round);
+	sort_kv(a, tmp, n);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (1 < j - i)
+			rank_ties(p, a + i, tmp, j - i, a[i].key, round + 1);
+	}
+}
+
 int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
 		     uint32_t *by_rank)
 {
@@ -249,14 +287,14 @@ int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		a[i] = (struct kv){ spelled_key(p, (uint32_t)i + 1), i + 1 };
+		a[i] = (struct kv){ spelled_key(p, (uint32_t)i + 1, 0), i + 1 };
 	sort_kv(a, tmp, n);
-	/* Equal keys: the frames tell. */
+	/* Equal keys: the rest of the spellings tell, then the frames. */
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
 			;
 		if (1 < j - i)
-			qsort_r(a + i, j - i, sizeof(*a), rank_cmp, (void *)p);
+			rank_ties(p, a + i, tmp, j - i, a[i].key, 1);
 	}
 	rank[0] = 0;
 	by_rank[0] = 0;

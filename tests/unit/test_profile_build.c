@@ -19,6 +19,7 @@
 
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "profile/sort_impl.h"
 
 static uint64_t rng(uint64_t *s)
 {
@@ -431,6 +432,107 @@ static void test_adds_after_build(void **state)
 	prof_free(p);
 }
 
+/* The order frames are ranked in (sort.c): the folded spelling (name,
+ * "_[k]" for kernel frames, ';') bytewise, then module and file names,
+ * line, kind, class, language, id. Returns < 0, 0, > 0. */
+static int spelling_order(const struct prof_profile *p, uint32_t a, uint32_t b)
+{
+	const struct prof_frame *fa = prof_frame_get(p, a), *fb = prof_frame_get(p, b);
+	char sa[256], sb[256];
+	size_t la, lb;
+	int c;
+
+	la = (size_t)snprintf(sa, sizeof(sa), "%s%s;", prof_str(p, fa->name),
+			      fa->kind == PROF_KIND_KERNEL ? "_[k]" : "");
+	lb = (size_t)snprintf(sb, sizeof(sb), "%s%s;", prof_str(p, fb->name),
+			      fb->kind == PROF_KIND_KERNEL ? "_[k]" : "");
+	c = memcmp(sa, sb, la < lb ? la : lb);
+	if (c || la != lb)
+		return c ? c : (la < lb ? -1 : 1);
+	if ((c = strcmp(prof_str(p, fa->module), prof_str(p, fb->module))))
+		return c;
+	if ((c = strcmp(prof_str(p, fa->file), prof_str(p, fb->file))))
+		return c;
+	if (fa->line != fb->line)
+		return fa->line < fb->line ? -1 : 1;
+	if (fa->kind != fb->kind)
+		return fa->kind < fb->kind ? -1 : 1;
+	if (fa->cls != fb->cls)
+		return fa->cls < fb->cls ? -1 : 1;
+	if (fa->lang != fb->lang)
+		return fa->lang < fb->lang ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Frames ranked for the build: many share long prefixes (namespaces,
+ * "fn_" and digits, lengths around every multiple of 8 up to 90 bytes,
+ * names that are prefixes of others), some differ only past 64 bytes or
+ * only in module, file, line or kind, and some hold bytes over 0x7f.
+ * Consecutive ranks must be in order and every frame ranked once. */
+static void test_frame_ranks(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	static const char *mods[] = { "", "libc.so.6", "app" };
+	uint64_t s = 0xfeedfacecafebeefull;
+	uint32_t *rank, *by_rank, n;
+	char name[128];
+
+	(void)state;
+	assert_non_null(p);
+	for (int i = 0; i < 6000; i++) {
+		struct prof_frame f = { 0 };
+		unsigned r = (unsigned)(rng(&s) % 1000);
+		size_t len;
+
+		switch (rng(&s) % 6) {
+		case 0:
+			snprintf(name, sizeof(name), "ns%u::Type%u::method_%u",
+				 r % 7, r % 13, (unsigned)(rng(&s) % 5000));
+			break;
+		case 1:
+			snprintf(name, sizeof(name), "fn_%u", (unsigned)(rng(&s) % 100000));
+			break;
+		case 2:
+			/* A long shared prefix, differing past 64 bytes. */
+			snprintf(name, sizeof(name), "%s%u",
+				 "std::vector<std::basic_string<char>>::emplace_back_aux_",
+				 r);
+			break;
+		case 3:
+			len = (size_t)(rng(&s) % 90);
+			memset(name, 'a' + (int)(r % 3), len);
+			name[len] = '\0';
+			if (len && rng(&s) % 4 == 0)
+				name[len / 2] = (char)0xe9;
+			break;
+		default:
+			snprintf(name, sizeof(name), "dup%u", r % 40);
+			break;
+		}
+		f.name = prof_intern_cstr(p, name);
+		f.module = prof_intern_cstr(p, mods[rng(&s) % 3]);
+		f.line = (uint32_t)(rng(&s) % 3);
+		f.kind = (uint8_t)(rng(&s) % 3);
+		assert_int_not_equal(prof_frame_intern(p, &f), UINT32_MAX);
+	}
+	n = prof_frame_count(p);
+	rank = malloc(n * sizeof(*rank));
+	by_rank = malloc(n * sizeof(*by_rank));
+	assert_non_null(rank);
+	assert_non_null(by_rank);
+	assert_int_equal(sort_frame_ranks(p, rank, by_rank), 0);
+	assert_int_equal(rank[0], 0);
+	assert_int_equal(by_rank[0], 0);
+	for (uint32_t r = 1; r < n; r++) {
+		assert_int_equal(rank[by_rank[r]], r);
+		if (1 < r)
+			assert_true(spelling_order(p, by_rank[r - 1], by_rank[r]) < 0);
+	}
+	free(rank);
+	free(by_rank);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_saturates),
 		cmocka_unit_test(test_spelling_ties),
 		cmocka_unit_test(test_adds_after_build),
+		cmocka_unit_test(test_frame_ranks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
