@@ -20,13 +20,18 @@ static size_t unnamed_prefix(const char *name);
 
 /* Whether function @fn can be named in the answer: a function the user
  * can change, with a name (not perf's "[unknown]" or "module+0x1f0").
- * Bit 0: as your code; bit 1: as any user-space function. */
+ * Bit 0: as your code; bit 1: as any user-space function; bit 2: it is
+ * a row named "module+0x..." (for the notice). */
 static unsigned candidate(const struct rd_model *m, uint32_t fn)
 {
 	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
 	const char *name = rd_model_fn_name(m, fn);
 
-	if (!fr || !m->fns[fn].row || name[0] == '[' || unnamed_prefix(name))
+	if (!fr || !m->fns[fn].row)
+		return 0;
+	if (unnamed_prefix(name))
+		return 4;
+	if (name[0] == '[')
 		return 0;
 	return (fr->cls == PROF_CLASS_YOURS) |
 	       (fr->kind != PROF_KIND_KERNEL && fr->cls != PROF_CLASS_SYSTEM &&
@@ -171,7 +176,8 @@ static int used(const struct rd_model *m, uint32_t f)
 }
 
 /* Adds up to 3 cards, best first by own (@by_own) or self. */
-static void fill_cards(struct rd_model *m, int by_own, int yours_only)
+static void fill_cards(struct rd_model *m, const uint8_t *cand, int by_own,
+		       int yours_only)
 {
 	while (m->ncards < 3) {
 		uint32_t best = UINT32_MAX;
@@ -182,7 +188,7 @@ static void fill_cards(struct rd_model *m, int by_own, int yours_only)
 
 			if (!m->fns[f].row || used(m, f) || v <= bv)
 				continue;
-			if (yours_only && !(candidate(m, f) & 1))
+			if (yours_only && !(cand[f] & 1))
 				continue;
 			best = f;
 			bv = v;
@@ -210,19 +216,21 @@ static size_t unnamed_prefix(const char *name)
 }
 
 /* Names the binaries whose unnamed frames hold at least 1% (their self
- * time, which never double counts). */
-static void write_notice(struct rd_model *m)
+ * time, which never double counts); @cand tells which those are. */
+static void write_notice(struct rd_model *m, const uint8_t *cand)
 {
 	struct mod { const char *name; size_t len; uint64_t v; } mods[8];
 	size_t nm = 0, o = 0;
 
 	m->notice[0] = '\0';
 	for (uint32_t f = 1; f < m->nfn && m->total; f++) {
-		const char *name = rd_model_fn_name(m, f);
-		size_t l = unnamed_prefix(name), k;
+		const char *name;
+		size_t l, k;
 
-		if (!l || !m->fns[f].row)
+		if (!(cand[f] & 4))
 			continue;
+		name = rd_model_fn_name(m, f);
+		l = unnamed_prefix(name);
 		for (k = 0; k < nm; k++)
 			if (mods[k].len == l && !strncmp(mods[k].name, name, l))
 				break;
@@ -250,7 +258,8 @@ static void write_notice(struct rd_model *m)
 			 " ran without symbols; install debug symbols to name them.");
 }
 
-int rd_answer_write(struct rd_model *m, const uint64_t *own_any)
+int rd_answer_write(struct rd_model *m, const uint64_t *own_any,
+		    const uint8_t *cand)
 {
 	uint64_t yours_own = 0, bv = 0;
 	uint32_t best = UINT32_MAX;
@@ -268,9 +277,9 @@ int rd_answer_write(struct rd_model *m, const uint64_t *own_any)
 		}
 	}
 	write_sentence(m, best);
-	write_notice(m);
+	write_notice(m, cand);
 	if (m->yours)
-		fill_cards(m, 1, 1);
-	fill_cards(m, 0, 0);
+		fill_cards(m, cand, 1, 1);
+	fill_cards(m, cand, 0, 0);
 	return 0;
 }

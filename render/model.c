@@ -165,6 +165,7 @@ struct agg_half {
 struct agg {
 	const struct rd_tree *t;
 	const struct frame_info *fi;
+	uint8_t *cand;        /* rd_answer_candidates() */
 	uint32_t nfn;
 	/* 1 when every frame is a function of its own (no two share a
 	 * name): then function i is frame i, and the class and language
@@ -242,8 +243,12 @@ static int agg_walk(struct agg_half *h)
 	const struct agg *g = h->g;
 	const struct rd_tree *t = g->t;
 	struct fn_sum *sum = h->sum;
-	int rc = h->lo > 1 ? agg_start(h) : 0;
+	int rc;
 
+	/* Each half starts its own sums, on its own thread. */
+	for (uint32_t f = 0; f < g->nfn; f++)
+		sum[f] = (struct fn_sum){ .cand = g->cand[f] };
+	rc = h->lo > 1 && h->lo < h->hi ? agg_start(h) : 0;
 	for (uint32_t i = h->lo ? h->lo : 1; i < h->hi && rc == 0; i++) {
 		uint32_t fn = node_fn(g, i);
 		uint64_t self = rd_tree_self(t, i);
@@ -312,15 +317,18 @@ static int agg_run(struct agg *g)
 			g->half[0].hi = n;
 	}
 	agg_thread(&g->half[0]);
-	if (threaded)
+	if (threaded) {
 		pthread_join(th, NULL);
-	if (g->half[0].rc < 0)
-		return g->half[0].rc;
-	return threaded ? g->half[1].rc : 0;
+	} else {
+		g->half[1].lo = g->half[1].hi = n; /* only its sums started */
+		agg_thread(&g->half[1]);
+	}
+	return g->half[0].rc < 0 ? g->half[0].rc : g->half[1].rc;
 }
 
 static void agg_free(struct agg *g)
 {
+	free(g->cand);
 	for (int k = 0; k < 2; k++) {
 		struct agg_half *h = &g->half[k];
 
@@ -335,7 +343,7 @@ static void agg_free(struct agg *g)
 static int agg_init(struct agg *g, struct rd_model *m)
 {
 	size_t bytes = ((size_t)m->nfn * sizeof(struct fn_sum) + 63) / 64 * 64;
-	uint8_t *cand = malloc(m->nfn ? m->nfn : 1);
+	uint8_t *cand = g->cand = malloc(m->nfn ? m->nfn : 1);
 
 	if (!cand)
 		return -ENOMEM;
@@ -347,15 +355,9 @@ static int agg_init(struct agg *g, struct rd_model *m)
 		h->sum = aligned_alloc(64, bytes ? bytes : 64);
 		h->own_yours = calloc(m->nfn ? m->nfn : 1, sizeof(*h->own_yours));
 		h->pa.on = calloc(m->nfn / 64 + 1, sizeof(uint64_t));
-		if (!h->sum || !h->own_yours || !h->pa.on) {
-			free(cand);
+		if (!h->sum || !h->own_yours || !h->pa.on)
 			return -ENOMEM;
-		}
-		memset(h->sum, 0, bytes);
-		for (uint32_t f = 0; f < m->nfn; f++)
-			h->sum[f].cand = cand[f];
 	}
-	free(cand);
 	return 0;
 }
 
@@ -470,7 +472,7 @@ static int build(struct rd_model *m, int copy)
 	m->nnodes = prof_node_count(m->p);
 	rc = -ENOMEM;
 	if ((m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
-		rc = rd_answer_write(m, own_any);
+		rc = rd_answer_write(m, own_any, g.cand);
 	if (threaded)
 		pthread_join(th, NULL);
 	if (rc == 0)

@@ -101,7 +101,8 @@ char *rd_model_exact_query(const char *name, char *buf, size_t n);
 
 /* The functions the answer may name (render/answer.c), into @cand (m->nfn
  * entries, after the functions are listed): bit 0 set for a candidate of
- * class "your code", bit 1 for any candidate in user space. */
+ * class "your code", bit 1 for any candidate in user space; bit 2 for a
+ * function named "module+0xHEX" (no symbol), which is neither. */
 void rd_answer_candidates(const struct rd_model *m, uint8_t *cand);
 
 /* Writes m->answer, m->notice and m->cards from the aggregates (called
@@ -110,8 +111,9 @@ void rd_answer_candidates(const struct rd_model *m, uint8_t *cand);
  * any user-space candidate: the self of the nodes whose nearest
  * candidate of that kind (the node's function or its nearest ancestor's)
  * is the function. fns[].own is left with the kind the answer uses.
- * Returns 0 or -ENOMEM. */
-int rd_answer_write(struct rd_model *m, const uint64_t *own_any);
+ * @cand: rd_answer_candidates() of @m. Returns 0 or -ENOMEM. */
+int rd_answer_write(struct rd_model *m, const uint64_t *own_any,
+		    const uint8_t *cand);
 
 /* The function index of node @node (a profile node id). */
 uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node);
