@@ -8,11 +8,13 @@
  * maps each text to its frame through a table of its own, keeping every
  * line's frame ids; the second hands them to prof_build(), which sorts the
  * stacks and makes each node once, in order, without lookups. Big files
- * are bound by memory latency, so the first pass hashes a line's texts,
- * prefetches their slots, and only then looks them up; a slot holds a
- * text's first 16 bytes, so most lookups touch one cache line. A big
- * text's first pass runs in two halves on two threads (folded_halves.c).
- * The writer is in folded_write.c.
+ * are bound by memory latency, so the first pass splits a line 16 bytes
+ * at a time (folded_split.c), hashes its texts and asks for their slots
+ * in a small table (folded_texts.c), and looks them up only after the
+ * next line is split. A text of 4 MiB or more is read on this thread
+ * while a helper faults in the memory it and prof_build() will write
+ * (folded_ahead.c); one of 1 to 4 MiB in two halves on two threads
+ * (folded_halves.c). The writer is in folded_write.c.
  */
 #include "folded.h"
 

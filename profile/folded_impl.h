@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The folded reader's inside, shared by folded.c (lines and texts),
- * folded_halves.c (a big text in two halves on two threads) and
- * folded_write.c. Not a public interface: other parts use folded.h.
+ * The folded reader's inside, shared by folded.c (lines), folded_split.c
+ * (the splitter), folded_texts.c (the text table), folded_ahead.c (the
+ * fault helper), folded_halves.c (a text in two halves on two threads)
+ * and folded_write.c. Not a public interface: other parts use folded.h.
  */
 #ifndef HEARTH_FOLDED_IMPL_H
 #define HEARTH_FOLDED_IMPL_H
