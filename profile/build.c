@@ -16,9 +16,11 @@
 #include "sort_impl.h"
 
 /* Sorting queued paths (see prof_build()): each is a record in @rec,
- * its frame count, its value's two halves, then its frames' ranks. */
+ * its frame count, its value's two halves, then its frame ids, sorted by
+ * their frames' ranks (@rank, small enough to stay in the cache). */
 struct path_sort {
 	const uint32_t *rec;
+	const uint32_t *rank;
 	unsigned bits;   /* bits of one rank in a key */
 	unsigned fields; /* ranks per key */
 };
@@ -33,7 +35,7 @@ static uint64_t path_key(const struct path_sort *s, uint64_t o, size_t depth)
 	for (unsigned f = 0; f < s->fields; f++) {
 		size_t j = depth + f;
 
-		k = k << s->bits | (j < r[0] ? r[3 + j] : 0);
+		k = k << s->bits | (j < r[0] ? s->rank[r[3 + j]] : 0);
 	}
 	return k;
 }
@@ -44,10 +46,14 @@ static int path_cmp(const struct path_sort *s, uint64_t a, uint64_t b,
 	const uint32_t *ra = s->rec + a, *rb = s->rec + b;
 
 	for (size_t j = depth;; j++) {
+		uint32_t x, y;
+
 		if (ra[0] <= j || rb[0] <= j)
 			return ra[0] <= j ? (rb[0] <= j ? 0 : -1) : 1;
-		if (ra[3 + j] != rb[3 + j])
-			return ra[3 + j] < rb[3 + j] ? -1 : 1;
+		x = s->rank[ra[3 + j]];
+		y = s->rank[rb[3 + j]];
+		if (x != y)
+			return x < y ? -1 : 1;
 	}
 }
 
@@ -173,7 +179,6 @@ struct kid {
 /* The path being built, by depth + 1 (0 = the root). */
 struct build {
 	struct prof_profile *p;
-	const uint32_t *by_rank;
 	uint32_t *node;
 	uint64_t *total, *self, *first;
 	size_t *seg; /* where its children start in kids[] */
@@ -256,7 +261,7 @@ static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
 	for (size_t j = k; j < n; j++) {
 		uint32_t id = p->nnodes++;
 
-		p->nodes[id] = (struct prof_node){ .frame = b->by_rank[r[3 + j]],
+		p->nodes[id] = (struct prof_node){ .frame = r[3 + j],
 						   .parent = b->node[j] };
 		b->node[j + 1] = id;
 		b->total[j + 1] = b->self[j + 1] = 0;
@@ -279,10 +284,11 @@ static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
 	return n;
 }
 
-/* Checks the records and counts their frames; 0 or -EINVAL. */
+/* Checks the records, counts their frames and notes where each starts
+ * (@a[k].val, room for @nstacks); 0 or -EINVAL. */
 static int paths_check(const struct prof_profile *p, const uint32_t *rec,
-		       size_t len, size_t nstacks, size_t *frames,
-		       size_t *deepest)
+		       size_t len, size_t nstacks, struct kv *a,
+		       size_t *frames, size_t *deepest)
 {
 	size_t o = 0, k = 0;
 
@@ -292,6 +298,7 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 
 		if (len - o < 3 || len - o - 3 < rec[o])
 			return -EINVAL;
+		a[k].val = o;
 		n = rec[o];
 		for (size_t j = 0; j < n; j++)
 			if (rec[o + 3 + j] == 0 || p->nframes <= rec[o + 3 + j])
@@ -335,7 +342,6 @@ static int build_mem_alloc(struct build_mem *m, size_t nframes,
 
 	m->rank = malloc(nframes * sizeof(*m->rank));
 	m->by_rank = malloc(nframes * sizeof(*m->by_rank));
-	m->a = malloc(nstacks * sizeof(*m->a));
 	m->tmp = malloc(nstacks * sizeof(*m->tmp));
 	m->stack = malloc((nstacks / 2 + 1) * sizeof(*m->stack));
 	m->b.node = malloc(d * sizeof(*m->b.node));
@@ -482,9 +488,6 @@ void prof_nodes_release_unused(struct prof_profile *p)
 }
 #endif
 
-/* How many words of the records the ids-to-ranks pass looks ahead. */
-#define RANK_AHEAD 32u
-
 /* Makes the nodes of the sorted paths in @m->a[0..n), in that order. */
 static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 {
@@ -507,13 +510,6 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 			__builtin_prefetch(rec + m->a[i + 16].val);
 			__builtin_prefetch(rec + m->a[i + 16].val + 16);
 		}
-		/* Its record is in the cache by now: ask for its frames. */
-		if (i + 8 < n) {
-			const uint32_t *r = rec + m->a[i + 8].val;
-
-			for (uint32_t j = 0; j < r[0]; j++)
-				__builtin_prefetch(&b->by_rank[r[3 + j]]);
-		}
 		open = build_path(b, rec, m->a[i].val, prev, open);
 		prev = rec + m->a[i].val;
 		if (b->made && i % 1024 == 0)
@@ -528,22 +524,30 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 	p->nodes[0].self = sat_add(p->nodes[0].self, b->self[0]);
 }
 
-int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
+int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
 	       size_t nstacks, int in_order)
 {
 	struct build_mem m = { 0 };
 	struct path_sort s = { .rec = rec };
-	size_t frames, deepest, o = 0;
+	size_t frames, deepest;
 	uint32_t top = p->nframes - 1;
 	struct ahead h;
 	pthread_t th;
 	int helped;
 
-	if (p->nnodes != 1 ||
-	    paths_check(p, rec, len, nstacks, &frames, &deepest) < 0)
+	if (p->nnodes != 1)
 		return -EINVAL;
-	if (nstacks == 0)
+	m.a = malloc((nstacks ? nstacks : 1) * sizeof(*m.a));
+	if (!m.a)
+		return -ENOMEM;
+	if (paths_check(p, rec, len, nstacks, m.a, &frames, &deepest) < 0) {
+		free(m.a);
+		return -EINVAL;
+	}
+	if (nstacks == 0) {
+		free(m.a);
 		return 0;
+	}
 	if (build_mem_alloc(&m, p->nframes, nstacks, deepest, in_order) < 0)
 		return -ENOMEM;
 	if (prof_nodes_room(p, frames) < 0) {
@@ -557,25 +561,11 @@ int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
 		build_mem_free(&m);
 		return -ENOMEM;
 	}
-	/* Frame ids to ranks, asking for the ranks a few words ahead (the
-	 * words there may be a record's head: those read rank[0]). */
-	for (size_t k = 0; k < nstacks; k++) {
-		m.a[k].val = o;
-		for (size_t j = 0; j < rec[o]; j++) {
-			size_t q = o + 3 + j;
-
-			if (q + RANK_AHEAD < len)
-				__builtin_prefetch(&m.rank[rec[q + RANK_AHEAD] <= top ?
-							   rec[q + RANK_AHEAD] : 0]);
-			rec[q] = m.rank[rec[q]];
-		}
-		o += 3 + (size_t)rec[o];
-	}
+	s.rank = m.rank;
 	s.bits = top ? 64 - (unsigned)__builtin_clzll(top) : 1;
 	s.fields = 64 / s.bits;
 	paths_sort(&s, m.a, m.tmp, m.stack, nstacks);
 	m.b.p = p;
-	m.b.by_rank = m.by_rank;
 	m.b.in_order = in_order;
 	m.b.made = helped ? &h.made : NULL;
 	build_all(&m, rec, nstacks);

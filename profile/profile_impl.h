@@ -150,10 +150,10 @@ void prof_nodes_release_unused(struct prof_profile *p);
  * later costs one pass. Totals and selves equal prof_add_stack() of each
  * stack in turn; so does the sibling order, unless @in_order, which links
  * siblings in prof_sort() order (for callers that sort anyway). The nodes
- * join the edge index when a lookup needs it. Overwrites @rec's frame
- * ids. Returns 0; -EINVAL when @p has nodes or a record is malformed or
- * names an unknown frame; -ENOMEM. On error @p and @rec are unchanged. */
-int prof_build(struct prof_profile *p, uint32_t *rec, size_t len,
+ * join the edge index when a lookup needs it. @rec is only read.
+ * Returns 0; -EINVAL when @p has nodes or a record is malformed or names
+ * an unknown frame; -ENOMEM. On error @p is unchanged. */
+int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
 	       size_t nstacks, int in_order);
 
 #endif /* HEARTH_PROFILE_IMPL_H */
