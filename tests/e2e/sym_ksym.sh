@@ -9,7 +9,7 @@ command -v strace >/dev/null || fail "strace is needed (Debian package strace)"
 W=$FIXTURES/record_work
 
 # sleeper() blocks 200 ms in nanosleep(), 15 times.
-bg "$W" sleep 15
+bg "$W" sleep 15 >/dev/null
 wpid=$LAST_PID
 sleep 0.3
 # LeakSanitizer cannot run under ptrace (the sanitized test build)
