@@ -11,10 +11,10 @@
  * are bound by memory latency, so the first pass splits a line 16 bytes
  * at a time (folded_split.c), hashes its texts and asks for their slots
  * in a small table (folded_texts.c), and looks them up only after the
- * next line is split. A text of 4 MiB or more is read on this thread
- * while a helper faults in the memory it and prof_build() will write
- * (folded_ahead.c); one of 1 to 4 MiB in two halves on two threads
- * (folded_halves.c). The writer is in folded_write.c.
+ * next line is split. A text of 1 MiB or more is read in two halves on
+ * two threads (folded_halves.c); where the machine has a third core, a
+ * helper faults in the memory the parse and prof_build() will write
+ * (folded_ahead.c). The writer is in folded_write.c.
  */
 #include "folded.h"
 
@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "folded_impl.h"
 #include "profile_impl.h"
@@ -399,8 +400,8 @@ void folded_ctx_free(struct parse_ctx *c)
 	free(c->local);
 }
 
-/* Texts from this size on are parsed with a helper faulting in memory
- * ahead (folded_ahead.c) when they make a new tree. */
+/* Texts from this size on that make a new tree are parsed with a helper
+ * faulting in memory ahead (folded_ahead.c), when asked for. */
 #define AHEAD_MIN ((size_t)4 << 20)
 
 /* Starts the helper for a parse of @len bytes into @c's empty profile:
@@ -430,9 +431,9 @@ static void ahead_stop(struct parse_ctx *c)
 	c->ahead = NULL;
 }
 
-static int parse_all(struct prof_profile *p, const char *buf, size_t len,
-		     int first_is_process, int in_order, char *err,
-		     size_t errlen)
+int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
+		      int first_is_process, int in_order, int helper,
+		      char *err, size_t errlen)
 {
 	struct parse_ctx c = {
 		.p = p,
@@ -443,7 +444,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	};
 	struct parse_ahead ahead;
 	size_t pos = 0;
-	int ret, added;
+	int ret, added, helped;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -451,12 +452,10 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
 		pos = 3;
 	out_reserve(&c, len);
-	if (ahead_start(&c, &ahead, len)) {
-		ret = folded_parse_lines(&c, buf, pos, len);
+	helped = helper && ahead_start(&c, &ahead, len);
+	ret = folded_parse_text(&c, buf, pos, len);
+	if (helped)
 		ahead_stop(&c);
-	} else {
-		ret = folded_parse_text(&c, buf, pos, len);
-	}
 	/* The texts are known: make room for the tree. */
 	free(c.texts);
 	free(c.arena);
@@ -476,6 +475,23 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
 	folded_ctx_free(&c);
 	return ret;
+}
+
+/* 1 when a helper thread would find a core of its own beside the two
+ * that parse a big text. */
+static int helper_has_core(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return 2 < n;
+}
+
+static int parse_all(struct prof_profile *p, const char *buf, size_t len,
+		     int first_is_process, int in_order, char *err,
+		     size_t errlen)
+{
+	return folded_parse_with(p, buf, len, first_is_process, in_order,
+				 helper_has_core(), err, errlen);
 }
 
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,

@@ -278,6 +278,14 @@ int folded_out_room(struct parse_ctx *c, size_t words);
 /* Frees what @c holds (not @c). */
 void folded_ctx_free(struct parse_ctx *c);
 
+/* prof_folded_parse() (@in_order 0) or prof_folded_parse_sorted() (1),
+ * with the fault helper (folded_ahead.c) beside a big parse when @helper
+ * is 1; the result is the same either way. The public calls ask for the
+ * helper when the machine has a core for it beyond the parse's two. */
+int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
+		      int first_is_process, int in_order, int helper,
+		      char *err, size_t errlen);
+
 /* Parses @buf[pos..len) into @c, in two halves at once when it is big;
  * the result, errors included, is that of folded_parse_lines(). */
 int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
