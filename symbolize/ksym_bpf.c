@@ -44,6 +44,7 @@ static int run(struct sym_ksym_bpf *kb, const uint64_t *addrs, size_t n,
 	if (n)
 		memcpy(b->ksym_addr, addrs, n * sizeof(*addrs));
 	b->ksym_n = (uint32_t)n;
+	b->ksym_mode = 0;
 	LIBBPF_OPTS(bpf_test_run_opts, topts);
 	if (bpf_prog_test_run_opts(kb->prog_fd, &topts) != 0)
 		return -errno;
@@ -90,6 +91,32 @@ int sym_ksym_bpf_ask(void *arg, const uint64_t *addrs, size_t n,
 		     const char **out)
 {
 	return run(arg, addrs, n, out);
+}
+
+int sym_ksym_bpf_lookup(void *arg, const char *const *names, size_t n,
+			uint64_t *addrs)
+{
+	struct sym_ksym_bpf *kb = arg;
+	if (n > SYM_KSYM_BATCH)
+		return -EINVAL;
+	struct ksym_bpf__bss *b = kb->skel->bss;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+		if (len >= KSYM_STR)
+			return -ENAMETOOLONG;
+		/* the kernel wants the whole buffer NUL-padded */
+		memset(b->ksym_out[i], 0, KSYM_STR);
+		memcpy(b->ksym_out[i], names[i], len);
+	}
+	b->ksym_n = (uint32_t)n;
+	b->ksym_mode = 1;
+	LIBBPF_OPTS(bpf_test_run_opts, topts);
+	int err = bpf_prog_test_run_opts(kb->prog_fd, &topts) != 0 ? -errno : 0;
+	b->ksym_mode = 0;
+	if (err)
+		return err;
+	memcpy(addrs, b->ksym_addr, n * sizeof(*addrs));
+	return 0;
 }
 
 void sym_ksym_bpf_text(const struct sym_ksym_bpf *kb, uint64_t text[4])

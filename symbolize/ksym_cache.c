@@ -12,6 +12,7 @@
  * after the kernel last answered for them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ struct ksym_ent {
 
 struct sym_ksym {
 	sym_ksym_ask_fn ask;
+	sym_ksym_lookup_fn lookup; /* NULL: names as the kernel prints them */
 	void *arg;
 	uint64_t text[4]; /* core text: [0], [1]) and init text [2], [3]) */
 	struct ksym_ent *v;
@@ -42,13 +44,14 @@ struct sym_ksym {
 	uint64_t asked; /* answers the kernel gave */
 };
 
-struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, void *arg,
-			      const uint64_t text[4])
+struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, sym_ksym_lookup_fn lookup,
+			      void *arg, const uint64_t text[4])
 {
 	struct sym_ksym *k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
 	k->ask = ask;
+	k->lookup = lookup;
 	k->arg = arg;
 	memcpy(k->text, text, sizeof(k->text));
 	return k;
@@ -132,6 +135,50 @@ static uint32_t module_of(struct sym_ksym *k, const struct sym_ksym_rec *r,
 	return sym_strtab_add(&k->names, r->module, r->module_len);
 }
 
+#define NAME_BUF 256
+
+/* A system call without arguments has three names at one address and the
+ * kernel prints the first, "__do_sys_f"; the name other tools show (and
+ * the table gives) is the architecture's entry point, "__x64_sys_f" or
+ * "__arm64_sys_f". Writes the one the kernel places at @start into @out
+ * and returns true, or returns false. */
+static bool syscall_entry(struct sym_ksym *k, const struct sym_ksym_rec *r,
+			  uint64_t start, char out[NAME_BUF])
+{
+	static const char *const aliases[] = { "__do_sys_", "__ia32_sys_",
+					       "__se_sys_" };
+	static const char *const entries[] = { "__x64_sys_", "__arm64_sys_" };
+	const char *rest = NULL;
+	size_t rest_len = 0;
+	for (size_t i = 0; !rest && i < sizeof(aliases) / sizeof(*aliases); i++) {
+		size_t pl = strlen(aliases[i]);
+		if (r->name_len > pl && memcmp(r->name, aliases[i], pl) == 0) {
+			rest = r->name + pl;
+			rest_len = r->name_len - pl;
+		}
+	}
+	if (!k->lookup || r->module || !rest)
+		return false;
+	char cand[2][NAME_BUF];
+	const char *names[2] = { cand[0], cand[1] };
+	uint64_t addrs[2];
+	for (size_t j = 0; j < 2; j++) {
+		int len = snprintf(cand[j], NAME_BUF, "%s%.*s", entries[j],
+				   (int)rest_len, rest);
+		if (len < 0 || len >= NAME_BUF)
+			return false;
+	}
+	if (k->lookup(k->arg, names, 2, addrs) != 0)
+		return false;
+	for (size_t j = 0; j < 2; j++) {
+		if (addrs[j] == start) {
+			memcpy(out, cand[j], NAME_BUF);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Asks the kernel about @addr and caches the answer; @old is the stale
  * entry holding @addr, if any. Returns the entry's index, or -errno. */
 static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
@@ -141,8 +188,14 @@ static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
 	int err = k->ask(k->arg, &addr, 1, &s);
 	if (err)
 		return err;
+	/* a copy: the asker's buffer serves the next question */
+	char answer[NAME_BUF], entry[NAME_BUF];
+	size_t len = s ? strlen(s) : 0;
+	if (!s || len >= sizeof(answer))
+		return -EINVAL;
+	memcpy(answer, s, len + 1);
 	struct sym_ksym_rec r;
-	err = s ? sym_ksym_parse(s, strlen(s), &r) : -EINVAL;
+	err = sym_ksym_parse(answer, len, &r);
 	if (err && err != -ENOENT)
 		return err;
 	k->asked++;
@@ -166,6 +219,9 @@ static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
 		if (r.name_len > 5 && memcmp(r.name, "__pi_", 5) == 0) {
 			r.name += 5;
 			r.name_len -= 5;
+		} else if (syscall_entry(k, &r, e.start, entry)) {
+			r.name = entry;
+			r.name_len = strlen(entry);
 		}
 		bool same = old && old->name != NAME_NONE &&
 			    strncmp(k->names.buf + old->name, r.name, r.name_len) == 0 &&

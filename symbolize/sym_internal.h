@@ -297,6 +297,11 @@ int sym_ksym_parse(const char *s, size_t len, struct sym_ksym_rec *out);
 typedef int (*sym_ksym_ask_fn)(void *arg, const uint64_t *addrs, size_t n,
 			       const char **out);
 
+/* Asks the kernel where each of @n names is: sets addrs[i], 0 for a name
+ * it does not know. Returns 0 or -errno. */
+typedef int (*sym_ksym_lookup_fn)(void *arg, const char *const *names,
+				  size_t n, uint64_t *addrs);
+
 /* A module's or BPF program's symbol, or a miss, is asked again after: */
 #define SYM_KSYM_TTL_NS 5000000000ull
 
@@ -306,12 +311,14 @@ struct sym_ksym_hit {
 	const char *module; /* NULL core kernel, "bpf" a BPF program */
 	uint64_t start, size;
 };
-/* A cache asking @ask(@arg, ...); @text holds the core kernel's text
- * bounds [0], [1]) and its init text's [2], [3]) (zeros when unknown:
- * every answer without a module is then the core kernel's), which tell
- * the core kernel from BPF programs. Returns NULL when out of memory. */
-struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, void *arg,
-			      const uint64_t text[4]);
+/* A cache asking @ask(@arg, ...); @lookup (may be NULL) tells which of
+ * an address's names is the system call's own ("__x64_sys_getpid", not
+ * the kernel's first alias "__do_sys_getpid"). @text holds the core
+ * kernel's text bounds [0], [1]) and its init text's [2], [3]) (zeros when
+ * unknown: every answer without a module is then the core kernel's), which
+ * tell the core kernel from BPF programs. Returns NULL when out of memory. */
+struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, sym_ksym_lookup_fn lookup,
+			      void *arg, const uint64_t text[4]);
 void sym_ksym_free(struct sym_ksym *k);
 /* Names @addr at time @now (ns, monotonic), asking the kernel when no
  * fresh answer covers it. Returns 0, -ENOENT when no symbol holds it, or
@@ -336,6 +343,10 @@ void sym_ksym_bpf_free(struct sym_ksym_bpf *kb);
  * SYM_KSYM_BATCH addresses). */
 int sym_ksym_bpf_ask(void *arg, const uint64_t *addrs, size_t n,
 		     const char **out);
+/* A sym_ksym_lookup_fn over @arg, a struct sym_ksym_bpf (at most
+ * SYM_KSYM_BATCH names). */
+int sym_ksym_bpf_lookup(void *arg, const char *const *names, size_t n,
+			uint64_t *addrs);
 /* The text bounds the program found (see sym_ksym_new()). */
 void sym_ksym_bpf_text(const struct sym_ksym_bpf *kb, uint64_t text[4]);
 /* Where the program's own code lies in the kernel (tests name it), or 0

@@ -423,7 +423,8 @@ static int ksym_open(struct sym_ctx *ctx)
 		return -errno;
 	uint64_t text[4];
 	sym_ksym_bpf_text(ctx->ksym_bpf, text);
-	ctx->ksym = sym_ksym_new(sym_ksym_bpf_ask, ctx->ksym_bpf, text);
+	ctx->ksym = sym_ksym_new(sym_ksym_bpf_ask, sym_ksym_bpf_lookup,
+				 ctx->ksym_bpf, text);
 	if (!ctx->ksym) {
 		sym_ksym_bpf_free(ctx->ksym_bpf);
 		ctx->ksym_bpf = NULL;

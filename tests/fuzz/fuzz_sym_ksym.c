@@ -39,6 +39,17 @@ static int next_answer(void *arg, const uint64_t *addrs, size_t n,
 	return 0;
 }
 
+/* Places every name at 0x2000. */
+static int every_name(void *arg, const char *const *names, size_t n,
+		    uint64_t *addrs)
+{
+	(void)arg;
+	(void)names;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = 0x2000;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_ksym_rec r;
@@ -52,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct feed f = { .p = (const char *)data, .end = (const char *)data + size };
 	const uint64_t text[4] = { 0x1000, 0x100000, 0x200000, 0x210000 };
-	struct sym_ksym *k = sym_ksym_new(next_answer, &f, text);
+	struct sym_ksym *k = sym_ksym_new(next_answer, every_name, &f, text);
 	if (!k)
 		return 0;
 	uint64_t addr = 0x1234, now = 1;
