@@ -9,6 +9,8 @@
 #define HEARTH_BPF_KSYM_H
 
 #define KSYM_BATCH 64  /* addresses named per run */
-#define KSYM_STR 256   /* bytes per answer, NUL included */
+/* bytes per answer, NUL included: a name of KSYM_NAME_LEN (512 since
+ * 6.1, for Rust) plus "+0x../0x.. [module]" */
+#define KSYM_STR 640
 
 #endif /* HEARTH_BPF_KSYM_H */

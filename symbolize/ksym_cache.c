@@ -114,10 +114,23 @@ static int insert(struct sym_ksym *k, const struct ksym_ent *e)
 	return 0;
 }
 
+/* Whether a name without a module is a BPF program's or trampoline's,
+ * by the names the kernel gives them (for when the text bounds are
+ * unknown: without CAP_SYSLOG the kernel hides symbol values). */
+static bool bpf_named(const struct sym_ksym_rec *r)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trampoline_",
+						"bpf_dispatcher_" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++) {
+		size_t pl = strlen(prefixes[i]);
+		if (r->name_len > pl && memcmp(r->name, prefixes[i], pl) == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool in_core(const struct sym_ksym *k, uint64_t addr)
 {
-	if (k->text[1] == 0)
-		return true; /* bounds unknown: trust "%pS" */
 	return (k->text[0] <= addr && addr < k->text[1]) ||
 	       (k->text[2] <= addr && addr < k->text[3]);
 }
@@ -126,6 +139,8 @@ static bool in_core(const struct sym_ksym *k, uint64_t addr)
 static uint32_t module_of(struct sym_ksym *k, const struct sym_ksym_rec *r,
 			  uint64_t addr, const struct ksym_ent *old)
 {
+	if (!r->module && k->text[1] == 0)
+		return bpf_named(r) ? MOD_BPF : MOD_CORE;
 	if (!r->module)
 		return in_core(k, addr) ? MOD_CORE : MOD_BPF;
 	if (old && old->module < MOD_BPF &&
@@ -135,7 +150,8 @@ static uint32_t module_of(struct sym_ksym *k, const struct sym_ksym_rec *r,
 	return sym_strtab_add(&k->names, r->module, r->module_len);
 }
 
-#define NAME_BUF 256
+/* as bpf/ksym.h's KSYM_STR: the longest kernel name (512) and its suffix */
+#define NAME_BUF 640
 
 /* A system call without arguments has three names at one address and the
  * kernel prints the first, "__do_sys_f"; the name other tools show (and
@@ -192,12 +208,12 @@ static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
 	char answer[NAME_BUF], entry[NAME_BUF];
 	size_t len = s ? strlen(s) : 0;
 	if (!s || len >= sizeof(answer))
-		return -EINVAL;
+		return -EPROTO;
 	memcpy(answer, s, len + 1);
 	struct sym_ksym_rec r;
 	err = sym_ksym_parse(answer, len, &r);
 	if (err && err != -ENOENT)
-		return err;
+		return -EPROTO;
 	k->asked++;
 	if (k->n >= MAX_ENTS || k->names.len > MAX_NAME_BYTES) {
 		drop_all(k);
@@ -207,7 +223,7 @@ static ssize_t ask(struct sym_ksym *k, uint64_t addr, uint64_t now,
 			      .name = NAME_NONE, .module = MOD_CORE };
 	if (!err) {
 		if (r.off > addr)
-			return -EINVAL;
+			return -EPROTO;
 		e.start = addr - r.off;
 		e.end = r.size > r.off ? e.start + r.size : addr + 1;
 		if (e.end < e.start) /* wrapped past the top */

@@ -321,7 +321,9 @@ struct sym_ksym *sym_ksym_new(sym_ksym_ask_fn ask, sym_ksym_lookup_fn lookup,
 			      void *arg, const uint64_t text[4]);
 void sym_ksym_free(struct sym_ksym *k);
 /* Names @addr at time @now (ns, monotonic), asking the kernel when no
- * fresh answer covers it. Returns 0, -ENOENT when no symbol holds it, or
+ * fresh answer covers it. Returns 0, -ENOENT when no symbol holds it,
+ * -EPROTO when the kernel's answer for this address could not be read
+ * (too long, unparsable: ask another source for this address only), or
  * another negative errno when the kernel could not be asked. */
 int sym_ksym_find(struct sym_ksym *k, uint64_t addr, uint64_t now,
 		  struct sym_ksym_hit *out);
@@ -335,7 +337,7 @@ uint64_t sym_ksym_asked(const struct sym_ksym *k);
 /* The BPF program that asks (ksym_bpf.c). */
 #define SYM_KSYM_BATCH 64
 struct sym_ksym_bpf;
-/* Loads the program (CAP_BPF and CAP_PERFMON; kernel 5.16+) and reads
+/* Loads the program (CAP_BPF and CAP_PERFMON; kernel 5.17+ for bpf_loop) and reads
  * the text bounds. Returns NULL with errno set when it cannot. */
 struct sym_ksym_bpf *sym_ksym_bpf_open(void);
 void sym_ksym_bpf_free(struct sym_ksym_bpf *kb);

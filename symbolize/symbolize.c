@@ -454,6 +454,8 @@ static int ksym_find(struct sym_ctx *ctx, uint64_t addr, const char **name,
 	}
 	if (err == -ENOENT)
 		return err;
+	if (err == -EPROTO) /* this address only: the table names it */
+		return -EAGAIN;
 	sym_ksym_free(ctx->ksym);
 	sym_ksym_bpf_free(ctx->ksym_bpf);
 	ctx->ksym = NULL;
