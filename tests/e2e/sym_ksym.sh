@@ -3,7 +3,7 @@
 # (HEARTH_KSYM=kallsyms): a process sleeping in nanosleep, recorded
 # off-CPU by two recorders at once, one per path, gives the same kernel
 # frames in the same stacks; and only the table path reads /proc/kallsyms.
-. tests/e2e/lib.sh
+. "$(dirname "$0")/lib.sh"
 require_root
 command -v strace >/dev/null || fail "strace is needed (Debian package strace)"
 W=$FIXTURES/record_work
