@@ -556,7 +556,7 @@ void sampler_module_cache(const struct sampler *s, struct sampler_module_cache *
 
 	sym_stats(s->sym, &st);
 	mc->modules = st.modules;
-	mc->bytes = st.module_bytes;
-	mc->limit = SAMPLER_MODULE_LIMIT;
+	mc->bytes = st.budget_bytes;
+	mc->limit = st.budget_limit;
 	mc->evictions = st.evictions;
 }

@@ -37,14 +37,10 @@ struct sampler;
 /* The symbolizer's module cache, for hearthd's status. */
 struct sampler_module_cache {
 	uint64_t modules;   /* modules held */
-	uint64_t bytes;     /* memory they take */
+	uint64_t bytes;     /* memory they take, as the budget counts it */
 	uint64_t limit;     /* the budget past which the least recently used go */
 	uint64_t evictions; /* modules evicted to stay within it */
 };
-
-/* The budget of the sampler's symbolizer: it is opened with the default,
- * sym_options.max_module_bytes 0 (documented as 256 MiB). */
-#define SAMPLER_MODULE_LIMIT ((uint64_t)256 << 20)
 
 /* Fills @mc with what the sampler's symbolizer caches now. The sampler
  * must be open; reads only. */

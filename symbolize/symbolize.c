@@ -525,6 +525,8 @@ void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st)
 	st->modules = ctx->nmods;
 	st->module_bytes = ctx->loaded_bytes + sym_kallsyms_bytes(ctx->kallsyms) +
 			   sym_ksym_bytes(ctx->ksym);
+	st->budget_bytes = ctx->loaded_bytes;
+	st->budget_limit = ctx->max_bytes;
 	st->procs = ctx->nprocs;
 	st->evictions = ctx->evictions;
 	st->proc_reloads = ctx->proc_reloads;

@@ -102,7 +102,10 @@ struct sym_stats {
 	uint64_t lookups;
 	uint64_t misses;        /* addresses with no symbol */
 	uint64_t modules;       /* modules currently cached */
-	uint64_t module_bytes;  /* memory held by cached modules */
+	uint64_t module_bytes;  /* memory held by cached modules and the
+				 * kernel's symbols */
+	uint64_t budget_bytes;  /* the part the budget counts: loaded modules */
+	uint64_t budget_limit;  /* the budget (max_module_bytes or its default) */
 	uint64_t procs;         /* processes currently cached */
 	uint64_t evictions;     /* modules unloaded to stay in budget */
 	uint64_t proc_reloads;  /* /proc/PID/maps rereads after a miss */
