@@ -1,168 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Building a whole tree from stacks (prof_build): the stacks are sorted
- * by their frames' ranks in prof_sort() order, so each node is made once,
- * in preorder, without the lookups that dominate big loads.
+ * by their frames' ranks in prof_sort() order (sort_paths()), so each
+ * node is made once, in preorder, without the lookups that dominate big
+ * loads. In sorted sibling order the stacks are cut in two parts made on
+ * two threads: the second part knows from the sort where its ids start.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 
 #include "profile_impl.h"
 #include "sort_impl.h"
-
-/* Sorting queued paths (see prof_build()): each is a record in @rec,
- * its frame count, its value's two halves, then its frame ids, sorted by
- * their frames' ranks (@rank, small enough to stay in the cache). */
-struct path_sort {
-	const uint32_t *rec;
-	const uint32_t *rank;
-	unsigned bits;   /* bits of one rank in a key */
-	unsigned fields; /* ranks per key */
-};
-
-/* Path @o's ranks from @depth on, packed most significant first; 0 past
- * the end of the path, so a path sorts before the paths it leads to. */
-static uint64_t path_key(const struct path_sort *s, uint64_t o, size_t depth)
-{
-	const uint32_t *r = s->rec + o;
-	uint64_t k = 0;
-
-	for (unsigned f = 0; f < s->fields; f++) {
-		size_t j = depth + f;
-
-		k = k << s->bits | (j < r[0] ? s->rank[r[3 + j]] : 0);
-	}
-	return k;
-}
-
-static int path_cmp(const struct path_sort *s, uint64_t a, uint64_t b,
-		    size_t depth)
-{
-	const uint32_t *ra = s->rec + a, *rb = s->rec + b;
-
-	for (size_t j = depth;; j++) {
-		uint32_t x, y;
-
-		if (ra[0] <= j || rb[0] <= j)
-			return ra[0] <= j ? (rb[0] <= j ? 0 : -1) : 1;
-		x = s->rank[ra[3 + j]];
-		y = s->rank[rb[3 + j]];
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-}
-
-/* A range of items whose paths agree before @depth. */
-struct run {
-	size_t lo, n, depth;
-};
-
-/* Sorts @a[lo..lo+n) (paths equal before @depth) by their ranks, with the
- * compare for few items. */
-static void paths_few(const struct path_sort *s, struct kv *a, size_t n,
-		      size_t depth)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct kv x = a[i];
-		size_t j = i;
-
-		for (; j && path_cmp(s, x.val, a[j - 1].val, depth) < 0; j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
-}
-
-/* Takes the last pending run off @stack[0..sp), sorts it by a key of its
- * next few ranks and pushes the runs of equal keys that go on (each to be
- * sorted by the ranks after). Runs are disjoint ranges of @a, and a run
- * uses the same range of @tmp. Returns the new sp. */
-static size_t run_step(const struct path_sort *s, struct kv *a,
-		       struct kv *tmp, struct run *stack, size_t sp)
-{
-	struct run r = stack[--sp];
-	struct kv *v = a + r.lo;
-
-	if (r.n < 16) {
-		paths_few(s, v, r.n, r.depth);
-		return sp;
-	}
-	for (size_t i = 0; i < r.n; i++) {
-		if (i + 8 < r.n)
-			__builtin_prefetch(s->rec + v[i + 8].val + 3 + r.depth);
-		v[i].key = path_key(s, v[i].val, r.depth);
-	}
-	sort_kv(v, tmp + r.lo, r.n);
-	for (size_t i = 0, j; i < r.n; i = j) {
-		for (j = i + 1; j < r.n && v[j].key == v[i].key; j++)
-			;
-		/* Equal keys that end inside are equal paths. */
-		if (1 < j - i && (v[i].key & ((1ull << s->bits) - 1)))
-			stack[sp++] = (struct run){ r.lo + i, j - i,
-						    r.depth + s->fields };
-	}
-	return sp;
-}
-
-/* The runs of one part of the items, sorted on a thread. */
-struct runs_job {
-	const struct path_sort *s;
-	struct kv *a, *tmp;
-	struct run *stack;
-	size_t sp;
-};
-
-static void *runs_sort(void *arg)
-{
-	struct runs_job *j = arg;
-
-	while (j->sp)
-		j->sp = run_step(j->s, j->a, j->tmp, j->stack, j->sp);
-	return NULL;
-}
-
-/* Item counts from which the runs left after the first key are sorted in
- * two parts, on two threads. */
-#define SORT_SPLIT_MIN ((size_t)1 << 16)
-
-/* Sorts the items @a[0..n) (val = a path's record) by their paths'
- * ranks: by a key of the next few ranks, then each run of equal keys
- * by the ranks after, until the paths differ or end. @tmp has room for
- * n items, @stack for n / 2 + 1 runs. On big inputs the runs left after
- * the first key are cut in two parts by position, the second sorted on
- * a thread (runs never cross, so the parts share nothing). */
-static void paths_sort(const struct path_sort *s, struct kv *a,
-		       struct kv *tmp, struct run *stack, size_t n)
-{
-	struct runs_job x = { s, a, tmp, stack, 0 }, y = { s, a, tmp, NULL, 0 };
-	size_t k = 0;
-	pthread_t th;
-
-	stack[0] = (struct run){ 0, n, 0 };
-	x.sp = run_step(s, a, tmp, stack, 1);
-	while (k < x.sp && stack[k].lo < n / 2)
-		k++;
-	if (SORT_SPLIT_MIN <= n && k < x.sp &&
-	    (y.stack = malloc(((n - stack[k].lo) / 2 + 1) * sizeof(*y.stack)))) {
-		y.sp = x.sp - k;
-		memcpy(y.stack, stack + k, y.sp * sizeof(*y.stack));
-		x.sp = k;
-		if (pthread_create(&th, NULL, runs_sort, &y) == 0) {
-			runs_sort(&x);
-			pthread_join(th, NULL);
-		} else {
-			runs_sort(&x);
-			runs_sort(&y);
-		}
-		free(y.stack);
-		return;
-	}
-	runs_sort(&x);
-}
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -176,9 +27,20 @@ struct kid {
 	uint32_t node;
 };
 
+/* What a part leaves for the nodes of the part before it, which it may
+ * not write while that part runs: values to add, and the first child it
+ * gives such a node (@child) or the node it puts after such a node. */
+struct fix {
+	uint32_t node, link;
+	int child;
+	uint64_t total, self;
+};
+
 /* The path being built, by depth + 1 (0 = the root). */
 struct build {
 	struct prof_profile *p;
+	struct prof_node *nodes;
+	uint32_t next; /* the next node's id */
 	uint32_t *node;
 	uint64_t *total, *self, *first;
 	size_t *seg; /* where its children start in kids[] */
@@ -189,7 +51,15 @@ struct build {
 	 * seg[] or first[]; lastkid[] is each entry's last child so far. */
 	int in_order;
 	uint32_t *lastkid;
-	atomic_size_t *made; /* nodes made so far, for the helper below */
+	/* In order, the nodes below @lo are the part before's: what goes to
+	 * them waits in fixes[]. */
+	uint32_t lo;
+	struct fix *fixes;
+	size_t nfixes;
+	/* Pages of nodes below @faulted are faulted in; @end: the part's
+	 * last node + 1. */
+	size_t faulted, end;
+	atomic_size_t *made; /* nodes made so far, for the helper */
 };
 
 static int kid_cmp(const void *a, const void *b)
@@ -204,7 +74,7 @@ static int kid_cmp(const void *a, const void *b)
  * first reached them (prof_add_stack()'s order). */
 static void link_kids(struct build *b, size_t i)
 {
-	struct prof_node *nodes = b->p->nodes;
+	struct prof_node *nodes = b->nodes;
 	struct kid *k = b->kids + b->seg[i];
 	size_t m = b->nkids - b->seg[i];
 	uint32_t x = b->node[i];
@@ -227,16 +97,14 @@ static void link_kids(struct build *b, size_t i)
 }
 
 /* Path entry @i (>= 1) is complete: writes its node and hands its
- * values to its parent. */
+ * values to its parent (in the input's sibling order). */
 static void finish(struct build *b, size_t i)
 {
-	struct prof_node *nd = &b->p->nodes[b->node[i]];
+	struct prof_node *nd = &b->nodes[b->node[i]];
 
 	nd->total = b->total[i];
 	nd->self = b->self[i];
 	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
-	if (b->in_order)
-		return;
 	link_kids(b, i);
 	if (b->first[i] < b->first[i - 1])
 		b->first[i - 1] = b->first[i];
@@ -244,43 +112,84 @@ static void finish(struct build *b, size_t i)
 	b->kids[b->nkids++] = (struct kid){ b->first[i], b->node[i] };
 }
 
-/* Adds path @o (after the path @prev, @open entries deep): leaves the
- * entries it shares, makes the nodes it adds. Returns its depth. */
+/* Adds path @o, which shares @k frames with the path before (@open
+ * entries deep), in the input's sibling order: leaves the entries it
+ * does not share, makes the nodes it adds. Returns its depth. */
 static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
-			 const uint32_t *prev, size_t open)
+			 size_t k, size_t open)
 {
 	const uint32_t *r = rec + o;
 	uint64_t v = (uint64_t)r[2] << 32 | r[1];
-	struct prof_profile *p = b->p;
-	size_t n = r[0], k = 0;
+	size_t n = r[0];
 
-	while (k < n && k < open && r[3 + k] == prev[3 + k])
-		k++;
 	for (; k < open; open--)
 		finish(b, open);
 	for (size_t j = k; j < n; j++) {
-		uint32_t id = p->nnodes++;
+		uint32_t id = b->next++;
 
-		p->nodes[id] = (struct prof_node){ .frame = r[3 + j],
+		b->nodes[id] = (struct prof_node){ .frame = r[3 + j],
 						   .parent = b->node[j] };
 		b->node[j + 1] = id;
 		b->total[j + 1] = b->self[j + 1] = 0;
-		if (b->in_order) {
-			if (b->lastkid[j])
-				p->nodes[b->lastkid[j]].sibling = id;
-			else
-				p->nodes[b->node[j]].child = id;
-			b->lastkid[j] = id;
-			b->lastkid[j + 1] = 0;
-			continue;
-		}
 		b->first[j + 1] = o;
 		b->seg[j + 1] = b->nkids;
 	}
 	b->self[n] = sat_add(b->self[n], v);
 	b->total[n] = sat_add(b->total[n], v);
-	if (!b->in_order && o < b->first[n])
+	if (o < b->first[n])
 		b->first[n] = o;
+	return n;
+}
+
+/* Path entry @i (>= 1) is complete, in sorted order: writes its values
+ * (or leaves them for the part before's node) and hands them to its
+ * parent. */
+static inline __attribute__((always_inline)) void
+finish_sorted(struct build *b, size_t i)
+{
+	uint32_t x = b->node[i];
+
+	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
+	if (x < b->lo) {
+		b->fixes[b->nfixes++] = (struct fix){ .node = x,
+						      .total = b->total[i],
+						      .self = b->self[i] };
+		return;
+	}
+	b->nodes[x].total = b->total[i];
+	b->nodes[x].self = b->self[i];
+}
+
+/* build_path() in sorted sibling order: each node is linked after its
+ * parent's last child when made. */
+static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
+			  size_t open)
+{
+	struct prof_node *nodes = b->nodes;
+	uint64_t v = (uint64_t)r[2] << 32 | r[1];
+	size_t n = r[0];
+
+	for (; k < open; open--)
+		finish_sorted(b, open);
+	for (size_t j = k; j < n; j++) {
+		uint32_t id = b->next++, up = b->node[j], left = b->lastkid[j];
+
+		nodes[id] = (struct prof_node){ .frame = r[3 + j], .parent = up };
+		b->node[j + 1] = id;
+		b->total[j + 1] = b->self[j + 1] = 0;
+		b->lastkid[j] = id;
+		b->lastkid[j + 1] = 0;
+		if ((left ? left : up) < b->lo)
+			b->fixes[b->nfixes++] = (struct fix){
+				.node = left ? left : up, .link = id, .child = !left
+			};
+		else if (left)
+			nodes[left].sibling = id;
+		else
+			nodes[up].child = id;
+	}
+	b->self[n] = sat_add(b->self[n], v);
+	b->total[n] = sat_add(b->total[n], v);
 	return n;
 }
 
@@ -311,193 +220,173 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 	return o == len && k == nstacks ? 0 : -EINVAL;
 }
 
-struct build_mem {
-	uint32_t *rank, *by_rank;
-	struct kv *a, *tmp;
-	struct run *stack;
-	struct build b;
-};
-
-static void build_mem_free(struct build_mem *m)
+/* A part's path arrays (for @d entries in build_alloc()). */
+static void build_free(struct build *b)
 {
-	free(m->rank);
-	free(m->by_rank);
-	free(m->a);
-	free(m->tmp);
-	free(m->stack);
-	free(m->b.node);
-	free(m->b.total);
-	free(m->b.self);
-	free(m->b.first);
-	free(m->b.seg);
-	free(m->b.kids);
-	free(m->b.lastkid);
+	free(b->node);
+	free(b->total);
+	free(b->self);
+	free(b->first);
+	free(b->seg);
+	free(b->kids);
+	free(b->lastkid);
+	free(b->fixes);
+	b->node = b->lastkid = NULL;
+	b->total = b->self = b->first = NULL;
+	b->seg = NULL;
+	b->kids = NULL;
+	b->fixes = NULL;
 }
 
-static int build_mem_alloc(struct build_mem *m, size_t nframes,
-			   size_t nstacks, size_t deepest, int in_order)
+static int build_alloc(struct build *b, size_t d, size_t nstacks)
 {
-	size_t d = deepest + 1;
 	int ok;
 
-	m->rank = malloc(nframes * sizeof(*m->rank));
-	m->by_rank = malloc(nframes * sizeof(*m->by_rank));
-	m->tmp = malloc(nstacks * sizeof(*m->tmp));
-	m->stack = malloc((nstacks / 2 + 1) * sizeof(*m->stack));
-	m->b.node = malloc(d * sizeof(*m->b.node));
-	m->b.total = malloc(d * sizeof(*m->b.total));
-	m->b.self = malloc(d * sizeof(*m->b.self));
-	ok = m->rank && m->by_rank && m->a && m->tmp && m->stack &&
-	     m->b.node && m->b.total && m->b.self;
-	if (in_order) {
-		m->b.lastkid = malloc(d * sizeof(*m->b.lastkid));
-		ok = ok && m->b.lastkid;
+	b->node = malloc(d * sizeof(*b->node));
+	b->total = malloc(d * sizeof(*b->total));
+	b->self = malloc(d * sizeof(*b->self));
+	ok = b->node && b->total && b->self;
+	if (b->in_order) {
+		b->lastkid = malloc(d * sizeof(*b->lastkid));
+		b->fixes = malloc(2 * d * sizeof(*b->fixes));
+		ok = ok && b->lastkid && b->fixes;
 	} else {
-		m->b.first = malloc(d * sizeof(*m->b.first));
-		m->b.seg = malloc(d * sizeof(*m->b.seg));
-		m->b.kids = malloc((nstacks + 1) * sizeof(*m->b.kids));
-		ok = ok && m->b.first && m->b.seg && m->b.kids;
+		b->first = malloc(d * sizeof(*b->first));
+		b->seg = malloc(d * sizeof(*b->seg));
+		b->kids = malloc((nstacks + 1) * sizeof(*b->kids));
+		ok = ok && b->first && b->seg && b->kids;
 	}
 	if (ok)
 		return 0;
-	build_mem_free(m);
+	build_free(b);
 	return -ENOMEM;
 }
 
-/* ---- faulting in the nodes ahead of the builder ---------------------------
- *
- * On big loads most of making nodes is the kernel handing out fresh pages
- * for them. A helper thread asks for the pages (MADV_POPULATE_WRITE) ahead
- * of the builder, on the other core: during the sort it starts on the
- * first ones, then it keeps at most AHEAD nodes ahead of the count the
- * builder publishes. It never writes the array itself; the pages it
- * faulted in past the last node are given back when the build ends. */
-#define AHEAD ((size_t)1 << 22)   /* nodes: 128 MiB of them */
-#define STEP ((size_t)1 << 16)    /* nodes per request */
-#define HELP_MIN ((size_t)1 << 17) /* smaller loads go without */
+/* Nodes a part faults in ahead of the ones it makes, per request. */
+#define FAULT_STEP ((size_t)1 << 15)
 
-struct ahead {
-	char *nodes;
-	size_t from, cap; /* node indexes */
-	size_t at;        /* nodes before it are faulted in (when joined) */
-	atomic_size_t made;
-	atomic_int done;
-};
-
-#ifdef MADV_POPULATE_WRITE
-static int populate(char *base, size_t size, size_t lo, size_t hi)
+/* Keeps the part's pages faulted in ahead of its nodes. */
+static void fault_ahead(struct build *b)
 {
-	uintptr_t page = 4096, a = (uintptr_t)(base + lo * size) & ~(page - 1);
-	uintptr_t b = (uintptr_t)(base + hi * size);
+	while (b->faulted < b->end && b->faulted < b->next + 2 * FAULT_STEP) {
+		size_t to = b->faulted + FAULT_STEP;
 
-	return madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+		if (b->end < to)
+			to = b->end;
+		if (build_populate(b->p, b->faulted, to) < 0) {
+			b->faulted = b->end; /* the kernel faults them in */
+			return;
+		}
+		b->faulted = to;
+	}
 }
 
-static void *populate_ahead(void *arg)
+/* One part of the sorted stacks: @a[from..to) (key: the frames each
+ * shares with the stack before), made on entries left @open deep. */
+struct part {
+	struct build b;
+	const uint32_t *rec;
+	const struct kv *a;
+	size_t from, to, open;
+};
+
+/* Makes the nodes of part @arg in order, then finishes its entries. */
+static void *part_build(void *arg)
 {
-	struct ahead *h = arg;
-	size_t at = h->from;
-	/* The builder makes about 40 nodes a microsecond: a millisecond's nap
-	 * costs little of the AHEAD nodes' lead, and few wake-ups. */
-	const struct timespec nap = { 0, 1000000 };
+	struct part *t = arg;
+	struct build *b = &t->b;
+	size_t open = t->open;
 
-	while (at < h->cap && !atomic_load_explicit(&h->done, memory_order_relaxed)) {
-		size_t made = atomic_load_explicit(&h->made, memory_order_relaxed);
-		size_t to = at + STEP < h->cap ? at + STEP : h->cap;
+	for (size_t i = t->from; i < t->to; i++) {
+		uint64_t o = t->a[i].val;
 
-		if (made + AHEAD < to) {
-			nanosleep(&nap, NULL);
-			continue;
+		if (i + 16 < t->to) {
+			__builtin_prefetch(t->rec + t->a[i + 16].val);
+			__builtin_prefetch(t->rec + t->a[i + 16].val + 16);
 		}
-		if (populate(h->nodes, sizeof(struct prof_node), at, to) < 0)
-			break;
-		at = to;
-		h->at = at;
+		if (b->faulted < b->next + FAULT_STEP)
+			fault_ahead(b);
+		if (b->in_order)
+			open = path_sorted(b, t->rec + o, (uint32_t)t->a[i].key,
+					   open);
+		else
+			open = build_path(b, t->rec, o, (uint32_t)t->a[i].key, open);
+		if (b->made && i % 1024 == 0)
+			atomic_store_explicit(b->made, b->next,
+					      memory_order_relaxed);
 	}
+	for (; open; open--) {
+		if (b->in_order)
+			finish_sorted(b, open);
+		else
+			finish(b, open);
+	}
+	if (!b->in_order)
+		link_kids(b, 0);
 	return NULL;
 }
 
-/* Gives back the whole pages of @base's entries [@lo, @hi) (of @size
- * bytes each), which hold no data. */
-static void release(char *base, size_t size, size_t lo, size_t hi)
+/* Sets the entries of part @t as the part before leaves them after its
+ * last stack @a[from - 1]: that stack's path and its node ids, found
+ * from the stacks' lengths and shared frame counts, walking back from
+ * @b->lo (the part's first id) until the path is complete. */
+static void part_enter(struct part *t)
 {
-	uintptr_t page = 4096;
-	uintptr_t a = ((uintptr_t)(base + lo * size) + page - 1) & ~(page - 1);
-	uintptr_t b = (uintptr_t)(base + hi * size) & ~(page - 1);
+	struct build *b = &t->b;
+	size_t top = t->a[t->from - 1].key >> 32, n = top;
+	uint32_t id = b->lo;
 
-	if (a < b)
-		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+	for (size_t i = t->from; top && i--;) {
+		size_t k = (uint32_t)t->a[i].key, len = t->a[i].key >> 32;
+
+		id -= (uint32_t)(len - k); /* stack i's first new node */
+		for (; k < top; top--)
+			b->node[top] = id + (uint32_t)(top - 1 - k);
+	}
+	b->node[0] = 0;
+	for (size_t j = 0; j <= n; j++) {
+		b->total[j] = b->self[j] = 0;
+		b->lastkid[j] = j < n ? b->node[j + 1] : 0;
+	}
+	t->open = n;
+	b->next = b->lo;
+	if (b->faulted < b->lo)
+		b->faulted = b->lo;
 }
 
-/* Stops the helper started for @p; what it faulted in past the last node
- * is given back after the build (prof_nodes_release_unused()). */
-static void ahead_stop(struct ahead *h, pthread_t th, struct prof_profile *p)
+static void *part_enter_build(void *arg)
 {
-	atomic_store(&h->done, 1);
-	pthread_join(th, NULL);
-	if (p->nodes_faulted < h->at)
-		p->nodes_faulted = (uint32_t)h->at;
+	part_enter(arg);
+	return part_build(arg);
 }
 
-void prof_nodes_release_unused(struct prof_profile *p)
+/* Gives the part before's nodes what part @b left for them. */
+static void part_fix(struct build *b)
 {
-	if (p->nnodes < p->nodes_faulted && p->nodes_faulted <= p->node_cap)
-		release((char *)p->nodes, sizeof(struct prof_node), p->nnodes,
-			p->nodes_faulted);
-	p->nodes_faulted = 0;
+	struct prof_node *nodes = b->nodes;
+
+	for (size_t i = 0; i < b->nfixes; i++) {
+		const struct fix *f = &b->fixes[i];
+		struct prof_node *nd = &nodes[f->node];
+
+		if (f->link && f->child)
+			nd->child = f->link;
+		else if (f->link)
+			nd->sibling = f->link;
+		nd->total = sat_add(nd->total, f->total);
+		nd->self = sat_add(nd->self, f->self);
+	}
 }
 
-/* Starts the helper for the node array of @p, which has room for @cap
- * nodes; 1 when it runs. */
-static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
-		       size_t cap)
+/* Starts part @t at the root. */
+static void part_root(struct part *t)
 {
-	if (cap < HELP_MIN)
-		return 0;
-	h->nodes = (char *)p->nodes;
-	/* Pages faulted in already (by the parser's helper) are skipped. */
-	h->from = h->at = p->nnodes < p->nodes_faulted ? p->nodes_faulted : p->nnodes;
-	if (cap <= h->from)
-		return 0;
-	h->cap = cap;
-	atomic_init(&h->made, p->nnodes);
-	atomic_init(&h->done, 0);
-	return pthread_create(th, NULL, populate_ahead, h) == 0;
-}
-#else
-static int ahead_start(struct ahead *h, pthread_t *th, struct prof_profile *p,
-		       size_t cap)
-{
-	(void)h;
-	(void)th;
-	(void)p;
-	(void)cap;
-	return 0;
-}
+	struct build *b = &t->b;
 
-static void ahead_stop(struct ahead *h, pthread_t th, struct prof_profile *p)
-{
-	(void)h;
-	(void)th;
-	(void)p;
-}
-
-void prof_nodes_release_unused(struct prof_profile *p)
-{
-	p->nodes_faulted = 0;
-}
-#endif
-
-/* Makes the nodes of the sorted paths in @m->a[0..n), in that order. */
-static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
-{
-	struct build *b = &m->b;
-	struct prof_profile *p = b->p;
-	const uint32_t *prev = rec;
-	size_t open = 0;
-
+	b->next = b->p->nnodes;
 	b->node[0] = 0;
 	b->total[0] = b->self[0] = 0;
+	t->open = 0;
 	if (b->in_order) {
 		b->lastkid[0] = 0;
 	} else {
@@ -505,75 +394,161 @@ static void build_all(struct build_mem *m, const uint32_t *rec, size_t n)
 		b->seg[0] = 0;
 		b->nkids = 0;
 	}
+}
+
+/* Stacks from which the in-order stacks are made in two parts. */
+#define PARTS_MIN ((size_t)1 << 14)
+
+/* Counts the nodes of the sorted stacks @a[0..n) (keys from
+ * sort_paths()), which start at id @first. Where the stacks are cut in
+ * two parts at @cut (BUILD_CUT_AUTO: where half the nodes are made),
+ * notes at @lo the second part's first id; sets @cut to 0 when it cuts
+ * nothing. Returns the id after the last node. */
+static size_t count_nodes(const struct kv *a, size_t n, size_t first,
+			  size_t *cut, uint32_t *lo)
+{
+	size_t end = first, want, id = first;
+
+	for (size_t i = 0; i < n; i++)
+		end += (a[i].key >> 32) - (uint32_t)a[i].key;
+	if (*cut == 0)
+		return end;
+	want = *cut == BUILD_CUT_AUTO ? first + (end - first) / 2 : SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
-		if (i + 16 < n) {
-			__builtin_prefetch(rec + m->a[i + 16].val);
-			__builtin_prefetch(rec + m->a[i + 16].val + 16);
+		if (i == *cut || (i && want <= id)) {
+			*cut = i;
+			*lo = (uint32_t)id;
+			return end;
 		}
-		open = build_path(b, rec, m->a[i].val, prev, open);
-		prev = rec + m->a[i].val;
-		if (b->made && i % 1024 == 0)
-			atomic_store_explicit(b->made, p->nnodes,
-					      memory_order_relaxed);
+		id += (a[i].key >> 32) - (uint32_t)a[i].key;
 	}
-	for (; open; open--)
-		finish(b, open);
-	if (!b->in_order)
-		link_kids(b, 0);
-	p->nodes[0].total = sat_add(p->nodes[0].total, b->total[0]);
-	p->nodes[0].self = sat_add(p->nodes[0].self, b->self[0]);
+	*cut = 0;
+	return end;
+}
+
+/* Makes the nodes of the sorted stacks @a[0..n) in one part, or in two
+ * cut at @cut (in order only) on two threads; the helper @h, if it runs,
+ * faults in the pages ahead of one part, else each part its own. */
+static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
+			struct build_ahead *h, size_t end)
+{
+	struct prof_profile *p = x->b.p;
+	pthread_t th;
+
+	part_root(x);
+	x->from = 0;
+	x->to = cut ? cut : n;
+	x->b.faulted = SIZE_MAX;
+	x->b.end = end;
+	if (!cut) {
+		x->b.made = h->running ? &h->made : NULL;
+		part_build(x);
+		build_ahead_stop(h, p);
+		p->nnodes = x->b.next;
+	} else {
+		x->b.faulted = build_ahead_stop(h, p);
+		if (x->b.faulted < x->b.next)
+			x->b.faulted = x->b.next;
+		y->from = cut;
+		y->to = n;
+		y->b.faulted = x->b.faulted;
+		y->b.end = end;
+		if (pthread_create(&th, NULL, part_enter_build, y) == 0) {
+			part_build(x);
+			pthread_join(th, NULL);
+		} else {
+			part_build(x);
+			part_enter_build(y);
+		}
+		part_fix(&y->b);
+		p->nnodes = y->b.next;
+	}
+	p->nodes[0].total = sat_add(p->nodes[0].total, x->b.total[0]);
+	p->nodes[0].self = sat_add(p->nodes[0].self, x->b.self[0]);
+	if (cut) {
+		p->nodes[0].total = sat_add(p->nodes[0].total, y->b.total[0]);
+		p->nodes[0].self = sat_add(p->nodes[0].self, y->b.self[0]);
+	}
+}
+
+/* Ranks the frames of @p and sorts the stacks @a[0..n) by them (see
+ * sort_paths()). 0 or -ENOMEM. */
+static int stacks_sort(struct prof_profile *p, const uint32_t *rec,
+		       struct kv *a, size_t n)
+{
+	uint32_t *rank = malloc(p->nframes * sizeof(*rank));
+	uint32_t *by_rank = malloc(p->nframes * sizeof(*by_rank));
+	struct kv *tmp = malloc(n * sizeof(*tmp));
+	int err = -ENOMEM;
+
+	if (rank && by_rank && tmp && sort_frame_ranks(p, rank, by_rank) == 0)
+		err = sort_paths(rec, rank, p->nframes - 1, a, tmp, n);
+	free(rank);
+	free(by_rank);
+	free(tmp);
+	return err;
+}
+
+int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
+		   size_t nstacks, int in_order, size_t cut)
+{
+	struct part x = { .rec = rec }, y = { .rec = rec };
+	struct build_ahead h;
+	size_t frames, deepest, end;
+	struct kv *a;
+	int err = -ENOMEM;
+
+	if (p->nnodes != 1)
+		return -EINVAL;
+	a = malloc((nstacks ? nstacks : 1) * sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (paths_check(p, rec, len, nstacks, a, &frames, &deepest) < 0) {
+		free(a);
+		return -EINVAL;
+	}
+	if (nstacks == 0) {
+		free(a);
+		return 0;
+	}
+	if (cut == BUILD_CUT_AUTO)
+		cut = nstacks < PARTS_MIN ? 0 : BUILD_CUT_AUTO;
+	else if (nstacks <= cut)
+		cut = 0;
+	if (!in_order)
+		cut = 0;
+	x.a = y.a = a;
+	x.b = (struct build){ .p = p, .nodes = NULL, .in_order = in_order };
+	y.b = (struct build){ .p = p, .nodes = NULL, .in_order = in_order };
+	if (build_alloc(&x.b, deepest + 1, nstacks) < 0)
+		goto out_a;
+	if (cut && build_alloc(&y.b, deepest + 1, nstacks) < 0)
+		goto out_x;
+	if (prof_nodes_room(p, frames) < 0)
+		goto out_y;
+	x.b.nodes = y.b.nodes = p->nodes;
+	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
+	err = stacks_sort(p, rec, a, nstacks);
+	if (err < 0) {
+		build_ahead_stop(&h, p);
+		goto out_y;
+	}
+	end = count_nodes(a, nstacks, p->nnodes, &cut, &y.b.lo);
+	build_nodes(&x, &y, nstacks, cut, &h, end);
+	prof_nodes_release_unused(p);
+	p->sorted = !x.b.reordered;
+	p->pre_sorted = 1;
+out_y:
+	build_free(&y.b);
+out_x:
+	build_free(&x.b);
+out_a:
+	free(a);
+	return err;
 }
 
 int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
 	       size_t nstacks, int in_order)
 {
-	struct build_mem m = { 0 };
-	struct path_sort s = { .rec = rec };
-	size_t frames, deepest;
-	uint32_t top = p->nframes - 1;
-	struct ahead h;
-	pthread_t th;
-	int helped;
-
-	if (p->nnodes != 1)
-		return -EINVAL;
-	m.a = malloc((nstacks ? nstacks : 1) * sizeof(*m.a));
-	if (!m.a)
-		return -ENOMEM;
-	if (paths_check(p, rec, len, nstacks, m.a, &frames, &deepest) < 0) {
-		free(m.a);
-		return -EINVAL;
-	}
-	if (nstacks == 0) {
-		free(m.a);
-		return 0;
-	}
-	if (build_mem_alloc(&m, p->nframes, nstacks, deepest, in_order) < 0)
-		return -ENOMEM;
-	if (prof_nodes_room(p, frames) < 0) {
-		build_mem_free(&m);
-		return -ENOMEM;
-	}
-	helped = ahead_start(&h, &th, p, (size_t)p->nnodes + frames);
-	if (sort_frame_ranks(p, m.rank, m.by_rank) < 0) {
-		if (helped)
-			ahead_stop(&h, th, p);
-		build_mem_free(&m);
-		return -ENOMEM;
-	}
-	s.rank = m.rank;
-	s.bits = top ? 64 - (unsigned)__builtin_clzll(top) : 1;
-	s.fields = 64 / s.bits;
-	paths_sort(&s, m.a, m.tmp, m.stack, nstacks);
-	m.b.p = p;
-	m.b.in_order = in_order;
-	m.b.made = helped ? &h.made : NULL;
-	build_all(&m, rec, nstacks);
-	if (helped)
-		ahead_stop(&h, th, p);
-	prof_nodes_release_unused(p);
-	p->sorted = !m.b.reordered;
-	p->pre_sorted = 1;
-	build_mem_free(&m);
-	return 0;
+	return prof_build_cut(p, rec, len, nstacks, in_order, BUILD_CUT_AUTO);
 }

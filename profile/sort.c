@@ -5,6 +5,7 @@
  * the frames in that order for prof_build() (build.c).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,9 +187,18 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n)
 		return;
 	}
 	memset(cnt, 0, sizeof(cnt));
-	for (size_t i = 0; i < n; i++)
-		for (unsigned d = 0; d < 8; d++)
-			cnt[d][(a[i].key >> (8 * d)) & 0xff]++;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = a[i].key;
+
+		cnt[0][k & 0xff]++;
+		cnt[1][k >> 8 & 0xff]++;
+		cnt[2][k >> 16 & 0xff]++;
+		cnt[3][k >> 24 & 0xff]++;
+		cnt[4][k >> 32 & 0xff]++;
+		cnt[5][k >> 40 & 0xff]++;
+		cnt[6][k >> 48 & 0xff]++;
+		cnt[7][k >> 56]++;
+	}
 	for (unsigned d = 0; d < 8; d++) {
 		size_t sum = 0, *c = cnt[d];
 		struct kv *t;
@@ -304,5 +314,224 @@ int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
 	}
 	free(a);
 	free(tmp);
+	return 0;
+}
+
+/* ---- paths sorted by their frames' ranks (for prof_build) ---------------- */
+
+/* Sorting queued paths: each is a record in @rec, its frame count, its
+ * value's two halves, then its frame ids, sorted by their frames' ranks
+ * (@rank, small enough to stay in the cache). */
+struct path_sort {
+	const uint32_t *rec;
+	const uint32_t *rank;
+	unsigned bits;   /* bits of one rank in a key */
+	unsigned fields; /* ranks per key */
+};
+
+/* Path @o's ranks from @depth on, packed most significant first; 0 past
+ * the end of the path, so a path sorts before the paths it leads to. */
+static uint64_t path_key(const struct path_sort *s, uint64_t o, size_t depth)
+{
+	const uint32_t *r = s->rec + o;
+	uint64_t k = 0;
+
+	for (unsigned f = 0; f < s->fields; f++) {
+		size_t j = depth + f;
+
+		k = k << s->bits | (j < r[0] ? s->rank[r[3 + j]] : 0);
+	}
+	return k;
+}
+
+/* Leading fields two different keys share. */
+static size_t key_same(const struct path_sort *s, uint64_t x, uint64_t y)
+{
+	unsigned unused = 64 - s->bits * s->fields;
+
+	return ((unsigned)__builtin_clzll(x ^ y) - unused) / s->bits;
+}
+
+/* Fields of a key before its path ends inside it (its last field is 0:
+ * the ranks before the end are >= 1, those after 0). */
+static size_t key_len(const struct path_sort *s, uint64_t k)
+{
+	return k ? s->fields - (unsigned)__builtin_ctzll(k) / s->bits : 0;
+}
+
+/* Frames paths @a and @b share from @depth on (they share those before). */
+static size_t path_same(const struct path_sort *s, uint64_t a, uint64_t b,
+			size_t depth)
+{
+	const uint32_t *ra = s->rec + a, *rb = s->rec + b;
+	size_t j = depth;
+
+	while (j < ra[0] && j < rb[0] && ra[3 + j] == rb[3 + j])
+		j++;
+	return j - depth;
+}
+
+static int path_cmp(const struct path_sort *s, uint64_t a, uint64_t b,
+		    size_t depth)
+{
+	const uint32_t *ra = s->rec + a, *rb = s->rec + b;
+
+	for (size_t j = depth;; j++) {
+		uint32_t x, y;
+
+		if (ra[0] <= j || rb[0] <= j)
+			return ra[0] <= j ? (rb[0] <= j ? 0 : -1) : 1;
+		x = s->rank[ra[3 + j]];
+		y = s->rank[rb[3 + j]];
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+}
+
+/* A range of items whose paths agree before @depth; its first item
+ * shares @same frames with the item before it. */
+struct run {
+	size_t lo, n, depth, same;
+};
+
+/* Sorts the run @r of @a (fewer than 16 items) with the compare and
+ * leaves in each key its length and the frames it shares with the path
+ * before (see sort_paths()). */
+static void paths_few(const struct path_sort *s, struct kv *a, struct run r)
+{
+	struct kv *v = a + r.lo;
+
+	for (size_t i = 1; i < r.n; i++) {
+		struct kv x = v[i];
+		size_t j = i;
+
+		for (; j && path_cmp(s, x.val, v[j - 1].val, r.depth) < 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		size_t same = i ? r.depth + path_same(s, v[i - 1].val, v[i].val,
+						      r.depth)
+				: r.same;
+
+		v[i].key = same | (uint64_t)s->rec[v[i].val] << 32;
+	}
+}
+
+/* Takes the last pending run off @stack[0..sp), sorts it by a key of its
+ * next few ranks and pushes the runs of equal keys that go on (each to be
+ * sorted by the ranks after). The items whose place is final get in
+ * their key their length and the frames they share with the path before
+ * (see sort_paths()); their headers were just read. Runs are
+ * disjoint ranges of @a, and a run uses the same range of @tmp. Returns
+ * the new sp. */
+static size_t run_step(const struct path_sort *s, struct kv *a,
+		       struct kv *tmp, struct run *stack, size_t sp)
+{
+	struct run r = stack[--sp];
+	struct kv *v = a + r.lo;
+	uint64_t last = (1ull << s->bits) - 1, prev = 0;
+
+	if (r.n < 16) {
+		paths_few(s, a, r);
+		return sp;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if (i + 8 < r.n)
+			__builtin_prefetch(s->rec + v[i + 8].val + 3 + r.depth);
+		v[i].key = path_key(s, v[i].val, r.depth);
+	}
+	sort_kv(v, tmp + r.lo, r.n);
+	for (size_t i = 0, j; i < r.n; i = j) {
+		uint64_t k = v[i].key;
+		size_t same = i ? r.depth + key_same(s, prev, k) : r.same;
+
+		for (j = i + 1; j < r.n && v[j].key == k; j++)
+			;
+		prev = k;
+		if (1 < j - i && (k & last)) {
+			stack[sp++] = (struct run){ r.lo + i, j - i,
+						    r.depth + s->fields, same };
+			continue;
+		}
+		/* Equal keys that end inside are equal paths. */
+		v[i].key = same | (uint64_t)s->rec[v[i].val] << 32;
+		for (size_t e = i + 1; e < j; e++) {
+			uint64_t n = r.depth + key_len(s, k);
+
+			v[e].key = n | n << 32;
+		}
+	}
+	return sp;
+}
+
+/* The runs of one part of the items, sorted on a thread. */
+struct runs_job {
+	const struct path_sort *s;
+	struct kv *a, *tmp;
+	struct run *stack;
+	size_t sp;
+};
+
+static void *runs_sort(void *arg)
+{
+	struct runs_job *j = arg;
+
+	while (j->sp)
+		j->sp = run_step(j->s, j->a, j->tmp, j->stack, j->sp);
+	return NULL;
+}
+
+/* Item counts from which the runs left after the first key are sorted in
+ * two parts, on two threads. */
+#define SORT_SPLIT_MIN ((size_t)1 << 16)
+
+/* Sorts by a key of the first ranks, then the runs left in two parts cut
+ * by position, the second on a thread (runs never cross, so the parts
+ * share nothing). @stack has room for n / 2 + 1 runs. */
+static void paths_sort(const struct path_sort *s, struct kv *a,
+		       struct kv *tmp, struct run *stack, size_t n)
+{
+	struct runs_job x = { s, a, tmp, stack, 0 }, y = { s, a, tmp, NULL, 0 };
+	size_t k = 0;
+	pthread_t th;
+
+	stack[0] = (struct run){ 0, n, 0, 0 };
+	x.sp = run_step(s, a, tmp, stack, 1);
+	while (k < x.sp && stack[k].lo < n / 2)
+		k++;
+	if (SORT_SPLIT_MIN <= n && k < x.sp &&
+	    (y.stack = malloc(((n - stack[k].lo) / 2 + 1) * sizeof(*y.stack)))) {
+		y.sp = x.sp - k;
+		memcpy(y.stack, stack + k, y.sp * sizeof(*y.stack));
+		x.sp = k;
+		if (pthread_create(&th, NULL, runs_sort, &y) == 0) {
+			runs_sort(&x);
+			pthread_join(th, NULL);
+		} else {
+			runs_sort(&x);
+			runs_sort(&y);
+		}
+		free(y.stack);
+		return;
+	}
+	runs_sort(&x);
+}
+
+int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
+	       struct kv *a, struct kv *tmp, size_t n)
+{
+	struct path_sort s = { rec, rank, 1, 0 };
+	struct run *stack;
+
+	if (n == 0)
+		return 0;
+	stack = malloc((n / 2 + 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	s.bits = top ? 64 - (unsigned)__builtin_clzll(top) : 1;
+	s.fields = 64 / s.bits;
+	paths_sort(&s, a, tmp, stack, n);
+	free(stack);
 	return 0;
 }

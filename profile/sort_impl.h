@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sorting helpers shared by sort.c and build.c. Not a public interface.
+ * Sorting and building helpers shared by sort.c, build.c, build_ahead.c
+ * and their tests. Not a public interface.
  */
 #ifndef HEARTH_SORT_IMPL_H
 #define HEARTH_SORT_IMPL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +29,49 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n);
  * every frame. 0 or -ENOMEM. */
 int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
 		     uint32_t *by_rank);
+
+/* Sorts the paths @a[0..n) (each val the offset in @rec of a record: its
+ * frame count n, its value's two 32-bit halves, then its n frame ids) by
+ * their frames' @rank (largest @top), in prof_sort() order, a path
+ * before the paths it leads to. Then each @a[i].key holds in its low 32
+ * bits how many leading frames path i shares with path i - 1 (0 for
+ * i = 0), in its high 32 bits path i's frame count. @tmp has
+ * room for n. Uses a second thread on big inputs. 0 or -ENOMEM (@a is
+ * then unchanged). */
+int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
+	       struct kv *a, struct kv *tmp, size_t n);
+
+/* The helper thread that faults in the node array ahead of the builder
+ * (build_ahead.c). */
+struct build_ahead {
+	char *nodes;
+	size_t from, cap;   /* node indexes */
+	atomic_size_t at;   /* nodes before it are faulted in */
+	atomic_size_t made; /* nodes the builder made so far */
+	atomic_int done;
+	int running;
+	pthread_t th;
+};
+
+/* Starts the helper for the node array of @p, which has room for @cap
+ * nodes, if the array is big enough to pay. 1 when it runs, else 0. */
+int build_ahead_start(struct build_ahead *h, struct prof_profile *p,
+		      size_t cap);
+
+/* Stops the helper (if it runs) and notes in @p what it faulted in, given
+ * back by prof_nodes_release_unused(). Returns the node index below which
+ * every page is faulted in (0 when it did not run). */
+size_t build_ahead_stop(struct build_ahead *h, struct prof_profile *p);
+
+/* Faults in the pages of nodes [@lo, @hi) of @p (room made already).
+ * 0, or a negative errno (-ENOSYS where the kernel interface is missing). */
+int build_populate(struct prof_profile *p, size_t lo, size_t hi);
+
+/* prof_build() with the in-order stacks cut in two parts at stack @cut,
+ * built on two threads (0: one part; BUILD_CUT_AUTO: as prof_build()
+ * chooses). For tests, which compare the parts' tree with one part's. */
+#define BUILD_CUT_AUTO ((size_t)-1)
+int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
+		   size_t nstacks, int in_order, size_t cut);
 
 #endif /* HEARTH_SORT_IMPL_H */
