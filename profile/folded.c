@@ -73,27 +73,23 @@ static void want_huge(void *a, size_t size)
 
 /* ---- lines ---------------------------------------------------------------- */
 
-/* Makes room for @n frames in @j and in c->frames; 0 or -ENOMEM. */
-static int job_room(struct parse_ctx *c, struct line_job *j, size_t n)
+/* Makes room for @n tokens in @j; 0 or -ENOMEM. */
+static int job_room(struct line_job *j, size_t n)
 {
-	if (prof_grow_how((void **)&c->frames, &c->cap, n, sizeof(*c->frames),
-			  0) < 0 ||
-	    prof_grow_how((void **)&j->tok, &j->tok_cap, n, sizeof(*j->tok), 0) < 0)
-		return -ENOMEM;
-	return 0;
+	if (n <= j->tok_cap)
+		return 0;
+	return prof_grow_how((void **)&j->tok, &j->tok_cap, n, sizeof(*j->tok), 0);
 }
 
-/* How many leading frames the stack @s[0..len) shares with the line
- * before (@prev): those whose text and following ';' are a common prefix
- * (or all of them when the stacks are equal). */
-static size_t shared_frames(const struct line_job *prev, const char *s,
-			    size_t len)
+/* How many bytes the line at @s (in a buffer ending at @stop) has in
+ * common with the stack of the line before, @prev, from the start. */
+static size_t shared_bytes(const struct line_job *prev, const char *s,
+			   const char *stop)
 {
-	size_t m = 0, lim = len < prev->len ? len : prev->len, k = 0;
-	const size_t *ends = prev->scan.semi;
+	size_t m = 0, lim = (size_t)(stop - s);
 
-	if (!prev->n)
-		return 0;
+	if (prev->len < lim)
+		lim = prev->len;
 	while (m + 8 <= lim) {
 		uint64_t a, b;
 
@@ -105,42 +101,20 @@ static size_t shared_frames(const struct line_job *prev, const char *s,
 	}
 	while (m < lim && s[m] == prev->s[m])
 		m++;
-	if (m == len && len == prev->len)
-		return prev->n;
-	while (k < prev->n && ends[k] < m)
-		k++;
-	return k;
+	return m;
 }
 
-/* Splits the stack @s[0..len) at the offsets j->scan.semi[0..n - 1) into
- * @j's tokens, from the first it does not share with @prev, hashes them
- * and asks for their slots. 0, or -EINVAL for an empty frame, -ENOMEM. */
-static int split_stack(struct parse_ctx *c, struct line_job *j,
-		       const struct line_job *prev, const char *s, size_t len,
-		       size_t n)
+/* Fills token @i of @j, the text @s[at..end), hashes it and asks for its
+ * slot. */
+static inline void take_token(struct parse_ctx *c, struct line_job *j,
+			      size_t i, const char *s, size_t at, size_t end)
 {
-	size_t *ends = j->scan.semi, k;
+	struct token *t = &j->tok[i];
 
-	ends[n - 1] = len;
-	if (job_room(c, j, n) < 0)
-		return -ENOMEM;
-	k = shared_frames(prev, s, len);
-	/* The frames before k equal the last line's, which were checked. */
-	for (size_t i = k, at = k ? ends[k - 1] + 1 : 0; i < n; at = ends[i++] + 1) {
-		struct token *t = &j->tok[i];
-
-		if (ends[i] == at)
-			return fail(c, "has an empty frame");
-		t->s = s + at;
-		t->len = ends[i] - at;
-		folded_token_hash(t, c->end, i == 0 && c->first_is_process);
-		folded_text_prefetch(c, t);
-	}
-	j->s = s;
-	j->len = len;
-	j->n = n;
-	j->k = k;
-	return 0;
+	t->s = s + at;
+	t->len = end - at;
+	folded_token_hash(t, c->end, i == 0 && c->first_is_process);
+	folded_text_prefetch(c, t);
 }
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
@@ -163,23 +137,6 @@ int folded_out_room(struct parse_ctx *c, size_t words)
 		c->out = o;
 		c->out_cap = cap;
 	}
-	return 0;
-}
-
-/* Queues the stack in c->frames[0..n) with @count; 0 or -ENOMEM. */
-static int queue_stack(struct parse_ctx *c, size_t n, uint64_t count)
-{
-	uint32_t *o;
-
-	if (UINT32_MAX < n || folded_out_room(c, 3 + n) < 0)
-		return -ENOMEM;
-	o = c->out + c->nout;
-	o[0] = (uint32_t)n;
-	o[1] = (uint32_t)count;
-	o[2] = (uint32_t)(count >> 32);
-	memcpy(o + 3, c->frames, n * sizeof(*o));
-	c->nout += 3 + n;
-	c->nlines++;
 	return 0;
 }
 
@@ -259,14 +216,13 @@ static int is_blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-/* Prepares the line @s[0..len), split in j->scan, after the line @prev:
- * checks it, reads its count and splits and hashes its stack. 1 when it
- * holds a stack, 0 for a blank line, or a negative errno. */
-static int prepare_line(struct parse_ctx *c, struct line_job *j,
-			const struct line_job *prev, const char *s, size_t len)
+/* Checks the end of the line @s[0..len) and reads its count into @j:
+ * the stack's length (where the separator is) goes to *@stack. 1 when
+ * the line holds a stack, 0 for a blank line, or -EINVAL. */
+static int line_count(struct parse_ctx *c, struct line_job *j, const char *s,
+		      size_t len, size_t *stack)
 {
 	const char *sp;
-	size_t n;
 	int err;
 
 	while (len && is_blank(s[len - 1]))
@@ -283,37 +239,96 @@ static int prepare_line(struct parse_ctx *c, struct line_job *j,
 		return fail(c, "has a count too large for 64 bits");
 	if (err)
 		return fail(c, "has a count that is not a decimal integer");
-	if (j->scan.nul)
-		return fail(c, "has a NUL byte");
-	/* The ';' of the stack: those before the separator. */
-	for (n = j->scan.n; n && (size_t)(sp - s) <= j->scan.semi[n - 1]; n--)
-		;
-	err = split_stack(c, j, prev, s, (size_t)(sp - s), n + 1);
-	return err < 0 ? err : 1;
+	*stack = (size_t)(sp - s);
+	return 1;
 }
 
-/* Looks up the frames of the prepared line @j (those it shares with the
- * line before are in c->frames already) and queues its stack. The slots
- * were asked for a line ago; the arena's bytes are asked for first, so
- * their misses overlap. 0 or -ENOMEM (c->lineno is then @j's). */
+/* Prepares the line at @s (in a buffer ending at @stop) after the line
+ * @prev, whose frames end at c->scan.semi[0..prev->n): splits it from
+ * the first frame it does not share with @prev, checks it, reads its
+ * count, hashes its frames and asks for their slots. Its length goes to
+ * *@linelen. 1 when it holds a stack, 0 for a blank line, or a negative
+ * errno. */
+static int prepare_line(struct parse_ctx *c, struct line_job *j,
+			const struct line_job *prev, const char *s,
+			const char *stop, size_t *linelen)
+{
+	struct line_scan *ls = &c->scan;
+	size_t m = prev->n ? shared_bytes(prev, s, stop) : 0, k = 0, at, n, len;
+	int ret;
+
+	/* Frames whose text and ';' the two lines share are @prev's. */
+	while (k < prev->n && ls->semi[k] < m)
+		k++;
+	if (k + 1 == prev->n && m == prev->len && s + m < stop && s[m] == ';')
+		k++;
+	at = k ? ls->semi[k - 1] + 1 : 0;
+	ls->n = k;
+	if (folded_scan_line(s, stop, at, ls, linelen) < 0)
+		return -ENOMEM;
+	ret = line_count(c, j, s, *linelen, &len);
+	if (ret <= 0)
+		return ret;
+	if (ls->nul)
+		return fail(c, "has a NUL byte");
+	/* The ';' are all before the separator: the count has none. */
+	n = ls->n + 1;
+	if (job_room(j, n) < 0)
+		return -ENOMEM;
+	if (prev->n == n && len == prev->len && len <= m) {
+		/* The same stack as the line before. */
+		k = n;
+	} else {
+		ls->semi[n - 1] = len;
+		for (size_t i = k; i < n; at = ls->semi[i++] + 1) {
+			if (ls->semi[i] == at)
+				return fail(c, "has an empty frame");
+			take_token(c, j, i, s, at, ls->semi[i]);
+		}
+	}
+	j->s = s;
+	j->len = len;
+	j->n = n;
+	j->k = k;
+	return 1;
+}
+
+/* Looks up the frames of the prepared line @j and queues its stack; the
+ * frames it shares with the line before are that line's, queued last.
+ * The slots were asked for a line ago; the arena's bytes are asked for
+ * first, so their misses overlap. 0 or -ENOMEM (c->lineno is then
+ * @j's). */
 static int resolve_line(struct parse_ctx *c, const struct line_job *j)
 {
 	int proc = c->first_is_process;
+	size_t n = j->n, k = j->k;
+	uint32_t *o;
 
-	for (size_t i = j->k; i < j->n; i++)
-		if (INLINE_MAX < j->tok[i].len || (i == 0 && proc))
-			folded_text_prefetch_bytes(c, &j->tok[i], i == 0 && proc);
-	for (size_t i = j->k; i < j->n; i++) {
-		c->frames[i] = folded_text_lookup(c, &j->tok[i], i == 0 && proc);
-		if (c->frames[i] == UINT32_MAX) {
-			c->lineno = j->lineno;
-			return -ENOMEM;
-		}
-	}
-	if (queue_stack(c, j->n, j->count) < 0) {
+	if (UINT32_MAX < n || folded_out_room(c, 3 + n) < 0) {
 		c->lineno = j->lineno;
 		return -ENOMEM;
 	}
+	o = c->out + c->nout;
+	if (k)
+		memcpy(o + 3, c->out + c->last + 3, k * sizeof(*o));
+	for (size_t i = k; i < n; i++)
+		if (INLINE_MAX < j->tok[i].len)
+			folded_text_prefetch_bytes(c, &j->tok[i]);
+	for (size_t i = k; i < n; i++) {
+		uint32_t f = folded_text_lookup(c, &j->tok[i], i == 0 && proc);
+
+		if (f == UINT32_MAX) {
+			c->lineno = j->lineno;
+			return -ENOMEM;
+		}
+		o[3 + i] = f;
+	}
+	o[0] = (uint32_t)n;
+	o[1] = (uint32_t)j->count;
+	o[2] = (uint32_t)(j->count >> 32);
+	c->last = c->nout;
+	c->nout += 3 + n;
+	c->nlines++;
 	if (c->ahead && c->nlines % 256 == 0) {
 		/* A stack of n frames makes at most n nodes and, once the
 		 * tree is big, rarely fewer than half as many. */
@@ -361,11 +376,8 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		size_t len;
 		int ret;
 
-		ret = folded_scan_line(buf + pos, buf + stop, &j->scan, &len);
-		if (ret == 0) {
-			c->lineno++;
-			ret = prepare_line(c, j, job_back(c, 1), buf + pos, len);
-		}
+		c->lineno++;
+		ret = prepare_line(c, j, job_back(c, 1), buf + pos, buf + stop, &len);
 		if (ret < 0) {
 			/* The lines before a bad one are kept. */
 			size_t at = c->lineno;
@@ -389,11 +401,9 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 
 void folded_ctx_free(struct parse_ctx *c)
 {
-	free(c->frames);
-	for (unsigned i = 0; i < FOLDED_JOBS; i++) {
-		folded_scan_free(&c->job[i].scan);
+	folded_scan_free(&c->scan);
+	for (unsigned i = 0; i < FOLDED_JOBS; i++)
 		free(c->job[i].tok);
-	}
 	free(c->texts);
 	free(c->arena);
 	free(c->out);
@@ -453,7 +463,9 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 		pos = 3;
 	out_reserve(&c, len);
 	helped = helper && ahead_start(&c, &ahead, len);
-	ret = folded_parse_text(&c, buf, pos, len);
+	ret = folded_texts_init(&c);
+	if (ret == 0)
+		ret = folded_parse_text(&c, buf, pos, len);
 	if (helped)
 		ahead_stop(&c);
 	/* The texts are known: make room for the tree. */

@@ -88,8 +88,11 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 	h.pos = (size_t)(nl + 1 - buf);
 	h.c = (struct parse_ctx){ .end = c->end, .deferred = 1,
 				  .first_is_process = c->first_is_process };
-	if (pthread_create(&th, NULL, parse_half, &h) != 0)
+	if (folded_texts_init(&h.c) < 0 ||
+	    pthread_create(&th, NULL, parse_half, &h) != 0) {
+		folded_ctx_free(&h.c);
 		return folded_parse_lines(c, buf, pos, len);
+	}
 	ret = folded_parse_lines(c, buf, pos, h.pos);
 	pthread_join(th, NULL);
 	if (ret == 0 && (h.ret < 0 || join_half(c, &h.c) < 0))

@@ -25,16 +25,18 @@
  * parse's table (a quarter of a cache line, so the table of 200,000 texts
  * stays within 4 MiB). @frame is the frame it interned as (0 = empty
  * slot) with its class in the top bits:
- * - SLOT_INLINE: a text of at most INLINE_MAX bytes, not a process row,
- *   held whole: @w its first 8 bytes, @x bytes 8 to 11, zero-padded (a
- *   text holds no NUL byte, so the padding tells its length);
+ * - SLOT_INLINE: a text of at most INLINE_MAX bytes held whole (with
+ *   SLOT_PROC when it is a process row): @w its first 8 bytes, @x bytes
+ *   8 to 11, zero-padded (a text holds no NUL byte, so the padding tells
+ *   its length);
  * - SLOT_ARENA: any other text: @x its hash, @w its length (with
  *   FLAG_PROCESS for a process row) in the high 32 bits and where its
  *   bytes sit in the parse's arena in the low 32. */
 #define FLAG_PROCESS 0x80000000u
 #define SLOT_INLINE 0x40000000u
 #define SLOT_ARENA 0x80000000u
-#define SLOT_ID 0x3fffffffu
+#define SLOT_PROC 0x20000000u
+#define SLOT_ID 0x1fffffffu
 #define INLINE_MAX 12u
 
 struct text_slot {
@@ -52,8 +54,9 @@ struct token {
 	uint32_t hash;
 };
 
-/* One line's split (folded_scan_line()): the offsets of its ';' in
- * semi[0..n), with room for one more; whether it holds a NUL byte. */
+/* The ';' of the line read last (folded_scan_line()): their offsets in
+ * semi[0..n), then the stack's end once the line is checked, with room
+ * for one more; whether the bytes scanned hold a NUL. */
 struct line_scan {
 	size_t *semi;
 	size_t n;
@@ -62,10 +65,9 @@ struct line_scan {
 };
 
 /* One line in flight: split, checked, hashed and its slots asked for,
- * then looked up while the next lines are split (folded_parse_lines()). */
+ * then looked up while the next line is split (folded_parse_lines()). */
 struct line_job {
-	struct line_scan scan; /* token i ends at semi[i], the last at len */
-	struct token *tok;
+	struct token *tok; /* tok[k..n) */
 	uint32_t tok_cap;
 	const char *s; /* its stack */
 	size_t len, n; /* the stack's length and frame count */
@@ -105,8 +107,7 @@ void folded_ahead_stop(struct parse_ahead *a);
 struct parse_ctx {
 	struct prof_profile *p;
 	const char *end; /* end of the whole buffer: words may be read up to it */
-	uint32_t *frames; /* the last line looked up's frame ids */
-	uint32_t cap;
+	struct line_scan scan; /* the ends of the last line prepared's frames */
 	/* The line being prepared (job[cur]) and the @pending ones before it
 	 * (job[cur - 1], ...), looked up oldest first. */
 	struct line_job job[FOLDED_JOBS];
@@ -116,9 +117,10 @@ struct parse_ctx {
 	char *arena; /* the SLOT_ARENA texts' bytes, back to back */
 	size_t arena_len, arena_cap;
 	/* Parsed lines, added to the tree after the text is read: per line
-	 * its frame count, its count's two halves, then its frame ids. */
+	 * its frame count, its count's two halves, then its frame ids; @last
+	 * is where the last one starts. */
 	uint32_t *out;
-	size_t nout, out_cap, nlines;
+	size_t nout, out_cap, nlines, last;
 	int first_is_process;
 	struct parse_ahead *ahead; /* or NULL */
 	char *err;
@@ -151,15 +153,18 @@ static inline int folded_ends_with(const char *s, size_t len,
 int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop);
 
-/* Scans the line at @s, which ends at the first '\n' or at @end: its
- * length without the '\n' goes to *@len, the offsets of its ';' and
- * whether it holds a NUL byte to @ls (whose array it grows; free it with
- * folded_scan_free()). Reads nothing at or past @end. 0 or -ENOMEM.
- * folded_scan_line() reads 16 bytes at a time where SSE2 is there;
- * folded_scan_line_portable() a byte at a time, with the same result. */
-int folded_scan_line(const char *s, const char *end, struct line_scan *ls,
-		     size_t *len);
-int folded_scan_line_portable(const char *s, const char *end,
+/* Scans the line at @s, which ends at the first '\n' or at @end, from
+ * byte @at on (the bytes before hold neither '\n' nor NUL): the offsets
+ * from @s of its ';' are appended to @ls->semi from index @ls->n on (its
+ * array grown, with room left for one more; free it with
+ * folded_scan_free()), its length without the '\n' goes to *@len and
+ * whether its bytes from @at hold a NUL to @ls->nul. Reads nothing at or
+ * past @end. 0 or -ENOMEM. folded_scan_line() reads 64 bytes at a time
+ * where SSE2 is there; folded_scan_line_portable() a byte at a time, with
+ * the same result. */
+int folded_scan_line(const char *s, const char *end, size_t at,
+		     struct line_scan *ls, size_t *len);
+int folded_scan_line_portable(const char *s, const char *end, size_t at,
 			      struct line_scan *ls, size_t *len);
 void folded_scan_free(struct line_scan *ls);
 
@@ -215,62 +220,110 @@ static inline uint64_t folded_low_bytes(uint64_t w, size_t n)
 #endif
 }
 
+/* The masks that keep the first n bytes of a text's two words, by n
+ * (0 to 16). */
+extern const uint64_t folded_keep[17][2];
+
 static inline void folded_token_hash(struct token *t, const char *end,
 				     int process)
 {
 	size_t len = t->len;
+	uint64_t h, w0, w1;
 
-	if (16 < len || process || end - t->s < 16) {
+	if (16 < len || end - t->s < 16) {
 		folded_token_hash_long(t, end, process);
 		return;
 	}
-	memcpy(&t->w0, t->s, 8);
-	memcpy(&t->w1, t->s + 8, 8);
-	t->w0 = folded_low_bytes(t->w0, len);
-	t->w1 = len <= 8 ? 0 : folded_low_bytes(t->w1, len - 8);
-	t->hash = folded_hash2(t->w0, t->w1);
+	memcpy(&w0, t->s, 8);
+	memcpy(&w1, t->s + 8, 8);
+	t->w0 = w0 & folded_keep[len][0];
+	t->w1 = w1 & folded_keep[len][1];
+	h = folded_mum(t->w0 ^ FOLDED_SEED0, t->w1 ^ FOLDED_SEED1);
+	if (process)
+		h = folded_mum(h ^ FOLDED_SEED0, FOLDED_SEED2);
+	t->hash = folded_hash_fold(h);
 }
+
+/* Makes @c's table of texts (empty), which the lookups below need;
+ * 0 or -ENOMEM. */
+int folded_texts_init(struct parse_ctx *c);
 
 /* Asks for the table slot where the lookup of @t starts. */
 static inline void folded_text_prefetch(const struct parse_ctx *c,
 					const struct token *t)
 {
-	if (c->texts_cap)
-		__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
+	__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
 }
 
-/* Asks for the bytes in the arena that the lookup of @t (@process: a
- * process row) will compare, when its slot is found (it should be in the
- * cache by now). */
-void folded_text_prefetch_bytes(const struct parse_ctx *c,
-				const struct token *t, int process);
+/* Asks for the bytes in the arena that the lookup of the text @t (longer
+ * than INLINE_MAX) will compare, when its slot is the first it probes
+ * (it should be in the cache by now). */
+static inline void folded_text_prefetch_bytes(const struct parse_ctx *c,
+					      const struct token *t)
+{
+	const struct text_slot *sl = &c->texts[t->hash & (c->texts_cap - 1)];
+
+	if ((sl->frame & SLOT_ARENA) && sl->x == t->hash)
+		__builtin_prefetch(c->arena + (uint32_t)sl->w);
+}
+
+/* 1 when the text at @a in the arena (which has ARENA_SLACK bytes of
+ * room past its last text) equals the token @t of the same length,
+ * longer than INLINE_MAX: its first 16 bytes against the token's words,
+ * then the rest. */
+#define ARENA_SLACK 16u
+static inline int folded_arena_equal(const char *a, const struct token *t)
+{
+	size_t len = t->len;
+	uint64_t a0, a1;
+
+	memcpy(&a0, a, 8);
+	memcpy(&a1, a + 8, 8);
+	if (len < 16)
+		a1 = folded_low_bytes(a1, len - 8);
+	if (a0 != t->w0 || a1 != t->w1)
+		return 0;
+	return len <= 16 || memcmp(a + 16, t->s + 16, len - 16) == 0;
+}
 
 /* The frame of token @t (@process: the line's process row), looked up in
  * @c's table or new; UINT32_MAX on ENOMEM. */
 uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 			   int process);
 
-/* The same, with the lookup of a text held whole in a slot made here. */
+/* The same, with the lookup of a text in the table made here: only a
+ * text the table does not hold goes out of line. */
 static inline uint32_t folded_text_lookup(struct parse_ctx *c,
 					  const struct token *t, int process)
 {
 	const struct text_slot *T = c->texts;
 	size_t j, mask = c->texts_cap - 1;
-	uint32_t f, x;
+	uint32_t f;
 
-	if (INLINE_MAX < t->len || process || !c->texts_cap)
-		return folded_text_frame(c, t, process);
+	if (t->len <= INLINE_MAX) {
+		const uint32_t cls = SLOT_INLINE | SLOT_ARENA | SLOT_PROC;
+		uint32_t want = SLOT_INLINE | (process ? SLOT_PROC : 0);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = (uint32_t)(t->w1 >> 32);
+		uint32_t x = (uint32_t)(t->w1 >> 32);
 #else
-	x = (uint32_t)t->w1;
+		uint32_t x = (uint32_t)t->w1;
 #endif
-	for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
-		if ((f & SLOT_INLINE) && T[j].w == t->w0 && T[j].x == x)
-			return f & SLOT_ID;
+
+		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
+			if ((f & cls) == want && T[j].w == t->w0 && T[j].x == x)
+				return f & SLOT_ID;
+	} else if (t->len < FLAG_PROCESS) {
+		uint64_t key = (uint64_t)((uint32_t)t->len |
+					  (process ? FLAG_PROCESS : 0)) << 32;
+
+		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
+			if ((f & SLOT_ARENA) && T[j].x == t->hash &&
+			    (T[j].w & 0xffffffff00000000ull) == key &&
+			    folded_arena_equal(c->arena + (uint32_t)T[j].w, t))
+				return f & SLOT_ID;
+	}
 	return folded_text_frame(c, t, process);
 }
-
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
 int folded_out_room(struct parse_ctx *c, size_t words);

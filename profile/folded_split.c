@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Splitting folded text into lines and frames: one pass finds a line's
- * end, every ';' in it and whether it holds a NUL byte, sixteen bytes at a
+ * end, every ';' in it and whether it holds a NUL byte, 64 bytes at a
  * time with SSE2 (a byte loop on other machines, also kept for the tests).
  */
 #include <errno.h>
@@ -22,12 +22,11 @@ static int scan_room(struct line_scan *ls, size_t more)
 			     sizeof(*ls->semi), 0);
 }
 
-int folded_scan_line_portable(const char *s, const char *end,
+int folded_scan_line_portable(const char *s, const char *end, size_t at,
 			      struct line_scan *ls, size_t *len)
 {
-	size_t i = 0, n = (size_t)(end - s);
+	size_t i = at, n = (size_t)(end - s);
 
-	ls->n = 0;
 	ls->nul = 0;
 	for (; i < n && s[i] != '\n'; i++) {
 		if (s[i] == ';') {
@@ -43,64 +42,84 @@ int folded_scan_line_portable(const char *s, const char *end,
 }
 
 #ifdef __SSE2__
-/* Adds the offsets @base + each bit set in @m to @ls (room made). */
-static void add_bits(struct line_scan *ls, size_t base, unsigned m)
+/* The bits of the bytes equal to @c in the 64 bytes @v[0..4). */
+static inline uint64_t bits64(const __m128i *v, __m128i c)
 {
-	size_t *o = ls->semi + ls->n;
+	uint64_t m0 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[0], c));
+	uint64_t m1 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[1], c));
+	uint64_t m2 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[2], c));
+	uint64_t m3 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v[3], c));
 
-	while (m) {
-		*o++ = base + (unsigned)__builtin_ctz(m);
-		m &= m - 1;
-	}
-	ls->n = (size_t)(o - ls->semi);
+	return m0 | m1 << 16 | m2 << 32 | m3 << 48;
 }
 
-int folded_scan_line(const char *s, const char *end, struct line_scan *ls,
-		     size_t *len)
+/* Loads the last @n (< 64) bytes at @s into @v, padded with line ends
+ * (never read past them). */
+static void load_tail(__m128i *v, const char *s, size_t n)
 {
-	const __m128i nl = _mm_set1_epi8('\n'), semi = _mm_set1_epi8(';');
-	const __m128i zero = _mm_setzero_si128();
-	size_t off = 0, n = (size_t)(end - s);
-	unsigned nul = 0;
+	char pad[64];
 
-	ls->n = 0;
+	memset(pad, '\n', sizeof(pad));
+	memcpy(pad, s, n);
+	for (unsigned i = 0; i < 4; i++)
+		v[i] = _mm_loadu_si128((const __m128i *)pad + i);
+}
+
+int folded_scan_line(const char *s, const char *end, size_t at,
+		     struct line_scan *ls, size_t *len)
+{
+	size_t off = at, n = (size_t)(end - s), k = ls->n;
+	uint64_t nul = 0;
+
+	const __m128i cn = _mm_set1_epi8('\n'), cs = _mm_set1_epi8(';');
+	const __m128i cz = _mm_setzero_si128();
+
 	for (;;) {
-		char pad[16];
-		__m128i v;
-		unsigned mn, ms, mz;
+		__m128i v[4];
+		uint64_t mn, ms, mz;
+		size_t *o;
 
-		if (16 <= n - off) {
-			v = _mm_loadu_si128((const __m128i *)(s + off));
+		if (64 <= n - off) {
+			v[0] = _mm_loadu_si128((const __m128i *)(s + off));
+			v[1] = _mm_loadu_si128((const __m128i *)(s + off) + 1);
+			v[2] = _mm_loadu_si128((const __m128i *)(s + off) + 2);
+			v[3] = _mm_loadu_si128((const __m128i *)(s + off) + 3);
 		} else {
-			/* The last bytes, padded with line ends (never read
-			 * past @end). */
-			memset(pad, '\n', sizeof(pad));
-			memcpy(pad, s + off, n - off);
-			v = _mm_loadu_si128((const __m128i *)pad);
+			load_tail(v, s + off, n - off);
 		}
-		mn = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl));
-		ms = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, semi));
-		mz = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
-		if (ls->cap - ls->n < 17 && scan_room(ls, 17) < 0)
-			return -ENOMEM;
+		mn = bits64(v, cn);
+		ms = bits64(v, cs);
+		mz = bits64(v, cz);
 		if (mn) {
-			unsigned below = (1u << __builtin_ctz(mn)) - 1;
+			uint64_t below = (mn & (0 - mn)) - 1;
 
-			add_bits(ls, off, ms & below);
-			ls->nul = (nul | (mz & below)) != 0;
-			*len = off + (unsigned)__builtin_ctz(mn);
+			ms &= below;
+			mz &= below;
+		}
+		if (ls->cap - k < 66) {
+			ls->n = k;
+			if (scan_room(ls, 66) < 0)
+				return -ENOMEM;
+		}
+		o = ls->semi + k;
+		for (; ms; ms &= ms - 1)
+			*o++ = off + (size_t)__builtin_ctzll(ms);
+		k = (size_t)(o - ls->semi);
+		nul |= mz;
+		if (mn) {
+			ls->n = k;
+			ls->nul = nul != 0;
+			*len = off + (size_t)__builtin_ctzll(mn);
 			return 0;
 		}
-		add_bits(ls, off, ms);
-		nul |= mz;
-		off += 16;
+		off += 64;
 	}
 }
 #else
-int folded_scan_line(const char *s, const char *end, struct line_scan *ls,
-		     size_t *len)
+int folded_scan_line(const char *s, const char *end, size_t at,
+		     struct line_scan *ls, size_t *len)
 {
-	return folded_scan_line_portable(s, end, ls, len);
+	return folded_scan_line_portable(s, end, at, ls, len);
 }
 #endif
 

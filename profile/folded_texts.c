@@ -3,8 +3,10 @@
  * The folded reader's table of frame texts: each distinct text of a parse
  * maps to its frame. Big files make one lookup per frame text (15 M in a
  * 170 MiB file) at random in this table, so it is kept small: 16-byte
- * slots, most texts (up to INLINE_MAX bytes) held whole in their slot and
- * compared there, the others compared against an arena of their bytes.
+ * slots, most texts (up to INLINE_MAX bytes, process rows too) held whole
+ * in their slot and compared there, the others compared against an arena
+ * of their bytes. Lookups that find their text are inline
+ * (folded_text_lookup()); this file makes and grows the table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,9 +15,11 @@
 #include "folded_impl.h"
 #include "profile_impl.h"
 
-/* The table grows past this load (parts of 16): 4 MiB hold 200,000
- * texts, which this machine's caches keep. */
-#define LOAD_MAX 13u
+/* The table grows past this load (parts of 16): at half full a lookup
+ * mostly finds its text in the first slot it reads (at 13/16, most of
+ * a lookup's instructions went to probing); 8 MiB hold 200,000 texts,
+ * which this machine's caches still keep. */
+#define LOAD_MAX 8u
 
 /* Bytes 8 to 11 of a text of at most 12 bytes from its second word, and
  * back. */
@@ -29,12 +33,57 @@
 
 /* ---- hashing ---------------------------------------------------------- */
 
-/* The @n bytes at @s, or the 8 there, zero-padded. */
-static uint64_t load_upto8(const char *s, size_t n)
+/* Masks of a text's first n bytes in its two words (memory order). */
+const uint64_t folded_keep[17][2] = {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	{ 0x0000000000000000ull, 0x0000000000000000ull },
+	{ 0xff00000000000000ull, 0x0000000000000000ull },
+	{ 0xffff000000000000ull, 0x0000000000000000ull },
+	{ 0xffffff0000000000ull, 0x0000000000000000ull },
+	{ 0xffffffff00000000ull, 0x0000000000000000ull },
+	{ 0xffffffffff000000ull, 0x0000000000000000ull },
+	{ 0xffffffffffff0000ull, 0x0000000000000000ull },
+	{ 0xffffffffffffff00ull, 0x0000000000000000ull },
+	{ 0xffffffffffffffffull, 0x0000000000000000ull },
+	{ 0xffffffffffffffffull, 0xff00000000000000ull },
+	{ 0xffffffffffffffffull, 0xffff000000000000ull },
+	{ 0xffffffffffffffffull, 0xffffff0000000000ull },
+	{ 0xffffffffffffffffull, 0xffffffff00000000ull },
+	{ 0xffffffffffffffffull, 0xffffffffff000000ull },
+	{ 0xffffffffffffffffull, 0xffffffffffff0000ull },
+	{ 0xffffffffffffffffull, 0xffffffffffffff00ull },
+	{ 0xffffffffffffffffull, 0xffffffffffffffffull },
+#else
+	{ 0x0000000000000000ull, 0x0000000000000000ull },
+	{ 0x00000000000000ffull, 0x0000000000000000ull },
+	{ 0x000000000000ffffull, 0x0000000000000000ull },
+	{ 0x0000000000ffffffull, 0x0000000000000000ull },
+	{ 0x00000000ffffffffull, 0x0000000000000000ull },
+	{ 0x000000ffffffffffull, 0x0000000000000000ull },
+	{ 0x0000ffffffffffffull, 0x0000000000000000ull },
+	{ 0x00ffffffffffffffull, 0x0000000000000000ull },
+	{ 0xffffffffffffffffull, 0x0000000000000000ull },
+	{ 0xffffffffffffffffull, 0x00000000000000ffull },
+	{ 0xffffffffffffffffull, 0x000000000000ffffull },
+	{ 0xffffffffffffffffull, 0x0000000000ffffffull },
+	{ 0xffffffffffffffffull, 0x00000000ffffffffull },
+	{ 0xffffffffffffffffull, 0x000000ffffffffffull },
+	{ 0xffffffffffffffffull, 0x0000ffffffffffffull },
+	{ 0xffffffffffffffffull, 0x00ffffffffffffffull },
+	{ 0xffffffffffffffffull, 0xffffffffffffffffull },
+#endif
+};
+
+/* The @n bytes at @s, or the 8 there, zero-padded (a fixed-size load
+ * but at the buffer's end). */
+static inline uint64_t load_upto8(const char *s, size_t n)
 {
 	uint64_t w = 0;
 
-	memcpy(&w, s, n < 8 ? n : 8);
+	if (8 <= n)
+		memcpy(&w, s, 8);
+	else
+		memcpy(&w, s, n);
 	return w;
 }
 
@@ -107,11 +156,17 @@ static uint32_t new_frame(struct parse_ctx *c, const struct token *t,
 
 /* ---- the table -------------------------------------------------------- */
 
-/* Where a slot's text starts its probe: its hash. */
+/* Where a slot's text starts its probe: its hash (folded_token_hash()). */
 static uint32_t slot_hash(const struct text_slot *sl)
 {
-	return (sl->frame & SLOT_INLINE) ? folded_hash2(sl->w, INLINE_W1(sl->x)) :
-					   sl->x;
+	uint64_t h;
+
+	if (!(sl->frame & SLOT_INLINE))
+		return sl->x;
+	h = folded_mum(sl->w ^ FOLDED_SEED0, INLINE_W1(sl->x) ^ FOLDED_SEED1);
+	if (sl->frame & SLOT_PROC)
+		h = folded_mum(h ^ FOLDED_SEED0, FOLDED_SEED2);
+	return folded_hash_fold(h);
 }
 
 /* Grows the table (doubling it); 0 or -ENOMEM. */
@@ -138,19 +193,25 @@ static int texts_grow(struct parse_ctx *c)
 	return 0;
 }
 
+int folded_texts_init(struct parse_ctx *c)
+{
+	return c->texts_cap ? 0 : texts_grow(c);
+}
+
 /* Keeps the bytes of @t in the arena; their offset, or UINT32_MAX when
  * they do not fit (the text is then not remembered). */
 static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
 {
 	size_t off = c->arena_len, len = t->len;
 
-	if ((size_t)UINT32_MAX - off <= len)
+	/* Lookups read the first 16 bytes of a text at once. */
+	if ((size_t)UINT32_MAX - off - ARENA_SLACK <= len)
 		return UINT32_MAX;
-	if (c->arena_cap - off < len) {
+	if (c->arena_cap - off < len + ARENA_SLACK) {
 		size_t cap = c->arena_cap ? c->arena_cap : 1 << 16;
 		char *a;
 
-		while (cap - off < len)
+		while (cap - off < len + ARENA_SLACK)
 			cap *= 2;
 		if (!(a = realloc(c->arena, cap)))
 			return UINT32_MAX;
@@ -158,19 +219,23 @@ static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
 		c->arena_cap = cap;
 	}
 	memcpy(c->arena + off, t->s, len);
+	memset(c->arena + off + len, 0, ARENA_SLACK);
 	c->arena_len += len;
 	return (uint32_t)off;
 }
 
-/* The slot that holds token @t with @id (SLOT_ID at most) in @c's table;
- * 0 when it cannot be kept (arena full). */
+/* The slot that holds token @t (@process: a process row) with @id
+ * (SLOT_ID at most) in @c's table; 0 when it cannot be kept (arena
+ * full). */
 static int make_slot(struct parse_ctx *c, const struct token *t, int inl,
-		     uint32_t key, uint32_t id, struct text_slot *sl)
+		     int process, uint32_t key, uint32_t id,
+		     struct text_slot *sl)
 {
 	uint32_t off;
 
 	if (inl) {
-		*sl = (struct text_slot){ id | SLOT_INLINE, INLINE_X(t->w1), t->w0 };
+		*sl = (struct text_slot){ id | SLOT_INLINE | (process ? SLOT_PROC : 0),
+					  INLINE_X(t->w1), t->w0 };
 		return 1;
 	}
 	off = arena_add(c, t);
@@ -181,29 +246,10 @@ static int make_slot(struct parse_ctx *c, const struct token *t, int inl,
 	return 1;
 }
 
-void folded_text_prefetch_bytes(const struct parse_ctx *c,
-				 const struct token *t, int process)
-{
-	uint64_t w = (uint64_t)((uint32_t)t->len | (process ? FLAG_PROCESS : 0)) << 32;
-	const struct text_slot *T = c->texts;
-	size_t j, mask = c->texts_cap - 1;
-	uint32_t f;
-
-	if (!c->texts_cap || FLAG_PROCESS <= t->len)
-		return;
-	for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask) {
-		if ((f & SLOT_ARENA) && T[j].x == t->hash &&
-		    (T[j].w & 0xffffffff00000000ull) == w) {
-			__builtin_prefetch(c->arena + (uint32_t)T[j].w);
-			return;
-		}
-	}
-}
-
 uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 			   int process)
 {
-	int inl = t->len <= INLINE_MAX && !process;
+	int inl = t->len <= INLINE_MAX;
 	uint32_t key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0), id, f;
 	const struct text_slot *T = c->texts;
 	struct text_slot sl;
@@ -211,19 +257,20 @@ uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 
 	if (FLAG_PROCESS <= t->len)
 		return new_frame(c, t, process);
-	if (c->texts_cap && inl) {
-		uint32_t x = INLINE_X(t->w1);
+	if (inl) {
+		uint32_t x = INLINE_X(t->w1), want = SLOT_INLINE | (process ? SLOT_PROC : 0);
+		const uint32_t cls = SLOT_INLINE | SLOT_ARENA | SLOT_PROC;
 
 		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
-			if ((f & SLOT_INLINE) && T[j].w == t->w0 && T[j].x == x)
+			if ((f & cls) == want && T[j].w == t->w0 && T[j].x == x)
 				return f & SLOT_ID;
-	} else if (c->texts_cap) {
+	} else {
 		uint64_t w = (uint64_t)key << 32;
 
 		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
 			if ((f & SLOT_ARENA) && T[j].x == t->hash &&
 			    (T[j].w & 0xffffffff00000000ull) == w &&
-			    memcmp(c->arena + (uint32_t)T[j].w, t->s, t->len) == 0)
+			    folded_arena_equal(c->arena + (uint32_t)T[j].w, t))
 				return f & SLOT_ID;
 	}
 	id = new_frame(c, t, process);
@@ -231,7 +278,7 @@ uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 		return id;
 	if (c->texts_cap / 16 * LOAD_MAX < c->ntexts + 1 && texts_grow(c) < 0)
 		return UINT32_MAX;
-	if (!make_slot(c, t, inl, key, id, &sl))
+	if (!make_slot(c, t, inl, process, key, id, &sl))
 		return id;
 	mask = c->texts_cap - 1;
 	for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The folded reader's splitter and text table (profile/folded_split.c,
- * profile/folded_texts.c): the 16-bytes-at-a-time scan against the byte
+ * profile/folded_texts.c): the 64-bytes-at-a-time scan against the byte
  * loop, with every separator at every offset, texts hashed at the
  * buffer's end, and the table's lookups of texts of every length, held
  * whole in a slot or in the arena, across its growth.
@@ -27,9 +27,54 @@ static uint64_t rng(uint64_t *s)
 	return *s;
 }
 
+/* Scans the line at @s (the buffer ends at @end) again both ways from
+ * after each of its ';' (the offsets before it kept, as the reader does
+ * for frames shared with the line before): the same ';' and length as
+ * the whole scan @whole (@len), and a NUL only when one is past the
+ * start. */
+static void scan_from_each(const char *s, const char *end,
+			   const struct line_scan *whole, size_t len)
+{
+	struct line_scan a = { 0 }, b = { 0 };
+
+	for (size_t i = 1; i <= whole->n; i++) {
+		size_t at = whole->semi[i - 1] + 1, la, lb;
+		int nul = memchr(s + at, '\0', len - at) != NULL;
+		struct line_scan *x[2] = { &a, &b };
+
+		for (int w = 0; w < 2; w++) {
+			x[w]->n = 0;
+			for (size_t j = 0; j < i; j++) {
+				if (x[w]->cap <= x[w]->n) {
+					size_t cap = x[w]->n * 2 + 8;
+
+					x[w]->semi = realloc(x[w]->semi,
+							     cap * sizeof(size_t));
+					assert_non_null(x[w]->semi);
+					x[w]->cap = (uint32_t)cap;
+				}
+				x[w]->semi[x[w]->n++] = whole->semi[j];
+			}
+		}
+		assert_int_equal(folded_scan_line(s, end, at, &a, &la), 0);
+		assert_int_equal(folded_scan_line_portable(s, end, at, &b, &lb), 0);
+		assert_int_equal(la, len);
+		assert_int_equal(lb, len);
+		assert_int_equal(a.n, whole->n);
+		assert_int_equal(b.n, whole->n);
+		assert_memory_equal(a.semi, whole->semi, a.n * sizeof(*a.semi));
+		assert_memory_equal(b.semi, whole->semi, b.n * sizeof(*b.semi));
+		assert_int_equal(a.nul, nul);
+		assert_int_equal(b.nul, nul);
+		assert_true(a.n < a.cap && b.n < b.cap);
+	}
+	folded_scan_free(&a);
+	folded_scan_free(&b);
+}
+
 /* Scans @buf[0..n) line by line both ways (the buffer ends at @n: the
  * scans must not read past it, which ASan checks on the heap copy) and
- * asserts equal results. */
+ * asserts equal results, also when a scan starts inside the line. */
 static void scan_both(const char *text, size_t n)
 {
 	char *buf = malloc(n ? n : 1);
@@ -41,8 +86,9 @@ static void scan_both(const char *text, size_t n)
 	while (pos <= n) {
 		size_t la, lb;
 
-		assert_int_equal(folded_scan_line(buf + pos, buf + n, &a, &la), 0);
-		assert_int_equal(folded_scan_line_portable(buf + pos, buf + n, &b,
+		a.n = b.n = 0;
+		assert_int_equal(folded_scan_line(buf + pos, buf + n, 0, &a, &la), 0);
+		assert_int_equal(folded_scan_line_portable(buf + pos, buf + n, 0, &b,
 							   &lb), 0);
 		assert_int_equal(la, lb);
 		assert_int_equal(a.n, b.n);
@@ -52,6 +98,7 @@ static void scan_both(const char *text, size_t n)
 		for (size_t i = 0; i < a.n; i++)
 			assert_int_equal(buf[pos + a.semi[i]], ';');
 		assert_true(pos + la == n || buf[pos + la] == '\n');
+		scan_from_each(buf + pos, buf + n, &a, la);
 		pos += la + 1;
 	}
 	folded_scan_free(&a);
@@ -176,6 +223,7 @@ static void test_table_lengths(void **state)
 	tb.p = prof_new(PROF_UNIT_SAMPLES);
 	assert_non_null(tb.p);
 	tb.c = (struct parse_ctx){ .p = tb.p, .end = text + sizeof(text) };
+	assert_int_equal(folded_texts_init(&tb.c), 0);
 	for (size_t len = 1; len <= 40; len++) {
 		for (size_t pos = 0; pos <= len; pos++) {
 			char *s = text + at;
@@ -236,6 +284,7 @@ static void test_table_growth(void **state)
 	tb.p = prof_new(PROF_UNIT_SAMPLES);
 	assert_non_null(tb.p);
 	tb.c = (struct parse_ctx){ .p = tb.p, .end = text + sizeof(text) };
+	assert_int_equal(folded_texts_init(&tb.c), 0);
 	for (size_t i = 0; i < N; i++)
 		snprintf(text + i * 24, 24, i % 3 ? "f%zu" : "a_longer_name_%zu", i);
 	for (int pass = 0; pass < 2; pass++) {
