@@ -18,17 +18,14 @@
 
 static size_t unnamed_prefix(const char *name);
 
-/* Whether function @fn can be named in the answer: a function the user
- * can change, with a name (not perf's "[unknown]" or "module+0x1f0").
- * Bit 0: as your code; bit 1: as any user-space function; bit 2: it is
- * a row named "module+0x..." (for the notice). */
-static unsigned candidate(const struct rd_model *m, uint32_t fn)
+unsigned rd_answer_frame_bits(const struct prof_profile *p, uint32_t frame)
 {
-	const struct prof_frame *fr = prof_frame_get(m->p, m->fns[fn].frame);
-	const char *name = rd_model_fn_name(m, fn);
+	const struct prof_frame *fr = prof_frame_get(p, frame);
+	const char *name;
 
-	if (!fr || !m->fns[fn].row)
+	if (!fr || fr->kind == PROF_KIND_PROCESS || fr->kind == PROF_KIND_THREAD)
 		return 0;
+	name = prof_str(p, fr->name < prof_str_count(p) ? fr->name : 0);
 	if (unnamed_prefix(name))
 		return 4;
 	if (name[0] == '[')
@@ -36,12 +33,6 @@ static unsigned candidate(const struct rd_model *m, uint32_t fn)
 	return (fr->cls == PROF_CLASS_YOURS) |
 	       (fr->kind != PROF_KIND_KERNEL && fr->cls != PROF_CLASS_SYSTEM &&
 		fr->cls != PROF_CLASS_WAITING) << 1;
-}
-
-void rd_answer_candidates(const struct rd_model *m, uint8_t *cand)
-{
-	for (uint32_t f = 0; f < m->nfn; f++)
-		cand[f] = (uint8_t)candidate(m, f);
 }
 
 /* The callee of @f holding most of its time: the direct callee (another
@@ -175,29 +166,34 @@ static int used(const struct rd_model *m, uint32_t f)
 	return 0;
 }
 
-/* Adds up to 3 cards, best first by own (@by_own) or self. */
+/* Adds up to 3 cards, best first by own (@by_own) or self: the largest
+ * values above 0, in one pass (a tie goes to the lower index, as when
+ * the best is picked again for each card). */
 static void fill_cards(struct rd_model *m, const uint8_t *cand, int by_own,
 		       int yours_only)
 {
-	while (m->ncards < 3) {
-		uint32_t best = UINT32_MAX;
-		uint64_t bv = 0;
+	struct rd_card top[3];
+	uint64_t tv[3];
+	int want = 3 - m->ncards, n = 0;
 
-		for (uint32_t f = 0; f < m->nfn; f++) {
-			uint64_t v = by_own ? m->fns[f].own : m->fns[f].self;
+	for (uint32_t f = 0; f < m->nfn && 0 < want; f++) {
+		uint64_t v = by_own ? m->fns[f].own : m->fns[f].self;
+		int k;
 
-			if (!m->fns[f].row || used(m, f) || v <= bv)
-				continue;
-			if (yours_only && !(cand[f] & 1))
-				continue;
-			best = f;
-			bv = v;
+		if (!v || !m->fns[f].row || (n == want && v <= tv[n - 1]))
+			continue;
+		if ((yours_only && !(cand[f] & 1)) || used(m, f))
+			continue;
+		for (k = n < want ? n++ : n - 1; 0 < k && tv[k - 1] < v; k--) {
+			top[k] = top[k - 1];
+			tv[k] = tv[k - 1];
 		}
-		if (best == UINT32_MAX)
-			return;
-		m->cards[m->ncards].fn = best;
-		m->cards[m->ncards].pct = pct(m, bv);
-		m->ncards++;
+		top[k] = (struct rd_card){ .fn = f };
+		tv[k] = v;
+	}
+	for (int k = 0; k < n; k++) {
+		top[k].pct = pct(m, tv[k]);
+		m->cards[m->ncards++] = top[k];
 	}
 }
 

@@ -99,11 +99,13 @@ size_t rd_model_sorted(const struct rd_model *m, enum rd_sort by,
  * metacharacters escaped). Returns @buf. */
 char *rd_model_exact_query(const char *name, char *buf, size_t n);
 
-/* The functions the answer may name (render/answer.c), into @cand (m->nfn
- * entries, after the functions are listed): bit 0 set for a candidate of
- * class "your code", bit 1 for any candidate in user space; bit 2 for a
- * function named "module+0xHEX" (no symbol), which is neither. */
-void rd_answer_candidates(const struct rd_model *m, uint8_t *cand);
+/* Whether the function whose first frame is @frame of @p may be named in
+ * the answer (render/answer.c): a function the user can change, with a
+ * name (not perf's "[unknown]" or "module+0x1f0"). Bit 0 set for a
+ * candidate of class "your code", bit 1 for any candidate in user space;
+ * bit 2 for a function named "module+0xHEX" (no symbol), which is
+ * neither. 0 for process and thread rows and frames out of range. */
+unsigned rd_answer_frame_bits(const struct prof_profile *p, uint32_t frame);
 
 /* Writes m->answer, m->notice and m->cards from the aggregates (called
  * by rd_model_new). On entry fns[].own holds each function's own share
@@ -111,7 +113,8 @@ void rd_answer_candidates(const struct rd_model *m, uint8_t *cand);
  * any user-space candidate: the self of the nodes whose nearest
  * candidate of that kind (the node's function or its nearest ancestor's)
  * is the function. fns[].own is left with the kind the answer uses.
- * @cand: rd_answer_candidates() of @m. Returns 0 or -ENOMEM. */
+ * @cand: each function's rd_answer_frame_bits() (0 for the root's).
+ * Returns 0 or -ENOMEM. */
 int rd_answer_write(struct rd_model *m, const uint64_t *own_any,
 		    const uint8_t *cand);
 
