@@ -376,6 +376,8 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		size_t len;
 		int ret;
 
+		if (pos < c->mark_pos)
+			c->mark_out = c->nout;
 		c->lineno++;
 		ret = prepare_line(c, j, job_back(c, 1), buf + pos, buf + stop, &len);
 		if (ret < 0) {

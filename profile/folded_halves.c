@@ -29,36 +29,78 @@ static void *parse_half(void *arg)
 	return NULL;
 }
 
-/* Appends the second half @h to @c: maps its texts to frames in the order
- * they came (so every id is the one a single pass gives) and queues its
- * stacks with those ids. 0, or -ENOMEM with @c's stacks unchanged. */
+/* Part of the second half's stacks, copied with its ids mapped. */
+struct remap {
+	const uint32_t *from, *map;
+	uint32_t *to;
+	size_t n;     /* words */
+	size_t nlocal; /* ids past it are not texts (never made) */
+};
+
+static void *remap_run(void *arg)
+{
+	const struct remap *m = arg;
+
+	for (size_t i = 0; i < m->n;) {
+		const uint32_t *r = m->from + i;
+		uint32_t *o = m->to + i;
+
+		o[0] = r[0];
+		o[1] = r[1];
+		o[2] = r[2];
+		for (size_t k = 0; k < r[0]; k++)
+			o[3 + k] = r[3 + k] <= m->nlocal ? m->map[r[3 + k]] : 0;
+		i += 3 + (size_t)r[0];
+	}
+	return NULL;
+}
+
+/* Maps the second half's texts to frames in the order they came (so
+ * every id is the one a single pass gives): @map[local id]. The slots are
+ * asked for a few texts ahead. 0 or -ENOMEM. */
+static int map_texts(struct parse_ctx *c, const struct parse_ctx *h,
+		     uint32_t *map)
+{
+	map[0] = 0;
+	for (size_t j = 0; j < h->nlocal; j++) {
+		if (j + 8 < h->nlocal)
+			folded_text_prefetch(c, &h->local[j + 8].t);
+		map[j + 1] = folded_text_frame(c, &h->local[j].t, h->local[j].process);
+		if (map[j + 1] == UINT32_MAX)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Appends the second half @h to @c: its texts mapped to frames, its
+ * stacks queued with those ids, in two parts on two threads (cut where
+ * the half's parse noted, h->mark_out). 0, or -ENOMEM with @c's stacks
+ * unchanged. */
 static int join_half(struct parse_ctx *c, const struct parse_ctx *h)
 {
-	uint32_t *map = malloc((h->nlocal + 1) * sizeof(*map)), *o;
+	uint32_t *map = malloc((h->nlocal + 1) * sizeof(*map));
+	struct remap a, b;
+	pthread_t th;
+	int threaded = 0;
 
-	if (!map || folded_out_room(c, h->nout) < 0) {
+	if (!map || folded_out_room(c, h->nout) < 0 || map_texts(c, h, map) < 0) {
 		free(map);
 		return -ENOMEM;
 	}
-	map[0] = 0;
-	for (size_t j = 0; j < h->nlocal; j++) {
-		map[j + 1] = folded_text_frame(c, &h->local[j].t, h->local[j].process);
-		if (map[j + 1] == UINT32_MAX) {
-			free(map);
-			return -ENOMEM;
-		}
+	a = (struct remap){ h->out, map, c->out + c->nout, h->nout, h->nlocal };
+	b = a;
+	if (0 < h->mark_out && h->mark_out < h->nout) {
+		a.n = h->mark_out;
+		b.from += a.n;
+		b.to += a.n;
+		b.n -= a.n;
+		threaded = pthread_create(&th, NULL, remap_run, &b) == 0;
 	}
-	o = c->out + c->nout;
-	for (size_t i = 0; i < h->nout;) {
-		const uint32_t *r = h->out + i;
-
-		o[i] = r[0];
-		o[i + 1] = r[1];
-		o[i + 2] = r[2];
-		for (size_t k = 0; k < r[0]; k++)
-			o[i + 3 + k] = r[3 + k] <= h->nlocal ? map[r[3 + k]] : 0;
-		i += 3 + (size_t)r[0];
-	}
+	remap_run(&a);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (a.n < h->nout)
+		remap_run(&b);
 	c->nout += h->nout;
 	c->nlines += h->nlines;
 	c->lineno += h->lineno;
@@ -87,7 +129,8 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 		return folded_parse_lines(c, buf, pos, len);
 	h.pos = (size_t)(nl + 1 - buf);
 	h.c = (struct parse_ctx){ .end = c->end, .deferred = 1,
-				  .first_is_process = c->first_is_process };
+				  .first_is_process = c->first_is_process,
+				  .mark_pos = h.pos + (len - h.pos) / 2 };
 	if (folded_texts_init(&h.c) < 0 ||
 	    pthread_create(&th, NULL, parse_half, &h) != 0) {
 		folded_ctx_free(&h.c);

@@ -121,6 +121,10 @@ struct parse_ctx {
 	 * is where the last one starts. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines, last;
+	/* nout as the last line starting before @mark_pos began (a record
+	 * boundary; @mark_pos 0: none): where a second half's stacks are
+	 * cut in two parts to be joined on two threads. */
+	size_t mark_pos, mark_out;
 	int first_is_process;
 	struct parse_ahead *ahead; /* or NULL */
 	char *err;
