@@ -193,6 +193,27 @@ static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
 	return n;
 }
 
+typedef uint32_t u32x4 __attribute__((vector_size(16)));
+
+/* Nonzero when a frame id of @f[0..n) is not in 1..@top: 0 wraps past
+ * top. Four at a time: most of a big load's frames pass here. */
+static uint32_t frames_bad(const uint32_t *f, size_t n, uint32_t top)
+{
+	u32x4 acc = { 0 }, t = { top, top, top, top }, one = { 1, 1, 1, 1 };
+	uint32_t bad = 0;
+	size_t j = 0;
+
+	for (; j + 4 <= n; j += 4) {
+		u32x4 x;
+
+		memcpy(&x, f + j, sizeof(x));
+		acc |= (u32x4)(t <= x - one);
+	}
+	for (; j < n; j++)
+		bad |= top <= f[j] - 1u;
+	return bad | acc[0] | acc[1] | acc[2] | acc[3];
+}
+
 /* Checks the records, counts their frames and notes where each starts
  * (@a[k].val, room for @nstacks); 0 or -EINVAL. */
 static int paths_check(const struct prof_profile *p, const uint32_t *rec,
@@ -200,6 +221,7 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 		       size_t *frames, size_t *deepest)
 {
 	size_t o = 0, k = 0;
+	uint32_t top = p->nframes - 1, bad = 0;
 
 	*frames = *deepest = 0;
 	for (; o < len && k < nstacks; k++) {
@@ -209,15 +231,13 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 			return -EINVAL;
 		a[k].val = o;
 		n = rec[o];
-		for (size_t j = 0; j < n; j++)
-			if (rec[o + 3 + j] == 0 || p->nframes <= rec[o + 3 + j])
-				return -EINVAL;
+		bad |= frames_bad(rec + o + 3, n, top);
 		*frames += n;
 		if (*deepest < n)
 			*deepest = n;
 		o += 3 + n;
 	}
-	return o == len && k == nstacks ? 0 : -EINVAL;
+	return o == len && k == nstacks && !bad ? 0 : -EINVAL;
 }
 
 /* A part's path arrays (for @d entries in build_alloc()). */
@@ -399,13 +419,25 @@ static void part_root(struct part *t)
 /* Stacks from which the in-order stacks are made in two parts. */
 #define PARTS_MIN ((size_t)1 << 14)
 
+/* Where the second part starts, as an id, for parts that cost the same:
+ * of the @n nodes from @first, those before @at have their pages faulted
+ * in, and faulting a page in costs about as much as making its nodes. */
+static size_t cut_id(size_t first, size_t n, size_t at)
+{
+	size_t done = at <= first ? 0 : at - first < n ? at - first : n;
+
+	if (2 * n <= 3 * done)
+		return first + n - done / 2;
+	return first + n / 2 + done / 4;
+}
+
 /* Counts the nodes of the sorted stacks @a[0..n) (keys from
  * sort_paths()), which start at id @first. Where the stacks are cut in
- * two parts at @cut (BUILD_CUT_AUTO: where half the nodes are made),
- * notes at @lo the second part's first id; sets @cut to 0 when it cuts
- * nothing. Returns the id after the last node. */
+ * two parts at @cut (BUILD_CUT_AUTO: where the parts cost the same,
+ * cut_id()), notes at @lo the second part's first id; sets @cut to 0
+ * when it cuts nothing. Returns the id after the last node. */
 static size_t count_nodes(const struct kv *a, size_t n, size_t first,
-			  size_t *cut, uint32_t *lo)
+			  size_t at, size_t *cut, uint32_t *lo)
 {
 	size_t end = first, want, id = first;
 
@@ -413,7 +445,7 @@ static size_t count_nodes(const struct kv *a, size_t n, size_t first,
 		end += (a[i].key >> 32) - (uint32_t)a[i].key;
 	if (*cut == 0)
 		return end;
-	want = *cut == BUILD_CUT_AUTO ? first + (end - first) / 2 : SIZE_MAX;
+	want = *cut == BUILD_CUT_AUTO ? cut_id(first, end - first, at) : SIZE_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (i == *cut || (i && want <= id)) {
 			*cut = i;
@@ -427,10 +459,11 @@ static size_t count_nodes(const struct kv *a, size_t n, size_t first,
 }
 
 /* Makes the nodes of the sorted stacks @a[0..n) in one part, or in two
- * cut at @cut (in order only) on two threads; the helper @h, if it runs,
- * faults in the pages ahead of one part, else each part its own. */
+ * cut at @cut (in order only) on two threads. With one part the helper
+ * @h, if it runs, faults in the pages ahead of it; with two (the helper
+ * stopped, nodes before @at faulted in) each part faults in its own. */
 static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
-			struct build_ahead *h, size_t end)
+			struct build_ahead *h, size_t at, size_t end)
 {
 	struct prof_profile *p = x->b.p;
 	pthread_t th;
@@ -446,7 +479,7 @@ static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
 		build_ahead_stop(h, p);
 		p->nnodes = x->b.next;
 	} else {
-		x->b.faulted = build_ahead_stop(h, p);
+		x->b.faulted = at;
 		if (x->b.faulted < x->b.next)
 			x->b.faulted = x->b.next;
 		y->from = cut;
@@ -494,7 +527,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 {
 	struct part x = { .rec = rec }, y = { .rec = rec };
 	struct build_ahead h;
-	size_t frames, deepest, end;
+	size_t frames, deepest, end, at;
 	struct kv *a;
 	int err = -ENOMEM;
 
@@ -533,8 +566,9 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		build_ahead_stop(&h, p);
 		goto out_y;
 	}
-	end = count_nodes(a, nstacks, p->nnodes, &cut, &y.b.lo);
-	build_nodes(&x, &y, nstacks, cut, &h, end);
+	at = cut ? build_ahead_stop(&h, p) : 0;
+	end = count_nodes(a, nstacks, p->nnodes, at, &cut, &y.b.lo);
+	build_nodes(&x, &y, nstacks, cut, &h, at, end);
 	prof_nodes_release_unused(p);
 	p->sorted = !x.b.reordered;
 	p->pre_sorted = 1;
