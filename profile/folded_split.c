@@ -53,9 +53,19 @@ static inline uint64_t bits64(const __m128i *v, __m128i c)
 	return m0 | m1 << 16 | m2 << 32 | m3 << 48;
 }
 
+/* 1 when a byte of the 64 bytes @v[0..4) equals @c. */
+static inline int any64(const __m128i *v, __m128i c)
+{
+	__m128i a = _mm_or_si128(_mm_cmpeq_epi8(v[0], c), _mm_cmpeq_epi8(v[1], c));
+	__m128i b = _mm_or_si128(_mm_cmpeq_epi8(v[2], c), _mm_cmpeq_epi8(v[3], c));
+
+	return _mm_movemask_epi8(_mm_or_si128(a, b)) != 0;
+}
+
 /* Loads the last @n (< 64) bytes at @s into @v, padded with line ends
- * (never read past them). */
-static void load_tail(__m128i *v, const char *s, size_t n)
+ * (never read past them). Out of line: once per text. */
+static __attribute__((noinline)) void load_tail(__m128i *v, const char *s,
+						size_t n)
 {
 	char pad[64];
 
@@ -87,9 +97,11 @@ int folded_scan_line(const char *s, const char *end, size_t at,
 		} else {
 			load_tail(v, s + off, n - off);
 		}
-		mn = bits64(v, cn);
+		/* A line end and a NUL are rare in a block: their exact
+		 * bits are only made when one is there. */
+		mn = any64(v, cn) ? bits64(v, cn) : 0;
 		ms = bits64(v, cs);
-		mz = bits64(v, cz);
+		mz = any64(v, cz) ? bits64(v, cz) : 0;
 		if (mn) {
 			uint64_t below = (mn & (0 - mn)) - 1;
 
