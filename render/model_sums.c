@@ -64,10 +64,21 @@ struct step {
 
 /* The path of one half, with room for every depth it can reach (one more
  * than its first node's, per node); kids[d]: the children the node at
- * depth d has had in the half. */
+ * depth d has had in the half; slot[d]: its index in the half's noted
+ * nodes, once it has had KIDS_LIST / 2. */
 struct path {
 	struct step *s;
 	uint32_t *kids;
+	uint32_t *slot;
+};
+
+/* The children a noted node has in the half from its KIDS_LIST / 2-th
+ * on (consecutive siblings), with their totals, so that its list is made
+ * without following the links through them (rd_tree_list_kids_runs). */
+struct kid_rec {
+	uint32_t *kid;
+	uint64_t *total;
+	uint32_t n, cap;
 };
 
 struct sums;
@@ -86,6 +97,7 @@ struct half {
 	struct path pa;
 	uint32_t root_kids;   /* the root's children in this half */
 	uint32_t *big, nbig, big_cap; /* nodes with many children here */
+	struct kid_rec *rec;  /* their children, as big[] */
 };
 
 /* Nodes with this many children get a list of them in the tree (see
@@ -233,21 +245,57 @@ static inline uint32_t node_fn(const struct sums *g, uint32_t i)
 }
 
 /* Notes the node at depth @d of the path, which has had KIDS_LIST / 2
- * children in this half (the root is counted apart). 0 or -ENOMEM. */
-static int note_big(struct half *h, const struct step *s, uint32_t d)
+ * children in this half. 0 or -ENOMEM. */
+static int note_big(struct half *h, uint32_t d)
 {
-	if (!d)
-		return 0;
 	if (h->nbig == h->big_cap) {
 		uint32_t cap = h->big_cap ? h->big_cap * 2 : 64;
 		uint32_t *b = realloc(h->big, cap * sizeof(*b));
+		struct kid_rec *r;
 
 		if (!b)
 			return -ENOMEM;
 		h->big = b;
+		if (!(r = realloc(h->rec, cap * sizeof(*r))))
+			return -ENOMEM;
+		h->rec = r;
 		h->big_cap = cap;
 	}
-	h->big[h->nbig++] = s[d].node;
+	h->big[h->nbig] = h->pa.s[d].node;
+	h->rec[h->nbig] = (struct kid_rec){ 0 };
+	h->pa.slot[d] = h->nbig++;
+	return 0;
+}
+
+/* Child @i (total @total) of the node at depth @d of the path, its @k-th
+ * in this half, where k >= KIDS_LIST / 2: notes the node at the first
+ * and keeps the child. The root (@d 0) is counted apart and its children
+ * not kept. 0 or -ENOMEM. */
+static int note_kid(struct half *h, uint32_t d, uint32_t k, uint32_t i,
+		    uint64_t total)
+{
+	struct kid_rec *r;
+
+	if (!d)
+		return 0;
+	if (k == KIDS_LIST / 2 && note_big(h, d) < 0)
+		return -ENOMEM;
+	r = &h->rec[h->pa.slot[d]];
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? r->cap * 2 : 64;
+		uint32_t *kid = realloc(r->kid, cap * sizeof(*kid));
+		uint64_t *tot;
+
+		if (!kid)
+			return -ENOMEM;
+		r->kid = kid;
+		if (!(tot = realloc(r->total, cap * sizeof(*tot))))
+			return -ENOMEM;
+		r->total = tot;
+		r->cap = cap;
+	}
+	r->kid[r->n] = i;
+	r->total[r->n++] = total;
 	return 0;
 }
 
@@ -302,7 +350,8 @@ static int64_t walk_start(struct half *h)
 		return -ENOMEM; /* deeper than the sums' depths can say */
 	pa->s = malloc(room * sizeof(*pa->s));
 	pa->kids = calloc(room, sizeof(*pa->kids));
-	if (!pa->s || !pa->kids)
+	pa->slot = malloc(room * sizeof(*pa->slot));
+	if (!pa->s || !pa->kids || !pa->slot)
 		return -ENOMEM;
 	pa->s[0] = (struct step){ .fn = NONE, .yours = g->nfn, .any = g->nfn };
 	for (uint32_t a = mid ? rd_tree_parent(g->t, h->lo) : 0, d = depth; a;
@@ -368,7 +417,8 @@ walk_nodes(struct half *h, uint32_t d, const int same)
 		}
 		while (s[d].node != parent && d)
 			kids[d--] = 0;
-		if (++kids[d] == KIDS_LIST / 2 && note_big(h, s, d) < 0)
+		if (KIDS_LIST / 2 <= ++kids[d] &&
+		    note_kid(h, d, kids[d], i, rd_tree_total(&t, i)) < 0)
 			return -ENOMEM;
 		d++;
 		f->total += path_put(s, d, i, fn, f) ? rd_tree_total(&t, i) : 0;
@@ -425,24 +475,46 @@ static void add_up(struct half *h)
 	}
 }
 
+static int cmp_run(const void *x, const void *y)
+{
+	const struct rd_kid_run *a = x, *b = y;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->kid[0] < b->kid[0] ? -1 : a->kid[0] > b->kid[0];
+}
+
 /* The children lists of the nodes with many children (the root's
- * counted apart, as it is never on the path). 0 or -ENOMEM. */
+ * counted apart, as it is never on the path), from the children the
+ * walk kept. 0 or -ENOMEM. */
 static int list_kids(struct sums *g)
 {
 	const struct half *a = &g->half[0], *b = &g->half[1];
-	uint32_t n = a->nbig + b->nbig, *nodes = malloc((n + 1) * sizeof(*nodes));
-	int rc;
+	uint32_t n = a->nbig + b->nbig, nruns = 0;
+	uint32_t *nodes = malloc((n + 1) * sizeof(*nodes));
+	struct rd_kid_run *runs = malloc((n ? n : 1) * sizeof(*runs));
+	int rc = -ENOMEM;
 
-	if (!nodes)
-		return -ENOMEM;
-	if (a->nbig)
-		memcpy(nodes, a->big, a->nbig * sizeof(*nodes));
-	if (b->nbig)
-		memcpy(nodes + a->nbig, b->big, b->nbig * sizeof(*nodes));
+	if (!nodes || !runs)
+		goto out;
+	n = 0;
+	for (int k = 0; k < 2; k++) {
+		const struct half *h = &g->half[k];
+
+		for (uint32_t j = 0; j < h->nbig; j++) {
+			nodes[n++] = h->big[j];
+			runs[nruns++] = (struct rd_kid_run){ h->big[j], h->rec[j].n,
+							     h->rec[j].kid,
+							     h->rec[j].total };
+		}
+	}
+	qsort(runs, nruns, sizeof(*runs), cmp_run);
 	if (KIDS_LIST <= a->root_kids + b->root_kids)
 		nodes[n++] = 0;
-	rc = rd_tree_list_kids(&g->m->tree, nodes, n);
+	rc = rd_tree_list_kids_runs(&g->m->tree, nodes, n, runs, nruns);
+out:
 	free(nodes);
+	free(runs);
 	return rc;
 }
 
@@ -505,9 +577,15 @@ static void sums_free(struct sums *g)
 		free(h->sum);
 		free(h->self);
 		free(h->own_yours);
+		for (uint32_t j = 0; j < h->nbig; j++) {
+			free(h->rec[j].kid);
+			free(h->rec[j].total);
+		}
+		free(h->rec);
 		free(h->big);
 		free(h->pa.s);
 		free(h->pa.kids);
+		free(h->pa.slot);
 	}
 }
 

@@ -55,9 +55,39 @@ static int kids_room(struct rd_tree *t, size_t need, size_t *cap)
 	return 0;
 }
 
-int rd_tree_list_kids(struct rd_tree *t, uint32_t *nodes, uint32_t n)
+/* Appends the children of node @b to the lists from @at on, copying
+ * those in @runs (the runs of @b, @nr of them, in order) and following
+ * the links for the others. Returns the new end, or -ENOMEM. */
+static int64_t list_one(struct rd_tree *t, uint32_t b, size_t at, size_t *cap,
+			const struct rd_kid_run *runs, uint32_t nr)
 {
-	uint32_t nb = 0;
+	uint32_t r = 0, c = rd_tree_child(t, b);
+
+	while (c) {
+		if (r < nr && runs[r].n && runs[r].kid[0] == c) {
+			const struct rd_kid_run *k = &runs[r++];
+
+			if (kids_room(t, at + k->n, cap) < 0)
+				return -ENOMEM;
+			memcpy(t->kid + at, k->kid, k->n * sizeof(*t->kid));
+			memcpy(t->kid_total + at, k->total, k->n * sizeof(*t->kid_total));
+			at += k->n;
+			c = rd_tree_next(t, k->kid[k->n - 1]);
+			continue;
+		}
+		if (kids_room(t, at + 1, cap) < 0)
+			return -ENOMEM;
+		t->kid[at] = c;
+		t->kid_total[at++] = rd_tree_total(t, c);
+		c = rd_tree_next(t, c);
+	}
+	return (int64_t)at;
+}
+
+int rd_tree_list_kids_runs(struct rd_tree *t, uint32_t *nodes, uint32_t n,
+			   const struct rd_kid_run *runs, uint32_t nruns)
+{
+	uint32_t nb = 0, r = 0;
 	size_t at = 0, cap = 0;
 
 	drop_kids(t);
@@ -70,14 +100,19 @@ int rd_tree_list_kids(struct rd_tree *t, uint32_t *nodes, uint32_t n)
 	if (!t->big || !t->kid_off || kids_room(t, 1, &cap) < 0)
 		goto err;
 	for (uint32_t b = 0; b < nb; b++) {
+		uint32_t r0;
+		int64_t end;
+
+		while (r < nruns && runs[r].node < nodes[b])
+			r++;
+		for (r0 = r; r < nruns && runs[r].node == nodes[b]; r++)
+			;
 		t->big[b] = nodes[b];
 		t->kid_off[b] = (uint32_t)at;
-		for (uint32_t c = rd_tree_child(t, nodes[b]); c; c = rd_tree_next(t, c)) {
-			if (kids_room(t, at + 1, &cap) < 0)
-				goto err;
-			t->kid[at] = c;
-			t->kid_total[at++] = rd_tree_total(t, c);
-		}
+		if ((end = list_one(t, nodes[b], at, &cap, runs + r0, r - r0)) < 0 ||
+		    UINT32_MAX < end)
+			goto err;
+		at = (size_t)end;
 	}
 	t->kid_off[nb] = (uint32_t)at;
 	t->nbig = nb;
@@ -85,6 +120,11 @@ int rd_tree_list_kids(struct rd_tree *t, uint32_t *nodes, uint32_t n)
 err:
 	drop_kids(t);
 	return -ENOMEM;
+}
+
+int rd_tree_list_kids(struct rd_tree *t, uint32_t *nodes, uint32_t n)
+{
+	return rd_tree_list_kids_runs(t, nodes, n, NULL, 0);
 }
 
 /* Numbers the nodes of @t->p in preorder by walking the sibling links:

@@ -64,6 +64,24 @@ void rd_tree_free(struct rd_tree *t);
  * -ENOMEM (then no lists are kept; walks read the links). */
 int rd_tree_list_kids(struct rd_tree *t, uint32_t *nodes, uint32_t n);
 
+/* Children of a node already known (by a walk over the tree): @n
+ * consecutive siblings kid[0..n) of @node, in sibling order, with their
+ * totals. */
+struct rd_kid_run {
+	uint32_t node;
+	uint32_t n;
+	const uint32_t *kid;
+	const uint64_t *total;
+};
+
+/* rd_tree_list_kids() that copies the children in @runs (@nruns of them,
+ * sorted by node, then by their first child; runs of one node must not
+ * overlap) instead of following the links through them: only the
+ * children outside the runs are read from the tree. Runs of nodes not in
+ * @nodes are ignored. Returns 0 or -ENOMEM (then no lists are kept). */
+int rd_tree_list_kids_runs(struct rd_tree *t, uint32_t *nodes, uint32_t n,
+			   const struct rd_kid_run *runs, uint32_t nruns);
+
 static inline uint64_t rd_tree_total(const struct rd_tree *t, uint32_t i)
 {
 	return t->nd[i].total;
