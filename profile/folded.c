@@ -293,11 +293,20 @@ static int prepare_line(struct parse_ctx *c, struct line_job *j,
 	return 1;
 }
 
+/* Asks for the arena bytes the lookups of the prepared line @j will
+ * compare (its slots were asked for a line ago). */
+FOLDED_PREFETCH void prefetch_line_bytes(const struct parse_ctx *c,
+					 const struct line_job *j)
+{
+	for (size_t i = j->k; i < j->n; i++)
+		if (LONG_MAX_LEN < j->tok[i].len)
+			folded_text_prefetch_bytes(c, &j->tok[i]);
+}
+
 /* Looks up the frames of the prepared line @j and queues its stack; the
  * frames it shares with the line before are that line's, queued last.
- * The slots were asked for a line ago; the arena's bytes are asked for
- * first, so their misses overlap. 0 or -ENOMEM (c->lineno is then
- * @j's). */
+ * Its slots and arena bytes were asked for a line and two lines ago.
+ * 0 or -ENOMEM (c->lineno is then @j's). */
 static int resolve_line(struct parse_ctx *c, const struct line_job *j)
 {
 	int proc = c->first_is_process;
@@ -311,9 +320,6 @@ static int resolve_line(struct parse_ctx *c, const struct line_job *j)
 	o = c->out + c->nout;
 	if (k)
 		memcpy(o + 3, c->out + c->last + 3, k * sizeof(*o));
-	for (size_t i = k; i < n; i++)
-		if (INLINE_MAX < j->tok[i].len)
-			folded_text_prefetch_bytes(c, &j->tok[i]);
 	for (size_t i = k; i < n; i++) {
 		uint32_t f = folded_text_lookup(c, &j->tok[i], i == 0 && proc);
 
@@ -366,8 +372,9 @@ static int resolve_all(struct parse_ctx *c)
 
 /* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
  * (c->lineno is then the bad line's). Each line is split and hashed, and
- * its slots asked for, FOLDED_JOBS - 1 lines before it is looked up: the
- * lines' work in between hides its cache misses. */
+ * its slots asked for; a line later the arena bytes its slots point to
+ * are asked for; FOLDED_JOBS - 1 lines after it was prepared it is
+ * looked up: the lines' work in between hides the cache misses. */
 int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		       size_t stop)
 {
@@ -393,6 +400,8 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		if (ret == 0)
 			continue;
 		j->lineno = c->lineno;
+		if (c->pending)
+			prefetch_line_bytes(c, job_back(c, 1));
 		if (c->pending == FOLDED_JOBS - 1 && resolve_oldest(c) < 0)
 			return -ENOMEM;
 		c->pending++;
@@ -407,6 +416,7 @@ void folded_ctx_free(struct parse_ctx *c)
 	for (unsigned i = 0; i < FOLDED_JOBS; i++)
 		free(c->job[i].tok);
 	free(c->texts);
+	free(c->longs);
 	free(c->arena);
 	free(c->out);
 	free(c->local);
@@ -472,8 +482,10 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 		ahead_stop(&c);
 	/* The texts are known: make room for the tree. */
 	free(c.texts);
+	free(c.longs);
 	free(c.arena);
 	c.texts = NULL;
+	c.longs = NULL;
 	c.arena = NULL;
 	/* The lines before a bad one are kept. An empty tree is built from
 	 * the sorted stacks (prof_build), others by lookups. */

@@ -45,6 +45,16 @@ struct text_slot {
 	uint64_t w;
 };
 
+/* A text of INLINE_MAX + 1 to LONG_MAX bytes, held whole in a 32-byte
+ * slot of a second table (one cache line read for a lookup, where an
+ * arena text costs a second, dependent one): @frame as in a text_slot
+ * (| SLOT_PROC for a process row, 0 = empty), @text zero-padded. */
+#define LONG_MAX_LEN 28u
+struct long_slot {
+	uint32_t frame;
+	char text[LONG_MAX_LEN];
+};
+
 /* One frame's text in the current line: where it is, its length, its
  * first 16 bytes zero-padded and its hash (folded_token_hash()). */
 struct token {
@@ -99,9 +109,10 @@ int folded_ahead_start(struct parse_ahead *a, void *out, size_t out_cap,
 void folded_ahead_stop(struct parse_ahead *a);
 
 /* Lines in flight: a line's slots are asked for this many lines before
- * it is looked up, less one. */
+ * it is looked up, less one (at least 3: the arena bytes are asked for
+ * a line after the slots). */
 #ifndef FOLDED_JOBS
-#define FOLDED_JOBS 2u
+#define FOLDED_JOBS 3u
 #endif
 
 struct parse_ctx {
@@ -114,6 +125,8 @@ struct parse_ctx {
 	unsigned cur, pending;
 	struct text_slot *texts;
 	size_t ntexts, texts_cap;
+	struct long_slot *longs; /* the second table */
+	size_t nlongs, longs_cap;
 	char *arena; /* the SLOT_ARENA texts' bytes, back to back */
 	size_t arena_len, arena_cap;
 	/* Parsed lines, added to the tree after the text is read: per line
@@ -227,6 +240,8 @@ static inline uint64_t folded_low_bytes(uint64_t w, size_t n)
 /* The masks that keep the first n bytes of a text's two words, by n
  * (0 to 16). */
 extern const uint64_t folded_keep[17][2];
+/* The same for a 4-byte word, by n (0 to 4). */
+extern const uint32_t folded_keep4[5];
 
 static inline void folded_token_hash(struct token *t, const char *end,
 				     int process)
@@ -252,18 +267,33 @@ static inline void folded_token_hash(struct token *t, const char *end,
  * 0 or -ENOMEM. */
 int folded_texts_init(struct parse_ctx *c);
 
+/* The functions that only prefetch are inlined before the compiler
+ * looks for pure functions: GCC finds such a function pure (a prefetch
+ * has no effect it can see) and drops the calls to it. */
+#if defined(__GNUC__)
+#define FOLDED_PREFETCH static inline __attribute__((always_inline))
+#else
+#define FOLDED_PREFETCH static inline
+#endif
+
 /* Asks for the table slot where the lookup of @t starts. */
-static inline void folded_text_prefetch(const struct parse_ctx *c,
-					const struct token *t)
+FOLDED_PREFETCH void folded_text_prefetch(const struct parse_ctx *c,
+					  const struct token *t)
 {
-	__builtin_prefetch(&c->texts[t->hash & (c->texts_cap - 1)]);
+	const void *a;
+
+	if (t->len - INLINE_MAX - 1 < LONG_MAX_LEN - INLINE_MAX)
+		a = &c->longs[t->hash & (c->longs_cap - 1)];
+	else
+		a = &c->texts[t->hash & (c->texts_cap - 1)];
+	__builtin_prefetch(a);
 }
 
 /* Asks for the bytes in the arena that the lookup of the text @t (longer
- * than INLINE_MAX) will compare, when its slot is the first it probes
+ * than LONG_MAX_LEN) will compare, when its slot is the first it probes
  * (it should be in the cache by now). */
-static inline void folded_text_prefetch_bytes(const struct parse_ctx *c,
-					      const struct token *t)
+FOLDED_PREFETCH void folded_text_prefetch_bytes(const struct parse_ctx *c,
+						const struct token *t)
 {
 	const struct text_slot *sl = &c->texts[t->hash & (c->texts_cap - 1)];
 
@@ -290,15 +320,44 @@ static inline int folded_arena_equal(const char *a, const struct token *t)
 	return len <= 16 || memcmp(a + 16, t->s + 16, len - 16) == 0;
 }
 
-/* The frame of token @t (@process: the line's process row), looked up in
- * @c's table or new; UINT32_MAX on ENOMEM. */
-uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
-			   int process);
+/* 1 when the long slot @sl holds the token @t of INLINE_MAX + 1 to
+ * LONG_MAX_LEN bytes (its bytes past 16 read up to @end at most). */
+static inline int folded_long_equal(const struct long_slot *sl,
+				    const struct token *t, const char *end)
+{
+	uint64_t a0, a1, a2 = 0, b2 = 0;
+	uint32_t a3 = 0, b3 = 0;
+	size_t len = t->len;
 
-/* The same, with the lookup of a text in the table made here: only a
- * text the table does not hold goes out of line. */
-static inline uint32_t folded_text_lookup(struct parse_ctx *c,
-					  const struct token *t, int process)
+	memcpy(&a0, sl->text, 8);
+	memcpy(&a1, sl->text + 8, 8);
+	if (a0 != t->w0 || a1 != t->w1)
+		return 0;
+	memcpy(&a2, sl->text + 16, 8);
+	memcpy(&a3, sl->text + 24, 4);
+	if (16 < len) {
+		size_t more = len - 16;
+
+		if (16 <= end - (t->s + 16)) {
+			memcpy(&b2, t->s + 16, 8);
+			memcpy(&b3, t->s + 24, 4);
+			b2 &= folded_keep[more < 8 ? more : 8][0];
+			b3 &= folded_keep4[more < 8 ? 0 : more - 8];
+		} else {
+			char pad[12] = { 0 };
+
+			memcpy(pad, t->s + 16, more);
+			memcpy(&b2, pad, 8);
+			memcpy(&b3, pad + 8, 4);
+		}
+	}
+	return a2 == b2 && a3 == b3;
+}
+
+/* The frame of the text @t (@process: a process row) in @c's tables, or
+ * 0 when they do not hold it. */
+static inline uint32_t folded_text_find(const struct parse_ctx *c,
+					const struct token *t, int process)
 {
 	const struct text_slot *T = c->texts;
 	size_t j, mask = c->texts_cap - 1;
@@ -316,6 +375,14 @@ static inline uint32_t folded_text_lookup(struct parse_ctx *c,
 		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
 			if ((f & cls) == want && T[j].w == t->w0 && T[j].x == x)
 				return f & SLOT_ID;
+	} else if (t->len <= LONG_MAX_LEN) {
+		const struct long_slot *L = c->longs;
+		uint32_t want = process ? SLOT_PROC : 0;
+
+		mask = c->longs_cap - 1;
+		for (j = t->hash & mask; (f = L[j].frame) != 0; j = (j + 1) & mask)
+			if ((f & SLOT_PROC) == want && folded_long_equal(&L[j], t, c->end))
+				return f & SLOT_ID;
 	} else if (t->len < FLAG_PROCESS) {
 		uint64_t key = (uint64_t)((uint32_t)t->len |
 					  (process ? FLAG_PROCESS : 0)) << 32;
@@ -326,7 +393,21 @@ static inline uint32_t folded_text_lookup(struct parse_ctx *c,
 			    folded_arena_equal(c->arena + (uint32_t)T[j].w, t))
 				return f & SLOT_ID;
 	}
-	return folded_text_frame(c, t, process);
+	return 0;
+}
+
+/* The frame of token @t (@process: the line's process row), looked up in
+ * @c's tables or new; UINT32_MAX on ENOMEM. */
+uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
+			   int process);
+
+/* The same, with the lookup of a text the tables hold made here. */
+static inline uint32_t folded_text_lookup(struct parse_ctx *c,
+					  const struct token *t, int process)
+{
+	uint32_t f = folded_text_find(c, t, process);
+
+	return f ? f : folded_text_frame(c, t, process);
 }
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */

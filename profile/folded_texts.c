@@ -74,6 +74,14 @@ const uint64_t folded_keep[17][2] = {
 #endif
 };
 
+const uint32_t folded_keep4[5] = {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	0x00000000u, 0xff000000u, 0xffff0000u, 0xffffff00u, 0xffffffffu,
+#else
+	0x00000000u, 0x000000ffu, 0x0000ffffu, 0x00ffffffu, 0xffffffffu,
+#endif
+};
+
 /* The @n bytes at @s, or the 8 there, zero-padded (a fixed-size load
  * but at the buffer's end). */
 static inline uint64_t load_upto8(const char *s, size_t n)
@@ -193,9 +201,66 @@ static int texts_grow(struct parse_ctx *c)
 	return 0;
 }
 
+/* Where a long slot's text starts its probe: its hash
+ * (folded_token_hash()). */
+static uint32_t long_hash(const struct long_slot *sl)
+{
+	struct token t = { .s = sl->text,
+			   .len = strnlen(sl->text, LONG_MAX_LEN) };
+
+	folded_token_hash_long(&t, sl->text + LONG_MAX_LEN,
+			       (sl->frame & SLOT_PROC) != 0);
+	return t.hash;
+}
+
+/* Grows the table of long texts (doubling it); 0 or -ENOMEM. */
+static int longs_grow(struct parse_ctx *c)
+{
+	size_t cap = c->longs_cap ? c->longs_cap * 2 : 1024;
+	struct long_slot *t = prof_big_calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->longs_cap; i++) {
+		size_t j;
+
+		if (!c->longs[i].frame)
+			continue;
+		for (j = long_hash(&c->longs[i]) & (cap - 1); t[j].frame;
+		     j = (j + 1) & (cap - 1))
+			;
+		t[j] = c->longs[i];
+	}
+	free(c->longs);
+	c->longs = t;
+	c->longs_cap = cap;
+	return 0;
+}
+
 int folded_texts_init(struct parse_ctx *c)
 {
-	return c->texts_cap ? 0 : texts_grow(c);
+	if (!c->texts_cap && texts_grow(c) < 0)
+		return -ENOMEM;
+	return c->longs_cap ? 0 : longs_grow(c);
+}
+
+/* Keeps token @t (@process: a process row) with @id in the table of long
+ * texts; 0 or -ENOMEM. */
+static int long_add(struct parse_ctx *c, const struct token *t, int process,
+		    uint32_t id)
+{
+	struct long_slot sl = { id | (process ? SLOT_PROC : 0), { 0 } };
+	size_t j, mask;
+
+	if (c->longs_cap / 16 * LOAD_MAX < c->nlongs + 1 && longs_grow(c) < 0)
+		return -ENOMEM;
+	memcpy(sl.text, t->s, t->len);
+	mask = c->longs_cap - 1;
+	for (j = t->hash & mask; c->longs[j].frame; j = (j + 1) & mask)
+		;
+	c->longs[j] = sl;
+	c->nlongs++;
+	return 0;
 }
 
 /* Keeps the bytes of @t in the arena; their offset, or UINT32_MAX when
@@ -251,31 +316,19 @@ uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 {
 	int inl = t->len <= INLINE_MAX;
 	uint32_t key = (uint32_t)t->len | (process ? FLAG_PROCESS : 0), id, f;
-	const struct text_slot *T = c->texts;
 	struct text_slot sl;
-	size_t j, mask = c->texts_cap - 1;
+	size_t j, mask;
 
 	if (FLAG_PROCESS <= t->len)
 		return new_frame(c, t, process);
-	if (inl) {
-		uint32_t x = INLINE_X(t->w1), want = SLOT_INLINE | (process ? SLOT_PROC : 0);
-		const uint32_t cls = SLOT_INLINE | SLOT_ARENA | SLOT_PROC;
-
-		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
-			if ((f & cls) == want && T[j].w == t->w0 && T[j].x == x)
-				return f & SLOT_ID;
-	} else {
-		uint64_t w = (uint64_t)key << 32;
-
-		for (j = t->hash & mask; (f = T[j].frame) != 0; j = (j + 1) & mask)
-			if ((f & SLOT_ARENA) && T[j].x == t->hash &&
-			    (T[j].w & 0xffffffff00000000ull) == w &&
-			    folded_arena_equal(c->arena + (uint32_t)T[j].w, t))
-				return f & SLOT_ID;
-	}
+	f = folded_text_find(c, t, process);
+	if (f)
+		return f;
 	id = new_frame(c, t, process);
 	if (id == UINT32_MAX || SLOT_ID < id)
 		return id;
+	if (INLINE_MAX < t->len && t->len <= LONG_MAX_LEN)
+		return long_add(c, t, process, id) < 0 ? UINT32_MAX : id;
 	if (c->texts_cap / 16 * LOAD_MAX < c->ntexts + 1 && texts_grow(c) < 0)
 		return UINT32_MAX;
 	if (!make_slot(c, t, inl, process, key, id, &sl))
