@@ -21,6 +21,7 @@
 
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "same_profile.h"
 
 static uint64_t rng(uint64_t *s)
 {
@@ -130,55 +131,6 @@ static int ref_parse(struct prof_profile *p, const char *t, size_t len,
 	return 0;
 }
 
-/* ---- the comparison ---------------------------------------------------- */
-
-/* Same frames (ids, names, kinds) and, sorted, the same tree. */
-static void assert_same(struct prof_profile *a, struct prof_profile *b)
-{
-	uint32_t x = 0, y = 0, seen = 0;
-
-	assert_int_equal(prof_frame_count(a), prof_frame_count(b));
-	for (uint32_t i = 1; i < prof_frame_count(a); i++) {
-		const struct prof_frame *f = prof_frame_get(a, i);
-		const struct prof_frame *g = prof_frame_get(b, i);
-
-		assert_int_equal(f->kind, g->kind);
-		assert_int_equal(prof_str_len(a, f->name), prof_str_len(b, g->name));
-		assert_memory_equal(prof_str(a, f->name), prof_str(b, g->name),
-				    prof_str_len(a, f->name));
-	}
-	assert_int_equal(prof_sort(a), 0);
-	assert_int_equal(prof_sort(b), 0);
-	assert_int_equal(prof_node_count(a), prof_node_count(b));
-	for (;;) {
-		const struct prof_node *u = prof_node_get(a, x);
-		const struct prof_node *v = prof_node_get(b, y);
-
-		seen++;
-		assert_int_equal(u->frame, v->frame);
-		assert_true(u->total == v->total);
-		assert_true(u->self == v->self);
-		assert_int_equal(u->child == 0, v->child == 0);
-		if (u->child) {
-			x = u->child;
-			y = v->child;
-			continue;
-		}
-		while (x && !prof_node_get(a, x)->sibling) {
-			assert_int_equal(prof_node_get(b, y)->sibling, 0);
-			x = prof_node_get(a, x)->parent;
-			y = prof_node_get(b, y)->parent;
-		}
-		assert_int_equal(x == 0, y == 0);
-		if (!x)
-			break;
-		x = prof_node_get(a, x)->sibling;
-		y = prof_node_get(b, y)->sibling;
-		assert_int_not_equal(y, 0);
-	}
-	assert_int_equal(seen, prof_node_count(a));
-}
-
 /* Parses @t[0..len) both ways (into a heap copy that ends there, so
  * reading past it is caught) and compares; returns the reader's result. */
 static int check_text(const char *t, size_t len, int procs, int sorted)
@@ -197,7 +149,7 @@ static int check_text(const char *t, size_t len, int procs, int sorted)
 	b = ref_parse(r, t, len, procs, e2, sizeof(e2));
 	assert_int_equal(a, b);
 	assert_string_equal(e1, e2);
-	assert_same(p, r);
+	assert_same_profile(p, r);
 	free(copy);
 	prof_free(p);
 	prof_free(r);

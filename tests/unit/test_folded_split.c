@@ -17,6 +17,7 @@
 #include "profile/folded.h"
 #include "profile/folded_impl.h"
 #include "profile/profile.h"
+#include "same_profile.h"
 
 #define PIECE ((size_t)200 << 10) /* well under the split size (1 MiB) */
 
@@ -117,55 +118,6 @@ static struct prof_profile *by_pieces(const char *t, int procs)
 	return p;
 }
 
-/* Same strings, frames (ids, names, kinds) and, after sorting, the same
- * tree: a walk down both meets the same frames (by id), totals and
- * selves in the same order. */
-static void assert_same(struct prof_profile *a, struct prof_profile *b)
-{
-	uint32_t x = 0, y = 0, seen = 0;
-
-	assert_int_equal(prof_str_count(a), prof_str_count(b));
-	for (uint32_t i = 0; i < prof_str_count(a); i++)
-		assert_string_equal(prof_str(a, i), prof_str(b, i));
-	assert_int_equal(prof_frame_count(a), prof_frame_count(b));
-	for (uint32_t i = 1; i < prof_frame_count(a); i++) {
-		const struct prof_frame *f = prof_frame_get(a, i);
-		const struct prof_frame *g = prof_frame_get(b, i);
-
-		assert_int_equal(f->name, g->name);
-		assert_int_equal(f->kind, g->kind);
-	}
-	assert_int_equal(prof_sort(a), 0);
-	assert_int_equal(prof_sort(b), 0);
-	assert_int_equal(prof_node_count(a), prof_node_count(b));
-	for (;;) {
-		const struct prof_node *u = prof_node_get(a, x);
-		const struct prof_node *v = prof_node_get(b, y);
-
-		seen++;
-		assert_int_equal(u->frame, v->frame);
-		assert_true(u->total == v->total);
-		assert_true(u->self == v->self);
-		assert_int_equal(u->child == 0, v->child == 0);
-		assert_int_equal(u->sibling == 0, v->sibling == 0);
-		if (u->child) {
-			x = u->child;
-			y = v->child;
-			continue;
-		}
-		while (x && !prof_node_get(a, x)->sibling) {
-			x = prof_node_get(a, x)->parent;
-			y = prof_node_get(b, y)->parent;
-		}
-		assert_int_equal(x == 0, y == 0);
-		if (!x)
-			break;
-		x = prof_node_get(a, x)->sibling;
-		y = prof_node_get(b, y)->sibling;
-	}
-	assert_int_equal(seen, prof_node_count(a));
-}
-
 /* A text over the split size gives what one pass gives, with and without
  * process rows, unsorted and sorted as made; so do texts of 6 MiB read
  * with the helper faulting memory in ahead (every round: with it, sorted;
@@ -190,8 +142,8 @@ static void test_split_same_as_one_pass(void **state)
 		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 1, 1,
 						   err, sizeof(err)), 0);
 		assert_true(prof_total(p) == sum);
-		assert_same(p, ref);
-		assert_same(q, ref);
+		assert_same_profile(p, ref);
+		assert_same_profile(q, ref);
 		prof_free(p);
 		prof_free(q);
 		prof_free(ref);
