@@ -215,9 +215,11 @@ static uint32_t frames_bad(const uint32_t *f, size_t n, uint32_t top)
 }
 
 /* Checks the records, counts their frames and notes where each starts
- * (@a[k].val, room for @nstacks); 0 or -EINVAL. */
+ * (@a[k].val, room for @nstacks) and which frames they hold at depths 0
+ * and 1 (@seen[f] and @seen[nframes + f] set, zeroed by the caller);
+ * 0 or -EINVAL. */
 static int paths_check(const struct prof_profile *p, const uint32_t *rec,
-		       size_t len, size_t nstacks, struct kv *a,
+		       size_t len, size_t nstacks, struct kv *a, uint8_t *seen,
 		       size_t *frames, size_t *deepest)
 {
 	size_t o = 0, k = 0;
@@ -232,6 +234,10 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 		a[k].val = o;
 		n = rec[o];
 		bad |= frames_bad(rec + o + 3, n, top);
+		if (n && rec[o + 3] < p->nframes)
+			seen[rec[o + 3]] = 1;
+		if (1 < n && rec[o + 4] < p->nframes)
+			seen[p->nframes + rec[o + 4]] = 1;
 		*frames += n;
 		if (*deepest < n)
 			*deepest = n;
@@ -505,19 +511,27 @@ static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
 }
 
 /* Ranks the frames of @p and sorts the stacks @a[0..n) by them (see
- * sort_paths()). 0 or -ENOMEM. */
+ * sort_paths()), the frames @seen at depths 0 and 1 (paths_check()) by
+ * their codes. 0 or -ENOMEM. */
 static int stacks_sort(struct prof_profile *p, const uint32_t *rec,
-		       struct kv *a, size_t n)
+		       const uint8_t *seen, struct kv *a, size_t n)
 {
-	uint32_t *rank = malloc(p->nframes * sizeof(*rank));
-	uint32_t *by_rank = malloc(p->nframes * sizeof(*by_rank));
+	uint32_t nf = p->nframes;
+	uint32_t *rank = malloc(4 * (size_t)nf * sizeof(*rank));
 	struct kv *tmp = malloc(n * sizeof(*tmp));
 	int err = -ENOMEM;
 
-	if (rank && by_rank && tmp && sort_frame_ranks(p, rank, by_rank) == 0)
-		err = sort_paths(rec, rank, p->nframes - 1, a, tmp, n);
+	if (rank && tmp && sort_frame_ranks(p, rank, rank + nf) == 0) {
+		struct path_codes c = { { rank + 2 * (size_t)nf, rank + 3 * (size_t)nf },
+					{ 0, 0 } };
+
+		for (int d = 0; d < 2; d++)
+			c.count[d] = sort_frame_codes(seen + d * (size_t)nf,
+						      rank + nf, nf,
+						      (uint32_t *)c.code[d]);
+		err = sort_paths(rec, rank, nf - 1, &c, a, tmp, n);
+	}
 	free(rank);
-	free(by_rank);
 	free(tmp);
 	return err;
 }
@@ -529,6 +543,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	struct build_ahead h;
 	size_t frames, deepest, end, at;
 	struct kv *a;
+	uint8_t *seen = NULL;
 	int err = -ENOMEM;
 
 	if (p->nnodes != 1)
@@ -536,14 +551,13 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	a = malloc((nstacks ? nstacks : 1) * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	if (paths_check(p, rec, len, nstacks, a, &frames, &deepest) < 0) {
-		free(a);
-		return -EINVAL;
-	}
-	if (nstacks == 0) {
-		free(a);
-		return 0;
-	}
+	seen = calloc(2 * (size_t)p->nframes, 1);
+	if (!seen)
+		goto out_a;
+	err = paths_check(p, rec, len, nstacks, a, seen, &frames, &deepest);
+	if (err < 0 || nstacks == 0)
+		goto out_a;
+	err = -ENOMEM;
 	if (cut == BUILD_CUT_AUTO)
 		cut = nstacks < PARTS_MIN ? 0 : BUILD_CUT_AUTO;
 	else if (nstacks <= cut)
@@ -561,7 +575,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		goto out_y;
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, a, nstacks);
+	err = stacks_sort(p, rec, seen, a, nstacks);
 	if (err < 0) {
 		build_ahead_stop(&h, p);
 		goto out_y;
@@ -577,6 +591,7 @@ out_y:
 out_x:
 	build_free(&x.b);
 out_a:
+	free(seen);
 	free(a);
 	return err;
 }

@@ -177,7 +177,8 @@ static void kv_insertion(struct kv *a, size_t n)
 	}
 }
 
-void sort_kv(struct kv *a, struct kv *tmp, size_t n)
+/* sort_kv() by bytes, least significant first. */
+static void sort_kv_lsd(struct kv *a, struct kv *tmp, size_t n)
 {
 	size_t cnt[8][256];
 	struct kv *src = a, *dst = tmp;
@@ -219,6 +220,11 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n)
 	}
 	if (src != a)
 		memcpy(a, src, n * sizeof(*a));
+}
+
+void sort_kv(struct kv *a, struct kv *tmp, size_t n)
+{
+	sort_kv_lsd(a, tmp, n);
 }
 
 /* Bytes @at to @at + 7 of a frame's folded spelling, big-endian and
@@ -327,6 +333,12 @@ struct path_sort {
 	const uint32_t *rank;
 	unsigned bits;   /* bits of one rank in a key */
 	unsigned fields; /* ranks per key */
+	/* The first key (from depth 0) holds the frames at depths 0 and 1
+	 * by their codes (struct path_codes; NULL: by rank), then ranks, as
+	 * many as fit; field f takes width[f] of its used bits. */
+	const uint32_t *code[2];
+	unsigned fields0, used0;
+	unsigned char width[64];
 };
 
 /* Path @o's ranks from @depth on, packed most significant first; 0 past
@@ -342,6 +354,46 @@ static uint64_t path_key(const struct path_sort *s, uint64_t o, size_t depth)
 		k = k << s->bits | (j < r[0] ? s->rank[r[3 + j]] : 0);
 	}
 	return k;
+}
+
+/* The first key of path @o (see struct path_sort). */
+static uint64_t path_key0(const struct path_sort *s, uint64_t o)
+{
+	const uint32_t *r = s->rec + o;
+	uint64_t k = 0;
+
+	for (unsigned f = 0; f < s->fields0; f++) {
+		uint64_t v = 0;
+
+		if (f < r[0])
+			v = f < 2 && s->code[f] ? s->code[f][r[3 + f]]
+						: s->rank[r[3 + f]];
+		k = k << s->width[f] | v;
+	}
+	return k;
+}
+
+/* Leading fields two different first keys share. */
+static size_t key0_same(const struct path_sort *s, uint64_t x, uint64_t y)
+{
+	unsigned at = (unsigned)__builtin_clzll(x ^ y) - (64 - s->used0), f = 0;
+
+	for (; s->width[f] <= at; f++)
+		at -= s->width[f];
+	return f;
+}
+
+/* Fields of a first key before its path ends inside it. */
+static size_t key0_len(const struct path_sort *s, uint64_t k)
+{
+	unsigned shift = s->used0, f = 0;
+
+	for (; f < s->fields0; f++) {
+		shift -= s->width[f];
+		if (!(k >> shift & ((1ull << s->width[f]) - 1)))
+			break;
+	}
+	return f;
 }
 
 /* Leading fields two different keys share. */
@@ -430,7 +482,10 @@ static size_t run_step(const struct path_sort *s, struct kv *a,
 {
 	struct run r = stack[--sp];
 	struct kv *v = a + r.lo;
-	uint64_t last = (1ull << s->bits) - 1, prev = 0;
+	int first = r.depth == 0; /* only the first run starts there */
+	unsigned fields = first ? s->fields0 : s->fields;
+	unsigned lastw = first ? s->width[fields - 1] : s->bits;
+	uint64_t last = (1ull << lastw) - 1, prev = 0;
 
 	if (r.n < 16) {
 		paths_few(s, a, r);
@@ -439,25 +494,28 @@ static size_t run_step(const struct path_sort *s, struct kv *a,
 	for (size_t i = 0; i < r.n; i++) {
 		if (i + 8 < r.n)
 			__builtin_prefetch(s->rec + v[i + 8].val + 3 + r.depth);
-		v[i].key = path_key(s, v[i].val, r.depth);
+		v[i].key = first ? path_key0(s, v[i].val)
+				 : path_key(s, v[i].val, r.depth);
 	}
 	sort_kv(v, tmp + r.lo, r.n);
 	for (size_t i = 0, j; i < r.n; i = j) {
 		uint64_t k = v[i].key;
-		size_t same = i ? r.depth + key_same(s, prev, k) : r.same;
+		size_t same = !i      ? r.same
+			      : first ? key0_same(s, prev, k)
+				      : r.depth + key_same(s, prev, k);
 
 		for (j = i + 1; j < r.n && v[j].key == k; j++)
 			;
 		prev = k;
 		if (1 < j - i && (k & last)) {
 			stack[sp++] = (struct run){ r.lo + i, j - i,
-						    r.depth + s->fields, same };
+						    r.depth + fields, same };
 			continue;
 		}
 		/* Equal keys that end inside are equal paths. */
 		v[i].key = same | (uint64_t)s->rec[v[i].val] << 32;
 		for (size_t e = i + 1; e < j; e++) {
-			uint64_t n = r.depth + key_len(s, k);
+			uint64_t n = first ? key0_len(s, k) : r.depth + key_len(s, k);
 
 			v[e].key = n | n << 32;
 		}
@@ -518,10 +576,53 @@ static void paths_sort(const struct path_sort *s, struct kv *a,
 	runs_sort(&x);
 }
 
-int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
-	       struct kv *a, struct kv *tmp, size_t n)
+/* Bits to hold 0..@x. */
+static unsigned bits_for(uint32_t x)
 {
-	struct path_sort s = { rec, rank, 1, 0 };
+	return x ? 64 - (unsigned)__builtin_clzll(x) : 1;
+}
+
+/* Lays out the first key: depths 0 and 1 by code (or rank), then ranks
+ * while they fit. */
+static void first_key_form(struct path_sort *s, const struct path_codes *c)
+{
+	unsigned used = 0, f = 0;
+
+	for (; f < 64; f++) {
+		unsigned w = s->bits;
+
+		if (f < 2 && c && c->code[f]) {
+			s->code[f] = c->code[f];
+			w = bits_for(c->count[f]);
+		}
+		if (64 < used + w)
+			break;
+		s->width[f] = (unsigned char)w;
+		used += w;
+	}
+	s->fields0 = f;
+	s->used0 = used;
+}
+
+uint32_t sort_frame_codes(const uint8_t *seen, const uint32_t *by_rank,
+			  uint32_t nframes, uint32_t *code)
+{
+	uint32_t n = 0;
+
+	code[0] = 0;
+	for (uint32_t r = 1; r < nframes; r++) {
+		uint32_t f = by_rank[r];
+
+		code[f] = seen[f] ? ++n : 0;
+	}
+	return n;
+}
+
+int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
+	       const struct path_codes *codes, struct kv *a, struct kv *tmp,
+	       size_t n)
+{
+	struct path_sort s = { .rec = rec, .rank = rank };
 	struct run *stack;
 
 	if (n == 0)
@@ -529,8 +630,9 @@ int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
 	stack = malloc((n / 2 + 1) * sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
-	s.bits = top ? 64 - (unsigned)__builtin_clzll(top) : 1;
+	s.bits = bits_for(top);
 	s.fields = 64 / s.bits;
+	first_key_form(&s, codes);
 	paths_sort(&s, a, tmp, stack, n);
 	free(stack);
 	return 0;

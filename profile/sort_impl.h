@@ -30,16 +30,33 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n);
 int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
 		     uint32_t *by_rank);
 
+/* Codes of the frames met at depths 0 and 1 (processes, then their entry
+ * points: few in real profiles), dense in rank order from 1: the first
+ * key of sort_paths() holds them in few bits, so it holds more frames.
+ * code[d] NULL: none for depth d. */
+struct path_codes {
+	const uint32_t *code[2];
+	uint32_t count[2];
+};
+
+/* Numbers the frames @f with @seen[f] nonzero in rank order (@by_rank
+ * from sort_frame_ranks(), @nframes frames) from 1 into @code[f] (0 for
+ * the others). Returns how many. */
+uint32_t sort_frame_codes(const uint8_t *seen, const uint32_t *by_rank,
+			  uint32_t nframes, uint32_t *code);
+
 /* Sorts the paths @a[0..n) (each val the offset in @rec of a record: its
  * frame count n, its value's two 32-bit halves, then its n frame ids) by
  * their frames' @rank (largest @top), in prof_sort() order, a path
- * before the paths it leads to. Then each @a[i].key holds in its low 32
+ * before the paths it leads to. @codes (or NULL) must cover every frame
+ * the paths hold at depths 0 and 1. Then each @a[i].key holds in its low 32
  * bits how many leading frames path i shares with path i - 1 (0 for
  * i = 0), in its high 32 bits path i's frame count. @tmp has
  * room for n. Uses a second thread on big inputs. 0 or -ENOMEM (@a is
  * then unchanged). */
 int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
-	       struct kv *a, struct kv *tmp, size_t n);
+	       const struct path_codes *codes, struct kv *a, struct kv *tmp,
+	       size_t n);
 
 /* The helper thread that faults in the node array ahead of the builder
  * (build_ahead.c). */

@@ -368,7 +368,8 @@ static void test_big_random(void **state)
 
 /* Stacks of random frames as records; sort_paths() puts them in rank
  * order, each key holding the frames shared with the stack before and
- * the stack's length. */
+ * the stack's length, with the first key's depths 0 and 1 by rank or by
+ * code (few frames there, so more fit in the key). */
 static void test_sort_paths_shared(void **state)
 {
 	uint64_t s = 0x1234567ull;
@@ -404,7 +405,36 @@ static void test_sort_paths_shared(void **state)
 		assert_non_null(tmp);
 		for (size_t i = 0, o = 0; i < q.n; o += 3 + q.rec[o], i++)
 			a[i].val = o;
-		assert_int_equal(sort_paths(q.rec, rank, nframes, a, tmp, q.n), 0);
+		if (round % 2) {
+			assert_int_equal(sort_paths(q.rec, rank, nframes, NULL, a,
+						    tmp, q.n), 0);
+		} else {
+			uint32_t *by_rank = malloc(5 * ((size_t)nframes + 1) * sizeof(*by_rank));
+			uint8_t *seen = calloc(2 * ((size_t)nframes + 1), 1);
+			struct path_codes c;
+
+			assert_non_null(by_rank);
+			assert_non_null(seen);
+			for (uint32_t f = 0; f <= nframes; f++)
+				by_rank[rank[f]] = f;
+			for (size_t i = 0; i < q.n; i++) {
+				const uint32_t *r = q.rec + a[i].val;
+
+				for (uint32_t d = 0; d < 2 && d < r[0]; d++)
+					seen[d * (nframes + 1) + r[3 + d]] = 1;
+			}
+			for (int d = 0; d < 2; d++) {
+				uint32_t *code = by_rank + (2 + d) * ((size_t)nframes + 1);
+
+				c.count[d] = sort_frame_codes(seen + d * (nframes + 1),
+							      by_rank, nframes + 1, code);
+				c.code[d] = code;
+			}
+			assert_int_equal(sort_paths(q.rec, rank, nframes, &c, a, tmp,
+						    q.n), 0);
+			free(by_rank);
+			free(seen);
+		}
 		assert_int_equal((uint32_t)a[0].key, 0);
 		assert_int_equal(a[0].key >> 32, q.rec[a[0].val]);
 		for (size_t i = 1; i < q.n; i++) {
