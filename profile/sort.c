@@ -222,9 +222,49 @@ static void sort_kv_lsd(struct kv *a, struct kv *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
+/* Item counts from which sort_kv() first splits the items by their top
+ * bits, so the byte passes run on small ranges, in the cache. */
+#define KV_SPLIT_MIN ((size_t)1 << 16)
+#define KV_SPLIT_BITS 11u
+
+/* sort_kv() of many items: by their top bits into ranges, then each
+ * range by sort_kv_lsd(). */
+static void sort_kv_split(struct kv *a, struct kv *tmp, size_t n)
+{
+	uint64_t any = 0, all = ~0ull;
+	size_t cnt[(1u << KV_SPLIT_BITS) + 1] = { 0 };
+	unsigned top, shift;
+
+	for (size_t i = 0; i < n; i++) {
+		any |= a[i].key;
+		all &= a[i].key;
+	}
+	if (any == all)
+		return;
+	/* The top KV_SPLIT_BITS bits where the keys differ. */
+	top = 63 - (unsigned)__builtin_clzll(any ^ all);
+	shift = top < KV_SPLIT_BITS ? 0 : top + 1 - KV_SPLIT_BITS;
+	for (size_t i = 0; i < n; i++)
+		cnt[1 + (a[i].key >> shift & ((1u << KV_SPLIT_BITS) - 1))]++;
+	for (unsigned b = 0; b < 1u << KV_SPLIT_BITS; b++)
+		cnt[b + 1] += cnt[b];
+	for (size_t i = 0; i < n; i++)
+		tmp[cnt[a[i].key >> shift & ((1u << KV_SPLIT_BITS) - 1)]++] = a[i];
+	/* cnt[b] is now where bucket b + 1 starts. */
+	for (unsigned b = 0; b < 1u << KV_SPLIT_BITS; b++) {
+		size_t lo = b ? cnt[b - 1] : 0;
+
+		sort_kv_lsd(tmp + lo, a + lo, cnt[b] - lo);
+	}
+	memcpy(a, tmp, n * sizeof(*a));
+}
+
 void sort_kv(struct kv *a, struct kv *tmp, size_t n)
 {
-	sort_kv_lsd(a, tmp, n);
+	if (n < KV_SPLIT_MIN)
+		sort_kv_lsd(a, tmp, n);
+	else
+		sort_kv_split(a, tmp, n);
 }
 
 /* Bytes @at to @at + 7 of a frame's folded spelling, big-endian and
