@@ -456,6 +456,38 @@ static void test_sort_paths_shared(void **state)
 	}
 }
 
+/* sort_kv() of many items (split by their top bits first) and of few:
+ * keys in order, equal keys in their first order, whatever bits vary. */
+static void test_sort_kv(void **state)
+{
+	static const uint64_t masks[] = { ~0ull, 0xffull, 0xff00000000000000ull,
+					  0x3ffff00000ull, 0x8000000000000001ull };
+	const size_t sizes[] = { 1, 63, 64, 1000, 65535, 65536, 200000 };
+	uint64_t s = 99;
+
+	(void)state;
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+			size_t n = sizes[z];
+			struct kv *a = malloc(n * sizeof(*a));
+			struct kv *tmp = malloc(n * sizeof(*tmp));
+
+			assert_non_null(a);
+			assert_non_null(tmp);
+			for (size_t i = 0; i < n; i++)
+				a[i] = (struct kv){ rng(&s) & masks[m], i };
+			sort_kv(a, tmp, n);
+			for (size_t i = 1; i < n; i++) {
+				assert_true(a[i - 1].key <= a[i].key);
+				if (a[i - 1].key == a[i].key)
+					assert_true(a[i - 1].val < a[i].val);
+			}
+			free(a);
+			free(tmp);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_many_children),
 		cmocka_unit_test(test_big_random),
 		cmocka_unit_test(test_sort_paths_shared),
+		cmocka_unit_test(test_sort_kv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
