@@ -367,7 +367,7 @@ static int64_t walk_start(struct half *h)
 
 /* How far ahead the walk asks for a node's function sums, and for the
  * nodes themselves. */
-#define AHEAD_FN 32u
+#define AHEAD_FN 64u
 #define AHEAD_NODE 256u
 
 /* Either of two addresses, without a branch: @b when @which, else @a. */
