@@ -142,15 +142,15 @@ static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
 }
 
 /* Path entry @i (>= 1) is complete, in sorted order: writes its values
- * (or leaves them for the part before's node) and hands them to its
- * parent. */
+ * (or, with @shared, leaves them for the part before's node) and hands
+ * them to its parent. */
 static inline __attribute__((always_inline)) void
-finish_sorted(struct build *b, size_t i)
+finish_sorted(struct build *b, size_t i, int shared)
 {
 	uint32_t x = b->node[i];
 
 	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
-	if (x < b->lo) {
+	if (shared && x < b->lo) {
 		b->fixes[b->nfixes++] = (struct fix){ .node = x,
 						      .total = b->total[i],
 						      .self = b->self[i] };
@@ -161,25 +161,31 @@ finish_sorted(struct build *b, size_t i)
 }
 
 /* build_path() in sorted sibling order: each node is linked after its
- * parent's last child when made. */
-static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
-			  size_t open)
+ * parent's last child when made; its values are written when it is
+ * finished. @shared: the part starts on the part before's nodes (a
+ * constant, so the first part's copy has no test for them). */
+static inline __attribute__((always_inline)) size_t
+path_sorted_how(struct build *b, const uint32_t *r, size_t k, size_t open,
+		int shared)
 {
 	struct prof_node *nodes = b->nodes;
 	uint64_t v = (uint64_t)r[2] << 32 | r[1];
 	size_t n = r[0];
 
 	for (; k < open; open--)
-		finish_sorted(b, open);
+		finish_sorted(b, open, shared);
 	for (size_t j = k; j < n; j++) {
 		uint32_t id = b->next++, up = b->node[j], left = b->lastkid[j];
+		struct prof_node *nd = &nodes[id];
 
-		nodes[id] = (struct prof_node){ .frame = r[3 + j], .parent = up };
+		nd->frame = r[3 + j];
+		nd->parent = up;
+		nd->child = nd->sibling = 0;
 		b->node[j + 1] = id;
 		b->total[j + 1] = b->self[j + 1] = 0;
 		b->lastkid[j] = id;
 		b->lastkid[j + 1] = 0;
-		if ((left ? left : up) < b->lo)
+		if (shared && (left ? left : up) < b->lo)
 			b->fixes[b->nfixes++] = (struct fix){
 				.node = left ? left : up, .link = id, .child = !left
 			};
@@ -191,6 +197,18 @@ static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
 	b->self[n] = sat_add(b->self[n], v);
 	b->total[n] = sat_add(b->total[n], v);
 	return n;
+}
+
+static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
+			  size_t open)
+{
+	return path_sorted_how(b, r, k, open, 0);
+}
+
+static size_t path_sorted_shared(struct build *b, const uint32_t *r, size_t k,
+				 size_t open)
+{
+	return path_sorted_how(b, r, k, open, 1);
 }
 
 typedef uint32_t u32x4 __attribute__((vector_size(16)));
@@ -332,7 +350,10 @@ static void *part_build(void *arg)
 		}
 		if (b->faulted < b->next + FAULT_STEP)
 			fault_ahead(b);
-		if (b->in_order)
+		if (b->in_order && b->lo)
+			open = path_sorted_shared(b, t->rec + o,
+						  (uint32_t)t->a[i].key, open);
+		else if (b->in_order)
 			open = path_sorted(b, t->rec + o, (uint32_t)t->a[i].key,
 					   open);
 		else
@@ -343,7 +364,7 @@ static void *part_build(void *arg)
 	}
 	for (; open; open--) {
 		if (b->in_order)
-			finish_sorted(b, open);
+			finish_sorted(b, open, 1);
 		else
 			finish(b, open);
 	}
