@@ -531,30 +531,78 @@ static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
 	}
 }
 
-/* Ranks the frames of @p and sorts the stacks @a[0..n) by them (see
- * sort_paths()), the frames @seen at depths 0 and 1 (paths_check()) by
- * their codes. 0 or -ENOMEM. */
-static int stacks_sort(struct prof_profile *p, const uint32_t *rec,
-		       const uint8_t *seen, struct kv *a, size_t n)
+/* Ranking the frames (sort_frame_ranks()), on a thread while the stacks
+ * are checked on big loads. @rank has room for 4 * nframes: the ranks,
+ * the frames by rank and two code tables (stacks_sort()). */
+struct ranks_job {
+	const struct prof_profile *p;
+	uint32_t *rank;
+	int err, done, running;
+	pthread_t th;
+};
+
+static void *ranks_run(void *arg)
 {
-	uint32_t nf = p->nframes;
-	uint32_t *rank = malloc(4 * (size_t)nf * sizeof(*rank));
+	struct ranks_job *j = arg;
+
+	j->err = sort_frame_ranks(j->p, j->rank, j->rank + j->p->nframes);
+	j->done = 1;
+	return NULL;
+}
+
+/* The ranks, made on the thread or here. 0 or -ENOMEM. */
+static int ranks_wait(struct ranks_job *j)
+{
+	if (j->running)
+		pthread_join(j->th, NULL);
+	j->running = 0;
+	if (!j->done)
+		ranks_run(j);
+	return j->err;
+}
+
+/* Sorts the stacks @a[0..n) by the ranks @rank (see struct ranks_job),
+ * the frames @seen at depths 0 and 1 (paths_check()) by their codes
+ * (see sort_paths()). 0 or -ENOMEM. */
+static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
+		       const uint8_t *seen, uint32_t *rank, struct kv *a,
+		       size_t n)
+{
+	size_t nf = p->nframes;
 	struct kv *tmp = malloc(n * sizeof(*tmp));
-	int err = -ENOMEM;
+	struct path_codes c = { { rank + 2 * nf, rank + 3 * nf }, { 0, 0 } };
+	int err;
 
-	if (rank && tmp && sort_frame_ranks(p, rank, rank + nf) == 0) {
-		struct path_codes c = { { rank + 2 * (size_t)nf, rank + 3 * (size_t)nf },
-					{ 0, 0 } };
-
-		for (int d = 0; d < 2; d++)
-			c.count[d] = sort_frame_codes(seen + d * (size_t)nf,
-						      rank + nf, nf,
-						      (uint32_t *)c.code[d]);
-		err = sort_paths(rec, rank, nf - 1, &c, a, tmp, n);
-	}
-	free(rank);
+	if (!tmp)
+		return -ENOMEM;
+	for (int d = 0; d < 2; d++)
+		c.count[d] = sort_frame_codes(seen + d * nf, rank + nf,
+					      (uint32_t)nf, rank + (2 + d) * nf);
+	err = sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n);
 	free(tmp);
 	return err;
+}
+
+/* Checks the records (paths_check()) while the frames are ranked on a
+ * thread @j (big loads). 0, -EINVAL or -ENOMEM. */
+static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
+			  size_t len, size_t nstacks, struct kv *a,
+			  uint8_t *seen, struct ranks_job *j, size_t *frames,
+			  size_t *deepest)
+{
+	int err;
+
+	j->p = p;
+	j->err = j->done = j->running = 0;
+	if (PARTS_MIN <= nstacks)
+		j->running = pthread_create(&j->th, NULL, ranks_run, j) == 0;
+	err = paths_check(p, rec, len, nstacks, a, seen, frames, deepest);
+	if (j->running)
+		pthread_join(j->th, NULL);
+	j->running = 0;
+	if (err < 0 || nstacks == 0)
+		return err;
+	return ranks_wait(j);
 }
 
 int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
@@ -565,6 +613,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	size_t frames, deepest, end, at;
 	struct kv *a;
 	uint8_t *seen = NULL;
+	struct ranks_job rj = { .rank = NULL };
 	int err = -ENOMEM;
 
 	if (p->nnodes != 1)
@@ -573,9 +622,11 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	if (!a)
 		return -ENOMEM;
 	seen = calloc(2 * (size_t)p->nframes, 1);
-	if (!seen)
+	rj.rank = malloc(4 * (size_t)p->nframes * sizeof(*rj.rank));
+	if (!seen || !rj.rank)
 		goto out_a;
-	err = paths_check(p, rec, len, nstacks, a, seen, &frames, &deepest);
+	err = check_and_rank(p, rec, len, nstacks, a, seen, &rj, &frames,
+			     &deepest);
 	if (err < 0 || nstacks == 0)
 		goto out_a;
 	err = -ENOMEM;
@@ -596,7 +647,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		goto out_y;
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, seen, a, nstacks);
+	err = stacks_sort(p, rec, seen, rj.rank, a, nstacks);
 	if (err < 0) {
 		build_ahead_stop(&h, p);
 		goto out_y;
@@ -612,6 +663,7 @@ out_y:
 out_x:
 	build_free(&x.b);
 out_a:
+	free(rj.rank);
 	free(seen);
 	free(a);
 	return err;
