@@ -62,14 +62,14 @@ struct step {
 	uint32_t yours, any;
 };
 
-/* The path of one half, with room for every depth it can reach (one more
- * than its first node's, per node); kids[d]: the children the node at
- * depth d has had in the half; slot[d]: its index in the half's noted
- * nodes, once it has had KIDS_LIST / 2. */
+/* The path of one half, with room for depths 0..cap-1; kids[d]: the
+ * children the node at depth d has had in the half; slot[d]: its index
+ * in the half's noted nodes, once it has had KIDS_LIST / 2. */
 struct path {
 	struct step *s;
 	uint32_t *kids;
 	uint32_t *slot;
+	uint32_t cap;
 };
 
 /* The children a noted node has in the half from its KIDS_LIST / 2-th
@@ -319,6 +319,36 @@ static inline int path_put(struct step *s, uint32_t d, uint32_t i,
 	return !on;
 }
 
+/* Room on the path for depths 0..@need-1 (which the sums keep in 30
+ * bits); 0 or -ENOMEM. */
+static int path_room(struct path *pa, size_t need)
+{
+	size_t cap = pa->cap ? pa->cap : 256;
+	struct step *s;
+	uint32_t *k;
+
+	if (need <= pa->cap)
+		return 0;
+	if ((need - 1) >> (32 - CAND_BITS))
+		return -ENOMEM; /* deeper than the sums' depths can say */
+	while (cap < need)
+		cap *= 2;
+	if (cap >> (32 - CAND_BITS))
+		cap = (size_t)1 << (32 - CAND_BITS);
+	if (!(s = realloc(pa->s, cap * sizeof(*s))))
+		return -ENOMEM;
+	pa->s = s;
+	if (!(k = realloc(pa->kids, cap * sizeof(*k))))
+		return -ENOMEM;
+	memset(k + pa->cap, 0, (cap - pa->cap) * sizeof(*k));
+	pa->kids = k;
+	if (!(k = realloc(pa->slot, cap * sizeof(*k))))
+		return -ENOMEM;
+	pa->slot = k;
+	pa->cap = (uint32_t)cap;
+	return 0;
+}
+
 /* Depth of node @i (the root's is 0). */
 static uint32_t node_depth(const struct rd_tree *t, uint32_t i)
 {
@@ -338,7 +368,6 @@ static int64_t walk_start(struct half *h)
 	struct path *pa = &h->pa;
 	int mid = 1 < h->lo && h->lo < h->hi;
 	uint32_t depth = mid ? node_depth(g->t, rd_tree_parent(g->t, h->lo)) : 0;
-	size_t room = (size_t)depth + (h->hi - h->lo) + 2;
 
 	for (uint32_t f = 0; f < g->nfn; f++)
 		h->sum[f] = (struct fn_sum){ .at = fn_bits(g, f) & CAND_MASK };
@@ -346,12 +375,7 @@ static int64_t walk_start(struct half *h)
 	memset(h->own_yours, 0, ((size_t)g->nfn + 1) * sizeof(*h->own_yours));
 	memset(h->class_self, 0, sizeof(h->class_self));
 	memset(h->lang_self, 0, sizeof(h->lang_self));
-	if ((room - 1) >> (32 - CAND_BITS))
-		return -ENOMEM; /* deeper than the sums' depths can say */
-	pa->s = malloc(room * sizeof(*pa->s));
-	pa->kids = calloc(room, sizeof(*pa->kids));
-	pa->slot = malloc(room * sizeof(*pa->slot));
-	if (!pa->s || !pa->kids || !pa->slot)
+	if (path_room(pa, (size_t)depth + 2) < 0)
 		return -ENOMEM;
 	pa->s[0] = (struct step){ .fn = NONE, .yours = g->nfn, .any = g->nfn };
 	for (uint32_t a = mid ? rd_tree_parent(g->t, h->lo) : 0, d = depth; a;
@@ -390,7 +414,7 @@ walk_nodes(struct half *h, uint32_t d, const int same)
 	struct fn_self *fs = h->self;
 	uint64_t *own_yours = h->own_yours;
 	struct step *s = h->pa.s;
-	uint32_t *kids = h->pa.kids;
+	uint32_t *kids = h->pa.kids, cap = h->pa.cap;
 	uint32_t hi = h->hi, ahead = hi > AHEAD_NODE ? hi - AHEAD_NODE : 0;
 
 	for (uint32_t i = h->lo ? h->lo : 1; i < hi; i++) {
@@ -420,7 +444,13 @@ walk_nodes(struct half *h, uint32_t d, const int same)
 		if (KIDS_LIST / 2 <= ++kids[d] &&
 		    note_kid(h, d, kids[d], i, rd_tree_total(&t, i)) < 0)
 			return -ENOMEM;
-		d++;
+		if (++d == cap) {
+			if (path_room(&h->pa, (size_t)d + 1) < 0)
+				return -ENOMEM;
+			s = h->pa.s;
+			kids = h->pa.kids;
+			cap = h->pa.cap;
+		}
 		f->total += path_put(s, d, i, fn, f) ? rd_tree_total(&t, i) : 0;
 		f->nodes++;
 		if (self) {
