@@ -254,28 +254,16 @@ static void write_notice(struct rd_model *m, const uint8_t *cand)
 			 " ran without symbols; install debug symbols to name them.");
 }
 
-int rd_answer_write(struct rd_model *m, const uint64_t *own_any,
-		    const uint8_t *cand)
+int rd_answer_write(struct rd_model *m, const struct rd_answer_in *in)
 {
-	uint64_t yours_own = 0, bv = 0;
-	uint32_t best = UINT32_MAX;
-
 	m->ncards = 0;
-	for (uint32_t f = 0; f < m->nfn; f++)
-		yours_own += m->fns[f].own;
-	m->yours = m->total && yours_own * 20 >= m->total;
-	for (uint32_t f = 0; f < m->nfn && !m->yours; f++)
-		m->fns[f].own = own_any[f];
-	for (uint32_t f = 0; f < m->nfn; f++) {
-		if (m->fns[f].row && m->fns[f].own > bv) {
-			bv = m->fns[f].own;
-			best = f;
-		}
-	}
-	write_sentence(m, best);
-	write_notice(m, cand);
+	m->yours = m->total && in->yours_total * 20 >= m->total;
+	for (uint32_t f = 0; f < m->nfn && m->yours; f++)
+		m->fns[f].own = in->own_yours[f];
+	write_sentence(m, m->yours ? in->best_yours : in->best_any);
+	write_notice(m, in->cand);
 	if (m->yours)
-		fill_cards(m, cand, 1, 1);
-	fill_cards(m, cand, 0, 0);
+		fill_cards(m, in->cand, 1, 1);
+	fill_cards(m, in->cand, 0, 0);
 	return 0;
 }

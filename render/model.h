@@ -107,16 +107,26 @@ char *rd_model_exact_query(const char *name, char *buf, size_t n);
  * neither. 0 for process and thread rows and frames out of range. */
 unsigned rd_answer_frame_bits(const struct prof_profile *p, uint32_t frame);
 
+/* What the answer needs of the functions' sums, found as they are added
+ * up (render/model_sums.c). A function's own share of a kind is the self
+ * of the nodes whose nearest candidate of that kind (the node's function
+ * or its nearest ancestor's) is the function: fns[].own holds the one
+ * with any user-space candidate, @own_yours the one with your-code
+ * candidates. */
+struct rd_answer_in {
+	const uint64_t *own_yours; /* m->nfn entries */
+	const uint8_t *cand;       /* rd_answer_frame_bits() per function (0
+				    * for the root's) */
+	uint64_t yours_total;      /* the sum of own_yours[] */
+	/* The rows with the largest own share of each kind (the first of
+	 * equal ones; UINT32_MAX when every share is 0). */
+	uint32_t best_yours, best_any;
+};
+
 /* Writes m->answer, m->notice and m->cards from the aggregates (called
- * by rd_model_new). On entry fns[].own holds each function's own share
- * with your-code candidates and @own_any (m->nfn entries) the one with
- * any user-space candidate: the self of the nodes whose nearest
- * candidate of that kind (the node's function or its nearest ancestor's)
- * is the function. fns[].own is left with the kind the answer uses.
- * @cand: each function's rd_answer_frame_bits() (0 for the root's).
- * Returns 0 or -ENOMEM. */
-int rd_answer_write(struct rd_model *m, const uint64_t *own_any,
-		    const uint8_t *cand);
+ * by rd_model_new), and sets m->yours; fns[].own is left with the kind
+ * of own share the answer uses. Returns 0 or -ENOMEM. */
+int rd_answer_write(struct rd_model *m, const struct rd_answer_in *in);
 
 /* The function index of node @node (a profile node id). */
 uint32_t rd_model_node_fn(const struct rd_model *m, uint32_t node);

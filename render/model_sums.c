@@ -96,6 +96,11 @@ struct half {
 	uint64_t lang_self[PROF_LANG_COUNT];
 	struct path pa;
 	uint32_t root_kids;   /* the root's children in this half */
+	/* Of the functions flo..fhi: the sum of their own shares with
+	 * your-code candidates, the rows with the largest share of each
+	 * kind (see struct rd_answer_in) and those shares. */
+	uint64_t yours_total, best_y, best_a;
+	uint32_t fn_y, fn_a;
 	uint32_t *big, nbig, big_cap; /* nodes with many children here */
 	struct kid_rec *rec;  /* their children, as big[] */
 };
@@ -110,7 +115,7 @@ struct sums {
 	struct frame_info *fi; /* per frame */
 	uint8_t *frame_bits;   /* per frame: rd_answer_frame_bits() */
 	uint8_t *cand;         /* per function, once added up */
-	uint64_t *own_any;     /* per function, once added up */
+	uint64_t *own_yours;   /* per function, once added up */
 	uint32_t nfr, nfn;
 	/* 1 when every frame is a function of its own (no two share a
 	 * name): then function i is frame i, and the class and language
@@ -221,8 +226,8 @@ static int sums_alloc(struct sums *g)
 	size_t sbytes = (n * sizeof(struct fn_self) + 63) / 64 * 64;
 
 	g->cand = malloc(n);
-	g->own_any = malloc(n * sizeof(*g->own_any));
-	if (!g->cand || !g->own_any)
+	g->own_yours = malloc(n * sizeof(*g->own_yours));
+	if (!g->cand || !g->own_yours)
 		return -ENOMEM;
 	for (int k = 0; k < 2; k++) {
 		struct half *h = &g->half[k];
@@ -484,8 +489,9 @@ static int walk(struct half *h)
 }
 
 /* Adds up the functions flo..fhi of half @h from both halves' sums into
- * the model: its sums, each one's candidate bits, and (when functions are
- * frames) their self by class and language into @h's class sums. */
+ * the model: its sums, each one's candidate bits, (when functions are
+ * frames) their self by class and language into @h's class sums, and
+ * what the answer needs of them. */
 static void add_up(struct half *h)
 {
 	struct sums *g = h->g;
@@ -496,13 +502,26 @@ static void add_up(struct half *h)
 		memset(h->class_self, 0, sizeof(h->class_self));
 		memset(h->lang_self, 0, sizeof(h->lang_self));
 	}
+	h->yours_total = h->best_y = h->best_a = 0;
+	h->fn_y = h->fn_a = UINT32_MAX;
 	for (uint32_t f = h->flo; f < h->fhi; f++) {
+		uint64_t y = a->own_yours[f] + b->own_yours[f];
+
 		fns[f].self = a->self[f].self + b->self[f].self;
 		fns[f].total = a->sum[f].total + b->sum[f].total;
 		fns[f].nodes = a->sum[f].nodes + b->sum[f].nodes;
-		fns[f].own = a->own_yours[f] + b->own_yours[f];
-		g->own_any[f] = a->self[f].own + b->self[f].own;
+		fns[f].own = a->self[f].own + b->self[f].own;
+		g->own_yours[f] = y;
 		g->cand[f] = fn_bits(g, f);
+		h->yours_total += y;
+		if (fns[f].row && h->best_y < y) {
+			h->best_y = y;
+			h->fn_y = f;
+		}
+		if (fns[f].row && h->best_a < fns[f].own) {
+			h->best_a = fns[f].own;
+			h->fn_a = f;
+		}
 		if (g->same) {
 			h->class_self[g->fi[f].cls] += fns[f].self;
 			h->lang_self[g->fi[f].lang] += fns[f].self;
@@ -605,7 +624,7 @@ static void sums_free(struct sums *g)
 	free(g->fi);
 	free(g->frame_bits);
 	free(g->cand);
-	free(g->own_any);
+	free(g->own_yours);
 	for (int k = 0; k < 2; k++) {
 		struct half *h = &g->half[k];
 
@@ -630,6 +649,14 @@ static int finish(struct sums *g)
 {
 	struct rd_model *m = g->m;
 	const struct half *a = &g->half[0], *b = &g->half[1];
+	/* The first half's functions come first: a tie goes to its row. */
+	struct rd_answer_in in = {
+		.own_yours = g->own_yours,
+		.cand = g->cand,
+		.yours_total = a->yours_total + b->yours_total,
+		.best_yours = a->best_y < b->best_y ? b->fn_y : a->fn_y,
+		.best_any = a->best_a < b->best_a ? b->fn_a : a->fn_a,
+	};
 
 	for (int c = 0; c < PROF_CLASS_COUNT; c++)
 		m->class_self[c] = a->class_self[c] + b->class_self[c];
@@ -639,7 +666,7 @@ static int finish(struct sums *g)
 	m->nnodes = prof_node_count(m->p);
 	if (!(m->fn_match = calloc(m->nfn ? m->nfn : 1, 1)))
 		return -ENOMEM;
-	return rd_answer_write(m, g->own_any, g->cand);
+	return rd_answer_write(m, &in);
 }
 
 int rd_model_sum_up(struct rd_model *m)

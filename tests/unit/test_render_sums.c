@@ -422,6 +422,40 @@ static void test_cards(void **state)
 	prof_free(p);
 }
 
+/* Two functions with the same largest share, listed first and last (so
+ * added up by different threads): the answer and the first card name
+ * the one listed first. */
+static void test_tie_across_halves(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t app = frame(p, "app", PROF_KIND_PROCESS, 0), ids[2] = { app, 0 };
+	uint32_t a = frame(p, "first", PROF_KIND_USER, PROF_CLASS_LIBRARY), b;
+	struct rd_model *m;
+
+	(void)state;
+	for (int i = 0; i < 70000; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		ids[1] = frame(p, name, PROF_KIND_USER, PROF_CLASS_LIBRARY);
+		assert_int_not_equal(prof_add_stack(p, ids, 2, 1), UINT32_MAX);
+	}
+	b = frame(p, "last", PROF_KIND_USER, PROF_CLASS_LIBRARY);
+	ids[1] = b;
+	assert_int_not_equal(prof_add_stack(p, ids, 2, 20000), UINT32_MAX);
+	ids[1] = a;
+	assert_int_not_equal(prof_add_stack(p, ids, 2, 20000), UINT32_MAX);
+	assert_non_null(m = rd_model_new(p));
+	assert_true(RD_MODEL_SPLIT_MIN <= m->tree.n);
+	assert_false(m->yours);
+	assert_non_null(strstr(m->answer, " in first."));
+	assert_string_equal(card(m, 0), "first");
+	assert_string_equal(card(m, 1), "last");
+	check_sums(m);
+	rd_model_free(m);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_lists),
 		cmocka_unit_test(test_frame_bits),
 		cmocka_unit_test(test_cards),
+		cmocka_unit_test(test_tie_across_halves),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
