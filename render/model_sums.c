@@ -7,10 +7,11 @@
  * children.
  *
  * Two threads share the work from the start (rd_model_sum_up): while one
- * lists the functions, the other rates frames as the answer's candidates;
- * then each walks half of the nodes into sums of its own, adds up half of
- * the functions from both halves' sums, and at last one writes the answer
- * while the other makes the children lists. A barrier separates the steps.
+ * lists the functions, the other rates most frames as the answer's
+ * candidates; then each walks half of the nodes into sums of its own,
+ * adds up half of the functions from both halves' sums (with what the
+ * answer needs of them), and at last one writes the answer while the
+ * other makes the children lists. A barrier separates the steps.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -14,9 +14,9 @@
  * through recursion), node count and answerable share, and the class
  * and language sums, sets the tree's frame-to-function map and children
  * lists (rd_tree_list_kids), and writes the answer, notice and cards
- * (rd_answer_write). A tree of SPLIT_MIN nodes or more is shared with a
- * second thread from the start. Returns 0 or -ENOMEM (then @m is
- * incomplete: free it). */
+ * (rd_answer_write). A tree of RD_MODEL_SPLIT_MIN nodes or more is
+ * shared with a second thread from the start. Returns 0 or -ENOMEM
+ * (then @m is incomplete: free it). */
 int rd_model_sum_up(struct rd_model *m);
 
 /* Trees from this many nodes on are summed on two threads. */
