@@ -22,16 +22,17 @@
 #define UTF8_BOM "\xef\xbb\xbf"
 
 /* One distinct frame text seen by this parse, in a 16-byte slot of the
- * parse's table (a quarter of a cache line, so the table of 200,000 texts
- * stays within 4 MiB). @frame is the frame it interned as (0 = empty
- * slot) with its class in the top bits:
+ * parse's first table (a quarter of a cache line: 8 MiB at half load
+ * for 200,000 texts), unless it is one for the second table (struct
+ * long_slot). @frame is the frame it interned as (0 = empty slot) with
+ * its class in the top bits:
  * - SLOT_INLINE: a text of at most INLINE_MAX bytes held whole (with
  *   SLOT_PROC when it is a process row): @w its first 8 bytes, @x bytes
  *   8 to 11, zero-padded (a text holds no NUL byte, so the padding tells
  *   its length);
- * - SLOT_ARENA: any other text: @x its hash, @w its length (with
- *   FLAG_PROCESS for a process row) in the high 32 bits and where its
- *   bytes sit in the parse's arena in the low 32. */
+ * - SLOT_ARENA: a text longer than LONG_MAX_LEN: @x its hash, @w its
+ *   length (with FLAG_PROCESS for a process row) in the high 32 bits and
+ *   where its bytes sit in the parse's arena in the low 32. */
 #define FLAG_PROCESS 0x80000000u
 #define SLOT_INLINE 0x40000000u
 #define SLOT_ARENA 0x80000000u
@@ -134,9 +135,10 @@ struct parse_ctx {
 	 * is where the last one starts. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines, last;
-	/* nout as the last line starting before @mark_pos began (a record
-	 * boundary; @mark_pos 0: none): where a second half's stacks are
-	 * cut in two parts to be joined on two threads. */
+	/* nout when the last line starting before @mark_pos was prepared
+	 * (a record boundary, a line or two before that line's own record;
+	 * @mark_pos 0: none): where a second half's stacks are cut in two
+	 * parts to be joined on two threads. */
 	size_t mark_pos, mark_out;
 	int first_is_process;
 	struct parse_ahead *ahead; /* or NULL */
@@ -301,23 +303,18 @@ FOLDED_PREFETCH void folded_text_prefetch_bytes(const struct parse_ctx *c,
 		__builtin_prefetch(c->arena + (uint32_t)sl->w);
 }
 
-/* 1 when the text at @a in the arena (which has ARENA_SLACK bytes of
- * room past its last text) equals the token @t of the same length,
- * longer than INLINE_MAX: its first 16 bytes against the token's words,
- * then the rest. */
-#define ARENA_SLACK 16u
+/* 1 when the text at @a in the arena equals the token @t of the same
+ * length, longer than LONG_MAX_LEN: its first 16 bytes against the
+ * token's words, then the rest. */
 static inline int folded_arena_equal(const char *a, const struct token *t)
 {
-	size_t len = t->len;
 	uint64_t a0, a1;
 
 	memcpy(&a0, a, 8);
 	memcpy(&a1, a + 8, 8);
-	if (len < 16)
-		a1 = folded_low_bytes(a1, len - 8);
 	if (a0 != t->w0 || a1 != t->w1)
 		return 0;
-	return len <= 16 || memcmp(a + 16, t->s + 16, len - 16) == 0;
+	return memcmp(a + 16, t->s + 16, t->len - 16) == 0;
 }
 
 /* 1 when the long slot @sl holds the token @t of INLINE_MAX + 1 to

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The folded reader's table of frame texts: each distinct text of a parse
+ * The folded reader's tables of frame texts: each distinct text of a parse
  * maps to its frame. Big files make one lookup per frame text (15 M in a
- * 170 MiB file) at random in this table, so it is kept small: 16-byte
- * slots, most texts (up to INLINE_MAX bytes, process rows too) held whole
- * in their slot and compared there, the others compared against an arena
- * of their bytes. Lookups that find their text are inline
- * (folded_text_lookup()); this file makes and grows the table.
+ * 170 MiB file) at random in these tables, so a lookup reads one cache
+ * line where it can: texts of up to INLINE_MAX bytes (process rows too)
+ * are held whole in 16-byte slots, texts of up to LONG_MAX_LEN bytes in
+ * the 32-byte slots of a second table; longer ones are compared against
+ * an arena of their bytes. Lookups that find their text are inline
+ * (folded_text_lookup()); this file makes and grows the tables.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -269,14 +270,13 @@ static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
 {
 	size_t off = c->arena_len, len = t->len;
 
-	/* Lookups read the first 16 bytes of a text at once. */
-	if ((size_t)UINT32_MAX - off - ARENA_SLACK <= len)
+	if ((size_t)UINT32_MAX - off <= len)
 		return UINT32_MAX;
-	if (c->arena_cap - off < len + ARENA_SLACK) {
+	if (c->arena_cap - off < len) {
 		size_t cap = c->arena_cap ? c->arena_cap : 1 << 16;
 		char *a;
 
-		while (cap - off < len + ARENA_SLACK)
+		while (cap - off < len)
 			cap *= 2;
 		if (!(a = realloc(c->arena, cap)))
 			return UINT32_MAX;
@@ -284,7 +284,6 @@ static uint32_t arena_add(struct parse_ctx *c, const struct token *t)
 		c->arena_cap = cap;
 	}
 	memcpy(c->arena + off, t->s, len);
-	memset(c->arena + off + len, 0, ARENA_SLACK);
 	c->arena_len += len;
 	return (uint32_t)off;
 }
