@@ -158,14 +158,17 @@ static int check_text(const char *t, size_t len, int procs, int sorted)
 
 /* ---- random texts -------------------------------------------------------- */
 
-/* A frame: short, 8, 12, 13, 16 or over 16 bytes, with a space inside,
- * a mark, a byte of another kind now and then. */
+/* A frame: short, 8, 12, 13, 16, 25, 28, 29 or 40 bytes, with a space
+ * inside, a mark, a byte of another kind now and then. */
 static size_t frame_text(uint64_t *s, char *o)
 {
 	static const char *const names[] = {
 		"a", "bb", "main", "f1234567", "fn_123456789", "fn_1234567890",
 		"sixteen_chars_16", "ns1::Type2::method_345678", "x y",
 		"k_[k]", "i_[i]", "_[k]", "proc", "a b c d e f g h i j k",
+		/* 28 bytes (the last held whole), 29, and 40: the arena */
+		"ns1::Type2::method_123456789", "ns1::Type2::method_1234567890",
+		"ns1::Type2::method_1234567890_and_more12",
 	};
 	const char *n = names[rng(s) % (sizeof(names) / sizeof(*names))];
 	size_t len = strlen(n);
@@ -255,7 +258,9 @@ static size_t line_text(uint64_t *s, char *o, const char *prev, size_t plen)
  * sibling orders, some ending without a line end. */
 static void test_lines_random(void **state)
 {
-	static char t[1 << 16];
+	/* Lines that extend the line before grow by at most 3 frames of
+	 * 41 bytes: 60 lines stay well under 1 MiB. */
+	static char t[1 << 20];
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 	unsigned bad = 0;
 
