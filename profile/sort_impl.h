@@ -21,7 +21,9 @@ struct kv {
 };
 
 /* Sorts @a[0..n) by key, stable: least significant byte first, skipping
- * the bytes where every key agrees. @tmp has room for n. */
+ * the bytes where every key agrees; 65,536 items or more are first split
+ * by their top 11 differing key bits, each range then sorted by bytes in
+ * the cache. @tmp has room for n. */
 void sort_kv(struct kv *a, struct kv *tmp, size_t n);
 
 /* Numbers every frame of @p in prof_sort() order: @rank[f] (1-based;
