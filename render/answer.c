@@ -133,8 +133,9 @@ static void write_sentence(struct rd_model *m, uint32_t f)
 		what = "of the memory", prep = "allocated under";
 	else
 		what = "of CPU time", prep = "in";
-	if (m->fns[f].own * 20 < m->total) {
-		/* A flat profile: no function answers for 5% of it. */
+	if (m->fns[f].own <= UINT64_MAX / 20 && m->fns[f].own * 20 < m->total) {
+		/* A flat profile: no function answers for 5% of it (a share
+		 * near 2^64 is not multiplied past it). */
 		rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].own));
 		snprintf(m->answer, sizeof(m->answer), "%s%s %s is spread thin: no "
 			 "function holds more than %s of it on its own.", over,

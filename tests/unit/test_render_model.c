@@ -241,6 +241,27 @@ static void test_answer_flat(void **state)
 	prof_free(p);
 }
 
+/* A share near 2^64 is not taken for a flat profile (its times 20 would
+ * wrap). */
+static void test_answer_huge(void **state)
+{
+	static const char text[] = "proc;a 18446744073709551615\nproc;b 5\n";
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_model *m;
+	char err[64];
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(prof_folded_parse(p, text, sizeof(text) - 1, 1, err,
+					   sizeof(err)), 0);
+	m = rd_model_new(p);
+	assert_non_null(m);
+	assert_null(strstr(m->answer, "spread thin"));
+	assert_non_null(strstr(m->answer, " in a"));
+	rd_model_free(m);
+	prof_free(p);
+}
+
 static void test_table(void **state)
 {
 	struct prof_profile *p = parse("app;main;f;f;g 4\napp;main;g 1\n"
@@ -505,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_tree_bulk_and_linked),
 		cmocka_unit_test(test_tree_halves_recursion),
 		cmocka_unit_test(test_answer_flat),
+		cmocka_unit_test(test_answer_huge),
 		cmocka_unit_test(test_answer_unnamed),
 	};
 
