@@ -220,9 +220,16 @@ static inline uint32_t folded_hash_fold(uint64_t h)
 	return (uint32_t)h ^ (uint32_t)(h >> 32);
 }
 
-static inline uint32_t folded_hash2(uint64_t w0, uint64_t w1)
+/* The hash of a text of at most 16 bytes from its words alone (a process
+ * row's hashed apart): folded_token_hash()'s, and a held-whole slot's
+ * when the table grows. */
+static inline uint32_t folded_hash16(uint64_t w0, uint64_t w1, int process)
 {
-	return folded_hash_fold(folded_mum(w0 ^ FOLDED_SEED0, w1 ^ FOLDED_SEED1));
+	uint64_t h = folded_mum(w0 ^ FOLDED_SEED0, w1 ^ FOLDED_SEED1);
+
+	if (process)
+		h = folded_mum(h ^ FOLDED_SEED0, FOLDED_SEED2);
+	return folded_hash_fold(h);
 }
 
 /* Fills @t's first 16 bytes and hash from its text @t->s[0..@t->len)
@@ -249,7 +256,7 @@ static inline void folded_token_hash(struct token *t, const char *end,
 				     int process)
 {
 	size_t len = t->len;
-	uint64_t h, w0, w1;
+	uint64_t w0, w1;
 
 	if (16 < len || end - t->s < 16) {
 		folded_token_hash_long(t, end, process);
@@ -259,10 +266,7 @@ static inline void folded_token_hash(struct token *t, const char *end,
 	memcpy(&w1, t->s + 8, 8);
 	t->w0 = w0 & folded_keep[len][0];
 	t->w1 = w1 & folded_keep[len][1];
-	h = folded_mum(t->w0 ^ FOLDED_SEED0, t->w1 ^ FOLDED_SEED1);
-	if (process)
-		h = folded_mum(h ^ FOLDED_SEED0, FOLDED_SEED2);
-	t->hash = folded_hash_fold(h);
+	t->hash = folded_hash16(t->w0, t->w1, process);
 }
 
 /* Makes @c's table of texts (empty), which the lookups below need;

@@ -168,14 +168,9 @@ static uint32_t new_frame(struct parse_ctx *c, const struct token *t,
 /* Where a slot's text starts its probe: its hash (folded_token_hash()). */
 static uint32_t slot_hash(const struct text_slot *sl)
 {
-	uint64_t h;
-
 	if (!(sl->frame & SLOT_INLINE))
 		return sl->x;
-	h = folded_mum(sl->w ^ FOLDED_SEED0, INLINE_W1(sl->x) ^ FOLDED_SEED1);
-	if (sl->frame & SLOT_PROC)
-		h = folded_mum(h ^ FOLDED_SEED0, FOLDED_SEED2);
-	return folded_hash_fold(h);
+	return folded_hash16(sl->w, INLINE_W1(sl->x), (sl->frame & SLOT_PROC) != 0);
 }
 
 /* Grows the table (doubling it); 0 or -ENOMEM. */
