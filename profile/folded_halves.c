@@ -136,7 +136,15 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 		folded_ctx_free(&h.c);
 		return folded_parse_lines(c, buf, pos, len);
 	}
+	/* The first half's new texts are interned at once at the end: one
+	 * by one they would cost it more than the second half's lookups. */
+	c->deferred = 1;
 	ret = folded_parse_lines(c, buf, pos, h.pos);
+	if (folded_local_finish(c) < 0) {
+		/* Its stacks name no frames: none is kept. */
+		c->nout = c->nlines = c->last = 0;
+		ret = -ENOMEM;
+	}
 	pthread_join(th, NULL);
 	if (ret == 0 && (h.ret < 0 || join_half(c, &h.c) < 0))
 		ret = folded_parse_lines(c, buf, h.pos, len);

@@ -145,9 +145,10 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	size_t lineno;
-	/* The second half of a split parse: new texts get local ids 1, 2, ...
-	 * in the order they come, kept in local[] for the first half's
-	 * context to map (the profile is not touched). */
+	/* A deferred parse (either half of a split one): new texts get
+	 * local ids 1, 2, ... in the order they come, kept in local[] (the
+	 * profile is not touched); the first half interns them at the end
+	 * (folded_local_finish()), its table then maps the second's. */
 	int deferred;
 	struct local_text *local;
 	size_t nlocal, local_cap;
@@ -410,6 +411,12 @@ static inline uint32_t folded_text_lookup(struct parse_ctx *c,
 
 	return f ? f : folded_text_frame(c, t, process);
 }
+
+/* Interns the texts a deferred parse @c numbered itself (c->local) in the
+ * profile at once, in the order they came, and gives its stacks and
+ * tables their frames; @c then interns new texts as it meets them.
+ * 0 or -ENOMEM (@c is then of no further use). */
+int folded_local_finish(struct parse_ctx *c);
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
 int folded_out_room(struct parse_ctx *c, size_t words);

@@ -119,26 +119,95 @@ void folded_token_hash_long(struct token *t, const char *end, int process)
 
 /* ---- frames ----------------------------------------------------------- */
 
-/* Interns one frame's text in the profile; returns its id or UINT32_MAX
- * on ENOMEM. */
-static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
-			     int process)
+/* The frame a text @s[0..len) stands for (@process: a process row): its
+ * name without the kernel or inline mark, and its kind. */
+static struct prof_frame_text text_frame(const char *s, size_t len,
+					 int process)
 {
-	struct prof_frame f = { 0 };
+	struct prof_frame_text f = { s, len, 0 };
 
 	if (process) {
 		f.kind = PROF_KIND_PROCESS;
 	} else if (folded_ends_with(s, len, KERNEL_SUFFIX)) {
 		f.kind = PROF_KIND_KERNEL;
-		len -= SUFFIX_LEN;
+		f.len -= SUFFIX_LEN;
 	} else if (folded_ends_with(s, len, INLINE_SUFFIX)) {
 		f.kind = PROF_KIND_INLINE;
-		len -= SUFFIX_LEN;
+		f.len -= SUFFIX_LEN;
 	}
-	f.name = prof_intern(c->p, s, len);
+	return f;
+}
+
+/* Interns one frame's text in the profile; returns its id or UINT32_MAX
+ * on ENOMEM. */
+static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
+			     int process)
+{
+	struct prof_frame_text t = text_frame(s, len, process);
+	struct prof_frame f = { .kind = t.kind };
+
+	f.name = prof_intern(c->p, t.name, t.len);
 	if (f.name == UINT32_MAX)
 		return UINT32_MAX;
 	return prof_frame_intern(c->p, &f);
+}
+
+/* Gives the table entries their frames @map[local id]; -ENOMEM when one
+ * does not fit a slot. */
+static int texts_renumber(struct parse_ctx *c, const uint32_t *map)
+{
+	for (size_t i = 0; i < c->texts_cap; i++) {
+		uint32_t f = c->texts[i].frame;
+
+		if (f && SLOT_ID < map[f & SLOT_ID])
+			return -ENOMEM;
+		if (f)
+			c->texts[i].frame = (f & ~SLOT_ID) | map[f & SLOT_ID];
+	}
+	for (size_t i = 0; i < c->longs_cap; i++) {
+		uint32_t f = c->longs[i].frame;
+
+		if (f && SLOT_ID < map[f & SLOT_ID])
+			return -ENOMEM;
+		if (f)
+			c->longs[i].frame = (f & ~SLOT_ID) | map[f & SLOT_ID];
+	}
+	return 0;
+}
+
+int folded_local_finish(struct parse_ctx *c)
+{
+	struct prof_frame_text *t = malloc((c->nlocal + 1) * sizeof(*t));
+	uint32_t *map = malloc((c->nlocal + 1) * sizeof(*map));
+	size_t same = 0;
+	int err = -ENOMEM;
+
+	if (!t || !map)
+		goto out;
+	for (size_t i = 0; i < c->nlocal; i++)
+		t[i] = text_frame(c->local[i].t.s, c->local[i].t.len,
+				  c->local[i].process);
+	map[0] = 0;
+	if (prof_intern_frames(c->p, t, c->nlocal, map + 1) < 0)
+		goto out;
+	/* In an empty profile each new text is a new frame, numbered as it
+	 * came: the ids in hand are already the frames'. */
+	while (same < c->nlocal && map[same + 1] == same + 1)
+		same++;
+	if (same < c->nlocal) {
+		if (texts_renumber(c, map) < 0)
+			goto out;
+		for (size_t o = 0; o < c->nout; o += 3 + (size_t)c->out[o])
+			for (size_t k = 0; k < c->out[o]; k++)
+				c->out[o + 3 + k] = map[c->out[o + 3 + k]];
+	}
+	c->deferred = 0;
+	c->nlocal = 0;
+	err = 0;
+out:
+	free(t);
+	free(map);
+	return err;
 }
 
 /* The frame of a text not in the table: interned in the profile, or in

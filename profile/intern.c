@@ -140,43 +140,53 @@ static const char *arena_copy(struct prof_profile *p, const char *s,
 	return dst;
 }
 
-uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
+/* The id of the string @s[0..len) with hash @h, or 0 when not interned. */
+static uint32_t str_find(const struct prof_profile *p, const char *s,
+			 size_t len, uint64_t h)
 {
-	uint64_t h, j;
-	const char *copy;
+	uint32_t mask = p->str_index.cap - 1, id;
+	uint64_t sl;
+
+	if (!p->str_index.cap)
+		return 0;
+	for (uint64_t j = h & mask; (sl = p->str_index.slots[j]) != 0;
+	     j = (j + 1) & mask) {
+		id = SLOT_ID(sl);
+		if (SLOT_HASH(sl) == (uint32_t)h && p->str_len[id] == len &&
+		    memcmp(p->strs[id], s, len) == 0)
+			return id;
+	}
+	return 0;
+}
+
+/* Makes room for @extra more strings; 0 or -ENOMEM. */
+static int str_room(struct prof_profile *p, size_t extra)
+{
+	/* The two parallel arrays share one capacity. */
+	uint32_t c1 = p->str_cap, c2 = p->str_cap;
+
+	if ((size_t)UINT32_MAX - 1 - p->nstr < extra ||
+	    table_reserve(&p->str_index, (uint32_t)extra) < 0)
+		return -ENOMEM;
+	if (p->nstr + extra <= p->str_cap)
+		return 0;
+	if (prof_grow((void **)&p->strs, &c1, p->nstr + extra,
+		      sizeof(*p->strs)) < 0 ||
+	    prof_grow((void **)&p->str_len, &c2, p->nstr + extra,
+		      sizeof(*p->str_len)) < 0)
+		return -ENOMEM;
+	p->str_cap = c1 < c2 ? c1 : c2;
+	return 0;
+}
+
+/* Adds the string @s[0..len) with hash @h, not interned yet, room made
+ * (str_room()); its id, or UINT32_MAX when out of memory. */
+static uint32_t str_add(struct prof_profile *p, const char *s, size_t len,
+			uint64_t h)
+{
+	const char *copy = arena_copy(p, s, len);
 	uint32_t id;
 
-	if (len == 0)
-		return 0;
-	if ((size_t)UINT32_MAX <= len)
-		return UINT32_MAX;
-	h = hash_bytes(s, len);
-	if (p->str_index.cap) {
-		uint32_t mask = p->str_index.cap - 1;
-		uint64_t sl;
-
-		for (j = h & mask; (sl = p->str_index.slots[j]) != 0;
-		     j = (j + 1) & mask) {
-			id = SLOT_ID(sl);
-			if (SLOT_HASH(sl) == (uint32_t)h && p->str_len[id] == len &&
-			    memcmp(p->strs[id], s, len) == 0)
-				return id;
-		}
-	}
-	if (p->nstr == UINT32_MAX - 1 || table_reserve(&p->str_index, 1) < 0)
-		return UINT32_MAX;
-	/* The two parallel arrays share one capacity. */
-	if (p->str_cap < p->nstr + 1) {
-		uint32_t c1 = p->str_cap, c2 = p->str_cap;
-
-		if (prof_grow((void **)&p->strs, &c1, p->nstr + 1,
-			 sizeof(*p->strs)) < 0 ||
-		    prof_grow((void **)&p->str_len, &c2, p->nstr + 1,
-			 sizeof(*p->str_len)) < 0)
-			return UINT32_MAX;
-		p->str_cap = c1 < c2 ? c1 : c2;
-	}
-	copy = arena_copy(p, s, len);
 	if (!copy)
 		return UINT32_MAX;
 	id = p->nstr++;
@@ -184,6 +194,24 @@ uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
 	p->str_len[id] = (uint32_t)len;
 	table_insert(&p->str_index, id, h);
 	return id;
+}
+
+uint32_t prof_intern(struct prof_profile *p, const char *s, size_t len)
+{
+	uint64_t h;
+	uint32_t id;
+
+	if (len == 0)
+		return 0;
+	if ((size_t)UINT32_MAX <= len)
+		return UINT32_MAX;
+	h = hash_bytes(s, len);
+	id = str_find(p, s, len, h);
+	if (id)
+		return id;
+	if (str_room(p, 1) < 0)
+		return UINT32_MAX;
+	return str_add(p, s, len, h);
 }
 
 uint32_t prof_intern_cstr(struct prof_profile *p, const char *s)
@@ -208,35 +236,122 @@ uint32_t prof_str_count(const struct prof_profile *p)
 
 /* ---- frames ------------------------------------------------------------------ */
 
+/* The id of the frame @key with hash @h, or 0 when not interned. */
+static uint32_t frame_find(const struct prof_profile *p,
+			   const struct prof_frame *key, uint64_t h)
+{
+	uint32_t mask = p->frame_index.cap - 1, id;
+	uint64_t sl;
+
+	if (!p->frame_index.cap)
+		return 0;
+	for (uint64_t j = h & mask; (sl = p->frame_index.slots[j]) != 0;
+	     j = (j + 1) & mask) {
+		id = SLOT_ID(sl);
+		if (SLOT_HASH(sl) == (uint32_t)h && frame_equal(&p->frames[id], key))
+			return id;
+	}
+	return 0;
+}
+
+/* Makes room for @extra more frames; 0 or -ENOMEM. */
+static int frame_room(struct prof_profile *p, size_t extra)
+{
+	if ((size_t)UINT32_MAX - 1 - p->nframes < extra ||
+	    table_reserve(&p->frame_index, (uint32_t)extra) < 0 ||
+	    prof_grow((void **)&p->frames, &p->frame_cap, p->nframes + extra,
+		      sizeof(*p->frames)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Adds the frame @key with hash @h, not interned yet, room made. */
+static uint32_t frame_add(struct prof_profile *p, const struct prof_frame *key,
+			  uint64_t h)
+{
+	uint32_t id = p->nframes++;
+
+	p->frames[id] = *key;
+	table_insert(&p->frame_index, id, h);
+	return id;
+}
+
 uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
 {
 	struct prof_frame key = *f;
-	uint64_t h, j;
+	uint64_t h;
 	uint32_t id;
 
 	key.pad = 0;
 	h = hash_frame(&key);
-	if (p->frame_index.cap) {
-		uint32_t mask = p->frame_index.cap - 1;
-		uint64_t sl;
+	id = frame_find(p, &key, h);
+	if (id)
+		return id;
+	if (frame_room(p, 1) < 0)
+		return UINT32_MAX;
+	return frame_add(p, &key, h);
+}
 
-		for (j = h & mask; (sl = p->frame_index.slots[j]) != 0;
-		     j = (j + 1) & mask) {
-			id = SLOT_ID(sl);
-			if (SLOT_HASH(sl) == (uint32_t)h &&
-			    frame_equal(&p->frames[id], &key))
-				return id;
+/* Entries ahead whose index slots are asked for in a bulk intern. */
+#define BULK_AHEAD 8u
+
+/* The frame of bulk entry @t, its name interned as @name. */
+static struct prof_frame bulk_frame(const struct prof_frame_text *t,
+				    uint32_t name)
+{
+	return (struct prof_frame){ .name = name, .kind = t->kind };
+}
+
+int prof_intern_frames(struct prof_profile *p,
+		       const struct prof_frame_text *in, size_t n,
+		       uint32_t *ids)
+{
+	uint64_t h[BULK_AHEAD];
+
+	if (n == 0)
+		return 0;
+	if (str_room(p, n) < 0 || frame_room(p, n) < 0)
+		return -ENOMEM;
+	/* The names first (ids[] holds them), each slot asked for
+	 * BULK_AHEAD names ahead; then the frames the same way. */
+	for (size_t i = 0; i < n + BULK_AHEAD; i++) {
+		uint64_t *hi = &h[i % BULK_AHEAD]; /* entry i's, and i - AHEAD's */
+
+		if (BULK_AHEAD <= i) {
+			size_t k = i - BULK_AHEAD;
+
+			if (in[k].len == 0)
+				ids[k] = 0;
+			else if (!(ids[k] = str_find(p, in[k].name, in[k].len, *hi)) &&
+				 (ids[k] = str_add(p, in[k].name, in[k].len, *hi)) ==
+					 UINT32_MAX)
+				return -ENOMEM;
+		}
+		if (i < n) {
+			if ((size_t)UINT32_MAX <= in[i].len)
+				return -ENOMEM;
+			*hi = hash_bytes(in[i].name, in[i].len);
+			__builtin_prefetch(&p->str_index.slots[*hi & (p->str_index.cap - 1)]);
 		}
 	}
-	if (p->nframes == UINT32_MAX - 1 ||
-	    table_reserve(&p->frame_index, 1) < 0 ||
-	    prof_grow((void **)&p->frames, &p->frame_cap, p->nframes + 1,
-		 sizeof(*p->frames)) < 0)
-		return UINT32_MAX;
-	id = p->nframes++;
-	p->frames[id] = key;
-	table_insert(&p->frame_index, id, h);
-	return id;
+	for (size_t i = 0; i < n + BULK_AHEAD; i++) {
+		uint64_t *hi = &h[i % BULK_AHEAD];
+
+		if (BULK_AHEAD <= i) {
+			size_t k = i - BULK_AHEAD;
+			struct prof_frame f = bulk_frame(&in[k], ids[k]);
+			uint32_t id = frame_find(p, &f, *hi);
+
+			ids[k] = id ? id : frame_add(p, &f, *hi);
+		}
+		if (i < n) {
+			struct prof_frame f = bulk_frame(&in[i], ids[i]);
+
+			*hi = hash_frame(&f);
+			__builtin_prefetch(&p->frame_index.slots[*hi & (p->frame_index.cap - 1)]);
+		}
+	}
+	return 0;
 }
 
 const struct prof_frame *prof_frame_get(const struct prof_profile *p,

@@ -114,6 +114,23 @@ int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 /* prof_grow_how() with huge pages asked for. */
 int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size);
 
+/* A frame to intern by its name's bytes (prof_intern_frames()): its
+ * other fields are 0. */
+struct prof_frame_text {
+	const char *name;
+	size_t len;
+	uint8_t kind; /* enum prof_frame_kind */
+};
+
+/* Interns the frames @in[0..n) as prof_intern() of each name then
+ * prof_frame_intern() of each frame would, in that order (same ids);
+ * @ids[i] gets the frame of @in[i]. For bulk loads: room is made once,
+ * and index slots are asked for a few entries before they are read.
+ * 0, or -ENOMEM (some may be interned then, @ids is undefined). */
+int prof_intern_frames(struct prof_profile *p,
+		       const struct prof_frame_text *in, size_t n,
+		       uint32_t *ids);
+
 /* For bulk loads (the folded parser): finds or makes the path
  * @frames[0..n) like prof_add_stack() but leaves every total and self
  * alone, so the path's nodes need not be read. Returns the leaf (0 for

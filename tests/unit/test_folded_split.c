@@ -151,6 +151,51 @@ static void test_split_same_as_one_pass(void **state)
 	}
 }
 
+/* Read into a profile that already holds some of its frames (under other
+ * ids than one pass over the text alone would give them), a text over
+ * the split size still gives what reading it in small pieces gives: the
+ * first half's frames, interned at its end, are found where they are. */
+static void test_split_into_filled_profile(void **state)
+{
+	static const char before[] =
+		"proc3;f77;a_long_name_past_sixteen_bytes_12 4\n"
+		"proc1;k5_[k];sixteen_chars007;i9_[i] 2\n"
+		"f3999;proc2 1\n";
+	uint64_t s = 0x77aa55cc33ee1100ull, sum;
+
+	(void)state;
+	for (int procs = 0; procs < 2; procs++) {
+		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
+		struct prof_profile *ref = prof_new(PROF_UNIT_SAMPLES);
+		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+		size_t len = strlen(t), at = 0;
+		char err[128];
+
+		assert_non_null(ref);
+		assert_non_null(p);
+		assert_int_equal(prof_folded_parse(ref, before, strlen(before), procs,
+						   NULL, 0), 0);
+		assert_int_equal(prof_folded_parse(p, before, strlen(before), procs,
+						   NULL, 0), 0);
+		while (at < len) {
+			size_t end = at + PIECE < len ? at + PIECE : len;
+			const char *nl = end < len ? strchr(t + end, '\n') : NULL;
+
+			end = nl ? (size_t)(nl - t) + 1 : len;
+			assert_int_equal(prof_folded_parse(ref, t + at, end - at, procs,
+							   NULL, 0), 0);
+			at = end;
+		}
+		assert_int_equal(folded_parse_with(p, t, len, procs, 1, 0, err,
+						   sizeof(err)), 0);
+		assert_true(prof_total(p) == sum + 7);
+		assert_same_profile(p, ref);
+		prof_free(p);
+		prof_free(ref);
+		free(t);
+	}
+}
+
 /* A bad line in either half is reported with its line number, and the
  * lines before it are kept. */
 static void check_bad_text(const char *t, size_t bad, const char *bad_text,
@@ -225,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_same_as_one_pass),
+		cmocka_unit_test(test_split_into_filled_profile),
 		cmocka_unit_test(test_split_errors),
 		cmocka_unit_test(test_helped_errors),
 	};
