@@ -51,7 +51,7 @@ static int spelled_cmp(const struct prof_profile *p,
 	}
 }
 
-static int frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
+int sort_frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
 {
 	const struct prof_frame *fa = &p->frames[a], *fb = &p->frames[b];
 	int c;
@@ -83,7 +83,7 @@ static int node_cmp(const void *a, const void *b, void *arg)
 	const struct prof_profile *p = arg;
 	uint32_t na = *(const uint32_t *)a, nb = *(const uint32_t *)b;
 
-	return frame_cmp(p, p->nodes[na].frame, p->nodes[nb].frame);
+	return sort_frame_cmp(p, p->nodes[na].frame, p->nodes[nb].frame);
 }
 
 /* Sorts the children of @parent using @buf (room for all of them). */
@@ -94,7 +94,7 @@ static void sort_children(struct prof_profile *p, uint32_t parent,
 	int ordered = 1;
 
 	for (c = p->nodes[parent].child; c; c = p->nodes[c].sibling) {
-		if (n && frame_cmp(p, p->nodes[buf[n - 1]].frame,
+		if (n && sort_frame_cmp(p, p->nodes[buf[n - 1]].frame,
 				   p->nodes[c].frame) > 0)
 			ordered = 0;
 		buf[n++] = c;
@@ -163,7 +163,7 @@ int prof_sort(struct prof_profile *p)
 	return 0;
 }
 
-/* ---- ranks: frames numbered in sorted order ------------------------------ */
+/* ---- key-value items, sorted by key ------------------------------------- */
 
 static void kv_insertion(struct kv *a, size_t n)
 {
@@ -265,102 +265,6 @@ void sort_kv(struct kv *a, struct kv *tmp, size_t n)
 		sort_kv_lsd(a, tmp, n);
 	else
 		sort_kv_split(a, tmp, n);
-}
-
-/* Bytes @at to @at + 7 of a frame's folded spelling, big-endian and
- * zero-padded: a smaller key means a smaller spelling from @at on. */
-static uint64_t spelled_key(const struct prof_profile *p, uint32_t f,
-			    size_t at)
-{
-	const struct prof_frame *fr = &p->frames[f];
-	uint64_t k = 0;
-
-	if (at + 8 <= p->str_len[fr->name]) {
-		const unsigned char *s =
-			(const unsigned char *)p->strs[fr->name] + at;
-
-		for (size_t i = 0; i < 8; i++)
-			k = k << 8 | s[i];
-		return k;
-	}
-	for (size_t i = 0; i < 8; i++) {
-		int c = spelled_at(p, fr, at + i);
-
-		k = k << 8 | (uint64_t)(c < 0 ? 0 : c);
-	}
-	return k;
-}
-
-static int rank_cmp(const void *a, const void *b, void *arg)
-{
-	uint32_t fa = (uint32_t)((const struct kv *)a)->val;
-	uint32_t fb = (uint32_t)((const struct kv *)b)->val;
-	int c = frame_cmp(arg, fa, fb);
-
-	if (c)
-		return c;
-	return fa < fb ? -1 : fa > fb;
-}
-
-/* Key rounds (8 bytes of spelling each) before ties go to the full
- * compare. */
-#define RANK_ROUNDS 8u
-
-/* Orders @a[0..n), frames whose spellings agree before byte 8 * @round
- * (their last key was @key), by frame_cmp(): by the next 8 bytes and so
- * on while the spellings go on, then by the full compare. @tmp has room
- * for n. Frames sharing a long prefix (namespaces, "fn_1234") are sorted
- * by keys, not by compares that each read two strings. */
-static void rank_ties(const struct prof_profile *p, struct kv *a,
-		      struct kv *tmp, size_t n, uint64_t key, unsigned round)
-{
-	/* A zero last byte: both spellings ended (they hold no zero byte). */
-	if ((key & 0xff) == 0 || round == RANK_ROUNDS || n < 8) {
-		qsort_r(a, n, sizeof(*a), rank_cmp, (void *)p);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		a[i].key = spelled_key(p, (uint32_t)a[i].val, 8 * (size_t)round);
-	sort_kv(a, tmp, n);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
-			;
-		if (1 < j - i)
-			rank_ties(p, a + i, tmp, j - i, a[i].key, round + 1);
-	}
-}
-
-int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
-		     uint32_t *by_rank)
-{
-	size_t n = p->nframes - 1;
-	struct kv *a = malloc((n ? n : 1) * sizeof(*a));
-	struct kv *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-
-	if (!a || !tmp) {
-		free(a);
-		free(tmp);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (struct kv){ spelled_key(p, (uint32_t)i + 1, 0), i + 1 };
-	sort_kv(a, tmp, n);
-	/* Equal keys: the rest of the spellings tell, then the frames. */
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
-			;
-		if (1 < j - i)
-			rank_ties(p, a + i, tmp, j - i, a[i].key, 1);
-	}
-	rank[0] = 0;
-	by_rank[0] = 0;
-	for (size_t i = 0; i < n; i++) {
-		rank[a[i].val] = (uint32_t)i + 1;
-		by_rank[i + 1] = (uint32_t)a[i].val;
-	}
-	free(a);
-	free(tmp);
-	return 0;
 }
 
 /* ---- paths sorted by their frames' ranks (for prof_build) ---------------- */

@@ -26,7 +26,12 @@ struct kv {
  * the cache. @tmp has room for n. */
 void sort_kv(struct kv *a, struct kv *tmp, size_t n);
 
-/* Numbers every frame of @p in prof_sort() order: @rank[f] (1-based;
+/* Compares frames @a and @b of @p in prof_sort() order: by their folded
+ * spelling (bytewise, as LC_ALL=C sort orders folded lines), then module,
+ * file, line, kind, class and language. <0, 0 (the same frame) or >0. */
+int sort_frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b);
+
+/* Numbers every frame of @p in prof_sort() order (rank.c): @rank[f] (1-based;
  * frame 0, the root's, gets 0) and @by_rank[r] = f, each with room for
  * every frame. 0 or -ENOMEM. */
 int sort_frame_ranks(const struct prof_profile *p, uint32_t *rank,
