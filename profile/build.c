@@ -566,7 +566,7 @@ static int ranks_wait(struct ranks_job *j)
  * (see sort_paths()). 0 or -ENOMEM. */
 static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
 		       const uint8_t *seen, uint32_t *rank, struct kv *a,
-		       size_t n)
+		       size_t n, atomic_int *first_done)
 {
 	size_t nf = p->nframes;
 	struct kv *tmp = malloc(n * sizeof(*tmp));
@@ -578,7 +578,7 @@ static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
 	for (int d = 0; d < 2; d++)
 		c.count[d] = sort_frame_codes(seen + d * nf, rank + nf,
 					      (uint32_t)nf, rank + (2 + d) * nf);
-	err = sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n);
+	err = sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n, first_done);
 	free(tmp);
 	return err;
 }
@@ -647,7 +647,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		goto out_y;
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, seen, rj.rank, a, nstacks);
+	err = stacks_sort(p, rec, seen, rj.rank, a, nstacks, &h.first_done);
 	if (err < 0) {
 		build_ahead_stop(&h, p);
 		goto out_y;

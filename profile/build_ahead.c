@@ -53,8 +53,10 @@ static void *populate_ahead(void *arg)
 	while (at < h->cap && !atomic_load_explicit(&h->done, memory_order_relaxed)) {
 		size_t made = atomic_load_explicit(&h->made, memory_order_relaxed);
 		size_t to = at + STEP < h->cap ? at + STEP : h->cap;
+		size_t lead = atomic_load_explicit(&h->first_done, memory_order_relaxed)
+				      ? AHEAD : h->lead_first;
 
-		if (made + AHEAD < to) {
+		if (made + lead < to) {
 			nanosleep(&nap, NULL);
 			continue;
 		}
@@ -105,6 +107,7 @@ int build_ahead_start(struct build_ahead *h, struct prof_profile *p,
 		      size_t cap)
 {
 	h->running = 0;
+	atomic_init(&h->first_done, 0);
 	if (cap < HELP_MIN)
 		return 0;
 	h->nodes = (char *)p->nodes;
@@ -113,6 +116,9 @@ int build_ahead_start(struct build_ahead *h, struct prof_profile *p,
 	if (cap <= h->from)
 		return 0;
 	h->cap = cap;
+	/* During the sort's first step the other core is free: the helper
+	 * goes on up to half the most nodes there can be. */
+	h->lead_first = (cap - p->nnodes) / 2 < AHEAD ? AHEAD : (cap - p->nnodes) / 2;
 	atomic_init(&h->at, h->from);
 	atomic_init(&h->made, p->nnodes);
 	atomic_init(&h->done, 0);
@@ -134,6 +140,7 @@ int build_ahead_start(struct build_ahead *h, struct prof_profile *p,
 	(void)p;
 	(void)cap;
 	h->running = 0;
+	atomic_init(&h->first_done, 0);
 	return 0;
 }
 

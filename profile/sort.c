@@ -492,7 +492,8 @@ static void *runs_sort(void *arg)
  * by position, the second on a thread (runs never cross, so the parts
  * share nothing). @stack has room for n / 2 + 1 runs. */
 static void paths_sort(const struct path_sort *s, struct kv *a,
-		       struct kv *tmp, struct run *stack, size_t n)
+		       struct kv *tmp, struct run *stack, size_t n,
+		       atomic_int *first_done)
 {
 	struct runs_job x = { s, a, tmp, stack, 0 }, y = { s, a, tmp, NULL, 0 };
 	size_t k = 0;
@@ -500,6 +501,8 @@ static void paths_sort(const struct path_sort *s, struct kv *a,
 
 	stack[0] = (struct run){ 0, n, 0, 0 };
 	x.sp = run_step(s, a, tmp, stack, 1);
+	if (first_done)
+		atomic_store_explicit(first_done, 1, memory_order_relaxed);
 	while (k < x.sp && stack[k].lo < n / 2)
 		k++;
 	if (SORT_SPLIT_MIN <= n && k < x.sp &&
@@ -564,7 +567,7 @@ uint32_t sort_frame_codes(const uint8_t *seen, const uint32_t *by_rank,
 
 int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
 	       const struct path_codes *codes, struct kv *a, struct kv *tmp,
-	       size_t n)
+	       size_t n, atomic_int *first_done)
 {
 	struct path_sort s = { .rec = rec, .rank = rank };
 	struct run *stack;
@@ -577,7 +580,7 @@ int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
 	s.bits = bits_for(top);
 	s.fields = 64 / s.bits;
 	first_key_form(&s, codes);
-	paths_sort(&s, a, tmp, stack, n);
+	paths_sort(&s, a, tmp, stack, n, first_done);
 	free(stack);
 	return 0;
 }

@@ -59,11 +59,12 @@ uint32_t sort_frame_codes(const uint8_t *seen, const uint32_t *by_rank,
  * the paths hold at depths 0 and 1. Then each @a[i].key holds in its low 32
  * bits how many leading frames path i shares with path i - 1 (0 for
  * i = 0), in its high 32 bits path i's frame count. @tmp has
- * room for n. Uses a second thread on big inputs. 0 or -ENOMEM (@a is
- * then unchanged). */
+ * room for n. Uses a second thread on big inputs, after a first step on
+ * one (*@first_done is set to 1 then, unless @first_done is NULL). 0 or
+ * -ENOMEM (@a is then unchanged). */
 int sort_paths(const uint32_t *rec, const uint32_t *rank, uint32_t top,
 	       const struct path_codes *codes, struct kv *a, struct kv *tmp,
-	       size_t n);
+	       size_t n, atomic_int *first_done);
 
 /* The helper thread that faults in the node array ahead of the builder
  * (build_ahead.c). */
@@ -72,13 +73,20 @@ struct build_ahead {
 	size_t from, cap;   /* node indexes */
 	atomic_size_t at;   /* nodes before it are faulted in */
 	atomic_size_t made; /* nodes the builder made so far */
+	/* While the sort's first step runs on one core (first_done 0), the
+	 * helper may fault in up to @lead_first nodes; then AHEAD ahead of
+	 * @made. */
+	atomic_int first_done;
+	size_t lead_first;
 	atomic_int done;
 	int running;
 	pthread_t th;
 };
 
 /* Starts the helper for the node array of @p, which has room for @cap
- * nodes, if the array is big enough to pay. 1 when it runs, else 0. */
+ * nodes (at most @cap - nnodes new ones; a tree that big rarely makes
+ * fewer than half as many), if the array is big enough to pay. 1 when it
+ * runs, else 0. */
 int build_ahead_start(struct build_ahead *h, struct prof_profile *p,
 		      size_t cap);
 

@@ -407,7 +407,7 @@ static void test_sort_paths_shared(void **state)
 			a[i].val = o;
 		if (round % 2) {
 			assert_int_equal(sort_paths(q.rec, rank, nframes, NULL, a,
-						    tmp, q.n), 0);
+						    tmp, q.n, NULL), 0);
 		} else {
 			uint32_t *by_rank = malloc(5 * ((size_t)nframes + 1) * sizeof(*by_rank));
 			uint8_t *seen = calloc(2 * ((size_t)nframes + 1), 1);
@@ -431,7 +431,7 @@ static void test_sort_paths_shared(void **state)
 				c.code[d] = code;
 			}
 			assert_int_equal(sort_paths(q.rec, rank, nframes, &c, a, tmp,
-						    q.n), 0);
+						    q.n, NULL), 0);
 			free(by_rank);
 			free(seen);
 		}
