@@ -11,8 +11,9 @@
  * are bound by memory latency, so the first pass splits a line 16 bytes
  * at a time (folded_split.c), hashes its texts and asks for their slots
  * in a small table (folded_texts.c), and looks them up only after the
- * next line is split. A text of 1 MiB or more is read in two halves on
- * two threads (folded_halves.c); where the machine has a third core, a
+ * next line is split. A text of 1 MiB or more is read by two threads that
+ * share its lines as they go (folded_halves.c, joined in folded_join.c);
+ * where the machine has a third core, a
  * helper faults in the memory the parse and prof_build() will write
  * (folded_ahead.c). The writer is in folded_write.c.
  */
@@ -383,8 +384,6 @@ int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
 		size_t len;
 		int ret;
 
-		if (pos < c->mark_pos)
-			c->mark_out = c->nout;
 		c->lineno++;
 		ret = prepare_line(c, j, job_back(c, 1), buf + pos, buf + stop, &len);
 		if (ret < 0) {
@@ -455,7 +454,7 @@ static void ahead_stop(struct parse_ctx *c)
 
 int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, int in_order, int helper,
-		      char *err, size_t errlen)
+		      struct folded_how *how, char *err, size_t errlen)
 {
 	struct parse_ctx c = {
 		.p = p,
@@ -477,7 +476,7 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 	helped = helper && ahead_start(&c, &ahead, len);
 	ret = folded_texts_init(&c);
 	if (ret == 0)
-		ret = folded_parse_text(&c, buf, pos, len);
+		ret = folded_parse_text(&c, buf, pos, len, how);
 	if (helped)
 		ahead_stop(&c);
 	/* The texts are known: make room for the tree. */
@@ -517,7 +516,7 @@ static int parse_all(struct prof_profile *p, const char *buf, size_t len,
 		     size_t errlen)
 {
 	return folded_parse_with(p, buf, len, first_is_process, in_order,
-				 helper_has_core(), err, errlen);
+				 helper_has_core(), NULL, err, errlen);
 }
 
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,

@@ -1,154 +1,259 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A big folded text's first pass in two halves on two threads: the
- * second half numbers its new texts itself, and the first half's table
- * then maps them, in the order they came, to the frames a single pass
- * would give; its stacks are appended with those ids.
+ * A big folded text's first pass on two threads. Each starts on a half
+ * and claims its lines a step at a time; a thread done with its part
+ * takes the second half of what the other has left, so both end
+ * together however the machine shares its cores. Each thread numbers the
+ * texts it meets itself (a deferred parse, which does not touch the
+ * profile); folded_join.c then gives them the frames a single pass
+ * would, and queues the parts' stacks in text order.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "folded_impl.h"
+#include "profile_impl.h"
 
-/* The second half of a split parse, run on a thread of its own. */
-struct half {
-	struct parse_ctx c;
-	const char *buf;
-	size_t pos, stop;
-	int ret;
-};
-
-static void *parse_half(void *arg)
-{
-	struct half *h = arg;
-
-	h->ret = folded_parse_lines(&h->c, h->buf, h->pos, h->stop);
-	return NULL;
-}
-
-/* Part of the second half's stacks, copied with its ids mapped. */
-struct remap {
-	const uint32_t *from, *map;
-	uint32_t *to;
-	size_t n;     /* words */
-	size_t nlocal; /* ids past it are not texts (never made) */
-};
-
-static void *remap_run(void *arg)
-{
-	const struct remap *m = arg;
-
-	for (size_t i = 0; i < m->n;) {
-		const uint32_t *r = m->from + i;
-		uint32_t *o = m->to + i;
-
-		o[0] = r[0];
-		o[1] = r[1];
-		o[2] = r[2];
-		for (size_t k = 0; k < r[0]; k++)
-			o[3 + k] = r[3 + k] <= m->nlocal ? m->map[r[3 + k]] : 0;
-		i += 3 + (size_t)r[0];
-	}
-	return NULL;
-}
-
-/* Maps the second half's texts to frames in the order they came (so
- * every id is the one a single pass gives): @map[local id]. The slots are
- * asked for a few texts ahead. 0 or -ENOMEM. */
-static int map_texts(struct parse_ctx *c, const struct parse_ctx *h,
-		     uint32_t *map)
-{
-	map[0] = 0;
-	for (size_t j = 0; j < h->nlocal; j++) {
-		if (j + 8 < h->nlocal)
-			folded_text_prefetch(c, &h->local[j + 8].t);
-		map[j + 1] = folded_text_frame(c, &h->local[j].t, h->local[j].process);
-		if (map[j + 1] == UINT32_MAX)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Appends the second half @h to @c: its texts mapped to frames, its
- * stacks queued with those ids, in two parts on two threads (cut where
- * the half's parse noted, h->mark_out). 0, or -ENOMEM with @c's stacks
- * unchanged. */
-static int join_half(struct parse_ctx *c, const struct parse_ctx *h)
-{
-	uint32_t *map = malloc((h->nlocal + 1) * sizeof(*map));
-	struct remap a, b;
-	pthread_t th;
-	int threaded = 0;
-
-	if (!map || folded_out_room(c, h->nout) < 0 || map_texts(c, h, map) < 0) {
-		free(map);
-		return -ENOMEM;
-	}
-	a = (struct remap){ h->out, map, c->out + c->nout, h->nout, h->nlocal };
-	b = a;
-	if (0 < h->mark_out && h->mark_out < h->nout) {
-		a.n = h->mark_out;
-		b.from += a.n;
-		b.to += a.n;
-		b.n -= a.n;
-		threaded = pthread_create(&th, NULL, remap_run, &b) == 0;
-	}
-	remap_run(&a);
-	if (threaded)
-		pthread_join(th, NULL);
-	else if (a.n < h->nout)
-		remap_run(&b);
-	c->nout += h->nout;
-	c->nlines += h->nlines;
-	c->lineno += h->lineno;
-	free(map);
-	return 0;
-}
-
-/* Texts from this size on are parsed in two halves on two threads. */
+/* Texts from this size on are parsed by two threads. */
 #define SPLIT_MIN ((size_t)1 << 20)
+/* Bytes a thread claims at a time. */
+#define STEP ((size_t)256 << 10)
+/* A thread takes half of what the other has left from this size on. */
+#define TAKE_MIN ((size_t)1 << 20)
+/* Parts at most: each take makes one. */
+#define MAX_PARTS 32
+/* Interning a text costs about as much as parsing this many bytes. */
+#define HEAD_COST 40u
 
-/* Parses @buf[pos..len) into @c, in two halves at once when it is big:
- * the first here, the second on a thread. The result, errors included,
- * is that of one pass: when the second half fails it is parsed again
- * after the first, where the line numbers are known. */
-int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
-		      size_t len)
+/* The two threads' shared state. Under @mu: what each has left to claim
+ * (next[t]..end[t]), the parts made so far and @stop (a parse failed:
+ * nothing more is claimed). A part is written only by its thread. */
+struct split {
+	pthread_mutex_t mu;
+	const char *buf;
+	struct parse_ctx *ctx[2];
+	size_t next[2], end[2];
+	int open[2];   /* each thread's part being parsed, -1: none */
+	int seq[2];    /* parts each thread made */
+	struct segment part[MAX_PARTS];
+	int nparts, stop;
+	/* Thread 0's first part, done before it takes from the other: its
+	 * texts (0's 1..nhead) interned as frames head[1..nhead] while the
+	 * other still parses (@head_err: that failed). */
+	int head_state; /* 0: first part going on, 1: to intern, 2: done */
+	size_t texts0;  /* texts thread 0 had met at its last claim */
+	uint32_t *head;
+	size_t nhead;
+	int head_err;
+	size_t step, take_min;
+	unsigned wait_us[2];
+};
+
+/* The offset after the line end at or after @from in @buf[..stop), or
+ * @stop. */
+static size_t line_after(const char *buf, size_t from, size_t stop)
 {
-	const char *nl = len - pos < SPLIT_MIN ? NULL :
-			 memchr(buf + pos + (len - pos) / 2, '\n',
-				len - pos - (len - pos) / 2);
-	struct half h = { .buf = buf, .stop = len };
+	const char *nl = from < stop ? memchr(buf + from, '\n', stop - from) : NULL;
+
+	return nl ? (size_t)(nl + 1 - buf) : stop;
+}
+
+/* Thread @t, done with its range, takes the second half of the other's
+ * when enough is left (under the lock). */
+static void take(struct split *sp, int t)
+{
+	int o = !t;
+	size_t left = sp->next[o] < sp->end[o] ? sp->end[o] - sp->next[o] : 0, cut;
+	/* Thread 0 has its first part's texts to intern when that part is
+	 * done: leave it that much less to parse. */
+	size_t owed = o == 0 && sp->head_state == 0 ? sp->texts0 * HEAD_COST : 0;
+
+	if (sp->nparts == MAX_PARTS || left < sp->take_min)
+		return;
+	cut = left <= owed ? sp->next[o] :
+	      line_after(sp->buf, sp->next[o] + (left - owed) / 2, sp->end[o]);
+	if (cut == sp->end[o])
+		return;
+	sp->next[t] = cut;
+	sp->end[t] = sp->end[o];
+	sp->end[o] = cut;
+	sp->open[t] = -1;
+}
+
+/* Opens a part for thread @t at byte @from (under the lock). */
+static int part_open(struct split *sp, int t, size_t from)
+{
+	const struct parse_ctx *c = sp->ctx[t];
+	struct segment *s = &sp->part[sp->nparts];
+
+	*s = (struct segment){
+		.from = from, .to = from,
+		.out_from = c->nout, .out_to = c->nout,
+		.local_from = c->nlocal, .local_to = c->nlocal,
+		.lines_from = c->nlines, .lines_to = c->nlines,
+		.read_from = c->lineno, .read_to = c->lineno,
+		.thread = t, .seq = sp->seq[t]++,
+	};
+	return sp->open[t] = sp->nparts++;
+}
+
+/* Claims thread @t's next lines: *@from..*@to in part *@part (1). 0
+ * when nothing is left for it; 2, once, when thread 0's first part is
+ * done. */
+static int claim(struct split *sp, int t, int *part, size_t *from, size_t *to)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&sp->mu);
+	if (t == 0)
+		sp->texts0 = sp->ctx[0]->nlocal;
+	if (t == 0 && sp->head_state == 0 && sp->end[t] <= sp->next[t]) {
+		/* The first part is done: its texts are interned first. */
+		sp->head_state = 1;
+		pthread_mutex_unlock(&sp->mu);
+		return 2;
+	}
+	if (!sp->stop && sp->end[t] <= sp->next[t])
+		take(sp, t);
+	if (!sp->stop && sp->next[t] < sp->end[t]) {
+		*from = sp->next[t];
+		*to = sp->end[t] - *from <= sp->step ? sp->end[t] :
+		      line_after(sp->buf, *from + sp->step, sp->end[t]);
+		sp->next[t] = *to;
+		*part = sp->open[t] < 0 ? part_open(sp, t, *from) : sp->open[t];
+		got = 1;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return got;
+}
+
+/* Interns the texts thread 0 met in its first part, the first of the
+ * text, so theirs are the profile's next frames in the order they came. */
+static void head_intern(struct split *sp)
+{
+	const struct parse_ctx *c = sp->ctx[0];
+	struct prof_frame_text *t = malloc((c->nlocal + 1) * sizeof(*t));
+
+	sp->head = malloc((c->nlocal + 1) * sizeof(*sp->head));
+	sp->nhead = c->nlocal;
+	if (t && sp->head) {
+		for (size_t l = 0; l < c->nlocal; l++)
+			t[l] = folded_frame_text(&c->local[l]);
+		sp->head[0] = 0;
+		sp->head_err = prof_intern_frames(c->p, t, c->nlocal, sp->head + 1);
+	} else {
+		sp->head_err = -ENOMEM;
+	}
+	free(t);
+	pthread_mutex_lock(&sp->mu);
+	sp->head_state = 2;
+	pthread_mutex_unlock(&sp->mu);
+}
+
+/* For tests: waits until the other thread has nothing of its own range
+ * left (or a parse failed), looking every @us microseconds, so that it
+ * takes from thread @t. */
+static void wait_other(struct split *sp, int t, unsigned us)
+{
+	const struct timespec nap = { 0, 1000 * (long)us };
+	int o = !t, done;
+
+	for (;;) {
+		pthread_mutex_lock(&sp->mu);
+		done = sp->stop || sp->end[o] <= sp->next[o];
+		pthread_mutex_unlock(&sp->mu);
+		if (done)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* Thread @t's loop: claims and parses until nothing is left. */
+static void split_run(struct split *sp, int t)
+{
+	struct parse_ctx *c = sp->ctx[t];
+	size_t from, to;
+	int i, got;
+
+	while ((got = claim(sp, t, &i, &from, &to))) {
+		int ret;
+
+		if (got == 2) {
+			head_intern(sp);
+			continue;
+		}
+		ret = folded_parse_lines(c, sp->buf, from, to);
+		struct segment *s = &sp->part[i];
+
+		s->to = to;
+		s->out_to = c->nout;
+		s->local_to = c->nlocal;
+		s->lines_to = c->nlines;
+		s->read_to = c->lineno;
+		if (ret < 0) {
+			s->ret = ret;
+			pthread_mutex_lock(&sp->mu);
+			sp->stop = 1;
+			pthread_mutex_unlock(&sp->mu);
+			return;
+		}
+		if (sp->wait_us[t])
+			wait_other(sp, t, sp->wait_us[t]);
+	}
+}
+
+static void *second_run(void *arg)
+{
+	split_run(arg, 1);
+	return NULL;
+}
+
+int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
+		      size_t len, struct folded_how *how)
+{
+	size_t half = len - pos < SPLIT_MIN ? len :
+		      line_after(buf, pos + (len - pos) / 2, len);
+	struct parse_ctx h = { .end = c->end, .deferred = 1,
+			       .first_is_process = c->first_is_process };
+	struct split sp = {
+		.buf = buf, .ctx = { c, &h },
+		.next = { pos, half }, .end = { half, len },
+		.open = { -1, -1 },
+		.step = how && how->step ? how->step : STEP,
+		.take_min = how && how->take_min ? how->take_min : TAKE_MIN,
+	};
 	pthread_t th;
 	int ret;
 
-	if (!nl || (size_t)(nl + 1 - buf) == len)
+	if (half == len)
 		return folded_parse_lines(c, buf, pos, len);
-	h.pos = (size_t)(nl + 1 - buf);
-	h.c = (struct parse_ctx){ .end = c->end, .deferred = 1,
-				  .first_is_process = c->first_is_process,
-				  .mark_pos = h.pos + (len - h.pos) / 2 };
-	if (folded_texts_init(&h.c) < 0 ||
-	    pthread_create(&th, NULL, parse_half, &h) != 0) {
-		folded_ctx_free(&h.c);
+	if (how)
+		memcpy(sp.wait_us, how->wait_us, sizeof(sp.wait_us));
+	if (folded_texts_init(&h) < 0 || pthread_mutex_init(&sp.mu, NULL) != 0) {
+		folded_ctx_free(&h);
 		return folded_parse_lines(c, buf, pos, len);
 	}
-	/* The first half's new texts are interned at once at the end: one
-	 * by one they would cost it more than the second half's lookups. */
+	if (pthread_create(&th, NULL, second_run, &sp) != 0) {
+		pthread_mutex_destroy(&sp.mu);
+		folded_ctx_free(&h);
+		return folded_parse_lines(c, buf, pos, len);
+	}
 	c->deferred = 1;
-	ret = folded_parse_lines(c, buf, pos, h.pos);
-	if (folded_local_finish(c) < 0) {
-		/* Its stacks name no frames: none is kept. */
-		c->nout = c->nlines = c->last = 0;
-		ret = -ENOMEM;
-	}
+	split_run(&sp, 0);
 	pthread_join(th, NULL);
-	if (ret == 0 && (h.ret < 0 || join_half(c, &h.c) < 0))
-		ret = folded_parse_lines(c, buf, h.pos, len);
-	folded_ctx_free(&h.c);
+	pthread_mutex_destroy(&sp.mu);
+	if (how)
+		how->segments = (unsigned)sp.nparts;
+	ret = sp.head_err ? sp.head_err :
+	      folded_join(c, &h, sp.part, sp.nparts, sp.head_state == 2 ? sp.head : NULL,
+			  sp.head_state == 2 ? sp.nhead : 0, buf, len);
+	if (sp.head_err)
+		c->nout = c->nlines = c->last = 0; /* its stacks name no frames */
+	free(sp.head);
+	folded_ctx_free(&h);
 	return ret;
 }
-

@@ -2,8 +2,9 @@
 /*
  * The folded reader's inside, shared by folded.c (lines), folded_split.c
  * (the splitter), folded_texts.c (the text table), folded_ahead.c (the
- * fault helper), folded_halves.c (a text in two halves on two threads)
- * and folded_write.c. Not a public interface: other parts use folded.h.
+ * fault helper), folded_halves.c and folded_join.c (a text parsed by two
+ * threads) and folded_write.c. Not a public interface: other parts use
+ * folded.h.
  */
 #ifndef HEARTH_FOLDED_IMPL_H
 #define HEARTH_FOLDED_IMPL_H
@@ -135,20 +136,14 @@ struct parse_ctx {
 	 * is where the last one starts. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines, last;
-	/* nout when the last line starting before @mark_pos was prepared
-	 * (a record boundary, a line or two before that line's own record;
-	 * @mark_pos 0: none): where a second half's stacks are cut in two
-	 * parts to be joined on two threads. */
-	size_t mark_pos, mark_out;
 	int first_is_process;
 	struct parse_ahead *ahead; /* or NULL */
 	char *err;
 	size_t errlen;
 	size_t lineno;
-	/* A deferred parse (either half of a split one): new texts get
+	/* A deferred parse (either thread of a split one): new texts get
 	 * local ids 1, 2, ... in the order they come, kept in local[] (the
-	 * profile is not touched); the first half interns them at the end
-	 * (folded_local_finish()), its table then maps the second's. */
+	 * profile is not touched); the join (folded_join.c) interns them. */
 	int deferred;
 	struct local_text *local;
 	size_t nlocal, local_cap;
@@ -412,11 +407,54 @@ static inline uint32_t folded_text_lookup(struct parse_ctx *c,
 	return f ? f : folded_text_frame(c, t, process);
 }
 
-/* Interns the texts a deferred parse @c numbered itself (c->local) in the
- * profile at once, in the order they came, and gives its stacks and
- * tables their frames; @c then interns new texts as it meets them.
- * 0 or -ENOMEM (@c is then of no further use). */
-int folded_local_finish(struct parse_ctx *c);
+/* The frame a text a deferred parse numbered stands for. */
+struct prof_frame_text folded_frame_text(const struct local_text *x);
+
+/* Makes @c forget its texts and the line before (its stacks stay): it
+ * interns new texts in the profile again, as a parse that is not
+ * deferred. 0 or -ENOMEM. */
+int folded_ctx_forget(struct parse_ctx *c);
+
+/* How a big text is shared by the two threads that parse it
+ * (folded_parse_text(); NULL: the defaults): bytes a thread claims at a
+ * time, and the least a thread must have left for the other to take
+ * half of it. Tests make thread t the slower one with @wait_us[t]: after
+ * each claim it waits until the other has nothing of its own left
+ * (looking every wait_us microseconds), so the other takes from it.
+ * @segments is set to how many parts the text was parsed in (2 when
+ * neither thread took from the other). */
+struct folded_how {
+	size_t step, take_min;
+	unsigned wait_us[2];
+	unsigned segments;
+};
+
+/* A part of a big text parsed by one thread (folded_halves.c): bytes
+ * [from, to) of the text, read into stacks [out_from, out_to) of its
+ * thread's context, where it met the texts numbered local_from + 1 to
+ * local_to first; lines_* and read_* are the context's queued stacks
+ * and lines read before and after it; @seq orders a thread's parts as
+ * it parsed them; @ret its parse's result. */
+struct segment {
+	size_t from, to;
+	size_t out_from, out_to;
+	size_t local_from, local_to;
+	size_t lines_from, lines_to, read_from, read_to;
+	int thread, seq, ret;
+};
+
+/* Joins the parts @seg[0..n) of a text @buf[..len) parsed by @c
+ * (thread 0, whose first part starts the text) and @h (thread 1), both
+ * deferred: the texts get the frames one pass would give them, in the
+ * order they first appear in the text (@c's first @nhead texts are
+ * interned already, as frames @head[1..nhead]), and the parts' stacks
+ * are queued in @c in text order. After a part that failed or a gap (a part not
+ * parsed), the rest of the text is parsed again by @c alone, so errors
+ * and line numbers are those of one pass. Returns what one pass would
+ * (0, -EINVAL with c->lineno the bad line's, or -ENOMEM); @seg is sorted. */
+int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
+		int n, const uint32_t *head, size_t nhead, const char *buf,
+		size_t len);
 
 /* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
 int folded_out_room(struct parse_ctx *c, size_t words);
@@ -426,15 +464,17 @@ void folded_ctx_free(struct parse_ctx *c);
 
 /* prof_folded_parse() (@in_order 0) or prof_folded_parse_sorted() (1),
  * with the fault helper (folded_ahead.c) beside a big parse when @helper
- * is 1; the result is the same either way. The public calls ask for the
- * helper when the machine has a core for it beyond the parse's two. */
+ * is 1 and a big text shared by two threads as @how says (NULL: the
+ * defaults); the result is the same either way. The public calls ask for
+ * the helper when the machine has a core for it beyond the parse's two. */
 int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, int in_order, int helper,
-		      char *err, size_t errlen);
+		      struct folded_how *how, char *err, size_t errlen);
 
-/* Parses @buf[pos..len) into @c, in two halves at once when it is big;
- * the result, errors included, is that of folded_parse_lines(). */
+/* Parses @buf[pos..len) into @c, by two threads at once when it is big
+ * (@how: see struct folded_how; NULL for the defaults); the result,
+ * errors included, is that of folded_parse_lines(). */
 int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
-		      size_t len);
+		      size_t len, struct folded_how *how);
 
 #endif /* HEARTH_FOLDED_IMPL_H */

@@ -152,62 +152,29 @@ static uint32_t intern_frame(struct parse_ctx *c, const char *s, size_t len,
 	return prof_frame_intern(c->p, &f);
 }
 
-/* Gives the table entries their frames @map[local id]; -ENOMEM when one
- * does not fit a slot. */
-static int texts_renumber(struct parse_ctx *c, const uint32_t *map)
+struct prof_frame_text folded_frame_text(const struct local_text *x)
 {
-	for (size_t i = 0; i < c->texts_cap; i++) {
-		uint32_t f = c->texts[i].frame;
-
-		if (f && SLOT_ID < map[f & SLOT_ID])
-			return -ENOMEM;
-		if (f)
-			c->texts[i].frame = (f & ~SLOT_ID) | map[f & SLOT_ID];
-	}
-	for (size_t i = 0; i < c->longs_cap; i++) {
-		uint32_t f = c->longs[i].frame;
-
-		if (f && SLOT_ID < map[f & SLOT_ID])
-			return -ENOMEM;
-		if (f)
-			c->longs[i].frame = (f & ~SLOT_ID) | map[f & SLOT_ID];
-	}
-	return 0;
+	return text_frame(x->t.s, x->t.len, x->process);
 }
 
-int folded_local_finish(struct parse_ctx *c)
+int folded_ctx_forget(struct parse_ctx *c)
 {
-	struct prof_frame_text *t = malloc((c->nlocal + 1) * sizeof(*t));
-	uint32_t *map = malloc((c->nlocal + 1) * sizeof(*map));
-	size_t same = 0;
-	int err = -ENOMEM;
-
-	if (!t || !map)
-		goto out;
-	for (size_t i = 0; i < c->nlocal; i++)
-		t[i] = text_frame(c->local[i].t.s, c->local[i].t.len,
-				  c->local[i].process);
-	map[0] = 0;
-	if (prof_intern_frames(c->p, t, c->nlocal, map + 1) < 0)
-		goto out;
-	/* In an empty profile each new text is a new frame, numbered as it
-	 * came: the ids in hand are already the frames'. */
-	while (same < c->nlocal && map[same + 1] == same + 1)
-		same++;
-	if (same < c->nlocal) {
-		if (texts_renumber(c, map) < 0)
-			goto out;
-		for (size_t o = 0; o < c->nout; o += 3 + (size_t)c->out[o])
-			for (size_t k = 0; k < c->out[o]; k++)
-				c->out[o + 3 + k] = map[c->out[o + 3 + k]];
-	}
+	free(c->texts);
+	free(c->longs);
+	free(c->arena);
+	c->texts = NULL;
+	c->longs = NULL;
+	c->arena = NULL;
+	c->ntexts = c->texts_cap = c->nlongs = c->longs_cap = 0;
+	c->arena_len = c->arena_cap = 0;
 	c->deferred = 0;
 	c->nlocal = 0;
-	err = 0;
-out:
-	free(t);
-	free(map);
-	return err;
+	/* The line before shares no frame with the next: its stack may have
+	 * moved. */
+	for (unsigned i = 0; i < FOLDED_JOBS; i++)
+		c->job[i].n = 0;
+	c->pending = 0;
+	return folded_texts_init(c);
 }
 
 /* The frame of a text not in the table: interned in the profile, or in

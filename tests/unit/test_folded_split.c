@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Big folded texts are read in two halves on two threads: the frames,
- * their ids, the tree and the errors must be those of one pass. The
- * reference reads the same text in pieces under the split size, one
- * after the other into the same profile.
+ * Big folded texts are read by two threads, each starting on a half and
+ * taking lines from the other when done: the frames, their ids, the tree
+ * and the errors must be those of one pass. The reference reads the same
+ * text in pieces under the split size, one after the other into the same
+ * profile.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,9 @@
 #include "same_profile.h"
 
 #define PIECE ((size_t)200 << 10) /* well under the split size (1 MiB) */
+/* How often a thread made the slower one looks whether the other has
+ * run out of lines of its own (struct folded_how). */
+#define WAIT_US 200u
 
 static uint64_t rng(uint64_t *s)
 {
@@ -138,8 +142,8 @@ static void test_split_same_as_one_pass(void **state)
 		assert_non_null(p);
 		assert_non_null(q);
 		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, 0,
-						   round >= 4, err, sizeof(err)), 0);
-		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 1, 1,
+						   round >= 4, NULL, err, sizeof(err)), 0);
+		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 1, 1, NULL,
 						   err, sizeof(err)), 0);
 		assert_true(prof_total(p) == sum);
 		assert_same_profile(p, ref);
@@ -154,7 +158,8 @@ static void test_split_same_as_one_pass(void **state)
 /* Read into a profile that already holds some of its frames (under other
  * ids than one pass over the text alone would give them), a text over
  * the split size still gives what reading it in small pieces gives: the
- * first half's frames, interned at its end, are found where they are. */
+ * first part's frames, interned at its end, are found where they are;
+ * also when one thread takes lines from the other. */
 static void test_split_into_filled_profile(void **state)
 {
 	static const char before[] =
@@ -164,7 +169,9 @@ static void test_split_into_filled_profile(void **state)
 	uint64_t s = 0x77aa55cc33ee1100ull, sum;
 
 	(void)state;
-	for (int procs = 0; procs < 2; procs++) {
+	for (int round = 0; round < 6; round++) {
+		int procs = round & 1;
+		struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
 		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
 		struct prof_profile *ref = prof_new(PROF_UNIT_SAMPLES);
 		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -186,8 +193,14 @@ static void test_split_into_filled_profile(void **state)
 							   NULL, 0), 0);
 			at = end;
 		}
-		assert_int_equal(folded_parse_with(p, t, len, procs, 1, 0, err,
+		/* Rounds 2-5: one thread slower, so the other takes from it. */
+		if (2 <= round)
+			how.wait_us[round / 2 - 1] = WAIT_US;
+		assert_int_equal(folded_parse_with(p, t, len, procs, 1, 0, &how, err,
 						   sizeof(err)), 0);
+		assert_true(2 <= how.segments);
+		if (2 <= round)
+			assert_true(2 < how.segments);
 		assert_true(prof_total(p) == sum + 7);
 		assert_same_profile(p, ref);
 		prof_free(p);
@@ -198,20 +211,27 @@ static void test_split_into_filled_profile(void **state)
 
 /* A bad line in either half is reported with its line number, and the
  * lines before it are kept. */
-static void check_bad_text(const char *t, size_t bad, const char *bad_text,
-			   const char *what, uint64_t sum, int helper)
+static void check_bad_how(const char *t, size_t bad, const char *bad_text,
+			  const char *what, uint64_t sum, int helper,
+			  struct folded_how *how)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
 	char err[128], want[128];
 
 	assert_non_null(p);
 	assert_non_null(strstr(t, bad_text));
-	assert_int_equal(folded_parse_with(p, t, strlen(t), 1, 1, helper, err,
-					   sizeof(err)), -22);
+	assert_int_equal(folded_parse_with(p, t, strlen(t), 1, 1, helper, how,
+					   err, sizeof(err)), -22);
 	snprintf(want, sizeof(want), "line %zu %s", bad, what);
 	assert_string_equal(err, want);
 	assert_true(prof_total(p) == sum);
 	prof_free(p);
+}
+
+static void check_bad_text(const char *t, size_t bad, const char *bad_text,
+			   const char *what, uint64_t sum, int helper)
+{
+	check_bad_how(t, bad, bad_text, what, sum, helper, NULL);
 }
 
 static void check_bad_line(size_t bad, const char *bad_text, const char *what,
@@ -266,6 +286,68 @@ static void test_helped_errors(void **state)
 	free(t);
 }
 
+/* With one thread slower, the other takes lines from it, more than once
+ * and from either end: the frames, their ids and the tree are still
+ * those of one pass, sorted as made or not. */
+static void test_takes_same_as_one_pass(void **state)
+{
+	uint64_t s = 0x0badcafe0badcafeull, sum;
+
+	(void)state;
+	for (int round = 0; round < 4; round++) {
+		struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
+		char *t = text(&s, (size_t)4 << 20, 0, NULL, &sum);
+		int procs = round & 1;
+		struct prof_profile *ref = by_pieces(t, procs);
+		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+		struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
+		char err[128];
+
+		assert_non_null(p);
+		assert_non_null(q);
+		how.wait_us[round / 2] = WAIT_US;
+		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, 1, 0, &how,
+						   err, sizeof(err)), 0);
+		assert_true(2 < how.segments);
+		how.segments = 0;
+		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 0, 0, &how,
+						   err, sizeof(err)), 0);
+		assert_true(2 < how.segments);
+		assert_true(prof_total(p) == sum);
+		assert_same_profile(p, ref);
+		assert_same_profile(q, ref);
+		prof_free(p);
+		prof_free(q);
+		prof_free(ref);
+		free(t);
+	}
+}
+
+/* A bad line in lines one thread may have taken from the other (4 MiB,
+ * some 23,000 lines: line 7,000 and 10,500 in the first half, 19,000 in
+ * the second), with either thread slower: its number, and the lines
+ * before it kept. */
+static void test_take_errors(void **state)
+{
+	static const char bad_text[] = "a;;c 1";
+	static const char *what = "has an empty frame";
+	static const size_t lines[] = { 7000, 10500, 19000 };
+
+	(void)state;
+	for (int slow = 0; slow < 2; slow++)
+		for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+			struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
+			uint64_t s = 0x5151515151515151ull ^ lines[i], sum;
+			char *t = text(&s, (size_t)4 << 20, lines[i], bad_text, &sum);
+
+			assert_int_equal(strlen(t) / 2 < (size_t)(strstr(t, bad_text) - t),
+					 i == 2);
+			how.wait_us[slow] = WAIT_US;
+			check_bad_how(t, lines[i], bad_text, what, sum, 0, &how);
+			free(t);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +355,8 @@ int main(void)
 		cmocka_unit_test(test_split_into_filled_profile),
 		cmocka_unit_test(test_split_errors),
 		cmocka_unit_test(test_helped_errors),
+		cmocka_unit_test(test_takes_same_as_one_pass),
+		cmocka_unit_test(test_take_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
