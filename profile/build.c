@@ -566,21 +566,37 @@ static int ranks_wait(struct ranks_job *j)
  * (see sort_paths()). 0 or -ENOMEM. */
 static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
 		       const uint8_t *seen, uint32_t *rank, struct kv *a,
-		       size_t n, atomic_int *first_done)
+		       struct kv *tmp, size_t n, atomic_int *first_done)
 {
 	size_t nf = p->nframes;
-	struct kv *tmp = malloc(n * sizeof(*tmp));
 	struct path_codes c = { { rank + 2 * nf, rank + 3 * nf }, { 0, 0 } };
-	int err;
 
-	if (!tmp)
-		return -ENOMEM;
 	for (int d = 0; d < 2; d++)
 		c.count[d] = sort_frame_codes(seen + d * nf, rank + nf,
 					      (uint32_t)nf, rank + (2 + d) * nf);
-	err = sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n, first_done);
-	free(tmp);
-	return err;
+	return sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n, first_done);
+}
+
+/* The sort's two arrays of @n items (at least one each): in @lend when it
+ * holds both (*@own 0), else allocated (*@own 1). 0 or -ENOMEM. */
+static int sort_room(const struct prof_scratch *lend, size_t n, struct kv **a,
+		     struct kv **tmp, int *own)
+{
+	size_t m = n ? n : 1;
+
+	*own = !lend || !lend->mem || lend->bytes / sizeof(struct kv) / 2 < m;
+	if (!*own) {
+		*a = lend->mem;
+		*tmp = *a + m;
+		return 0;
+	}
+	*a = malloc(m * sizeof(**a));
+	*tmp = malloc(m * sizeof(**tmp));
+	if (*a && *tmp)
+		return 0;
+	free(*a);
+	free(*tmp);
+	return -ENOMEM;
 }
 
 /* Checks the records (paths_check()) while the frames are ranked on a
@@ -606,20 +622,20 @@ static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
 }
 
 int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
-		   size_t nstacks, int in_order, size_t cut)
+		   size_t nstacks, int in_order, size_t cut,
+		   const struct prof_scratch *lend)
 {
 	struct part x = { .rec = rec }, y = { .rec = rec };
 	struct build_ahead h;
 	size_t frames, deepest, end, at;
-	struct kv *a;
+	struct kv *a, *tmp;
 	uint8_t *seen = NULL;
 	struct ranks_job rj = { .rank = NULL };
-	int err = -ENOMEM;
+	int err = -ENOMEM, own;
 
 	if (p->nnodes != 1)
 		return -EINVAL;
-	a = malloc((nstacks ? nstacks : 1) * sizeof(*a));
-	if (!a)
+	if (sort_room(lend, nstacks, &a, &tmp, &own) < 0)
 		return -ENOMEM;
 	seen = calloc(2 * (size_t)p->nframes, 1);
 	rj.rank = malloc(4 * (size_t)p->nframes * sizeof(*rj.rank));
@@ -647,7 +663,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		goto out_y;
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, seen, rj.rank, a, nstacks, &h.first_done);
+	err = stacks_sort(p, rec, seen, rj.rank, a, tmp, nstacks, &h.first_done);
 	if (err < 0) {
 		build_ahead_stop(&h, p);
 		goto out_y;
@@ -665,12 +681,16 @@ out_x:
 out_a:
 	free(rj.rank);
 	free(seen);
-	free(a);
+	if (own) {
+		free(a);
+		free(tmp);
+	}
 	return err;
 }
 
 int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
-	       size_t nstacks, int in_order)
+	       size_t nstacks, int in_order, const struct prof_scratch *lend)
 {
-	return prof_build_cut(p, rec, len, nstacks, in_order, BUILD_CUT_AUTO);
+	return prof_build_cut(p, rec, len, nstacks, in_order, BUILD_CUT_AUTO,
+			      lend);
 }

@@ -418,6 +418,7 @@ void folded_ctx_free(struct parse_ctx *c)
 	free(c->longs);
 	free(c->arena);
 	free(c->out);
+	free(c->spare);
 	free(c->local);
 }
 
@@ -490,7 +491,9 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 	 * the sorted stacks (prof_build), others by lookups. */
 	added = -ENOMEM;
 	if (prof_node_count(p) == 1)
-		added = prof_build(p, c.out, c.nout, c.nlines, in_order);
+		added = prof_build(p, c.out, c.nout, c.nlines, in_order,
+				   &(struct prof_scratch){ c.spare,
+							   c.spare_cap * sizeof(*c.spare) });
 	if (added == -ENOMEM)
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)

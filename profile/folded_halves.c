@@ -254,6 +254,12 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 	if (sp.head_err)
 		c->nout = c->nlines = c->last = 0; /* its stacks name no frames */
 	free(sp.head);
+	/* The second thread's stacks are copied: their memory, faulted in
+	 * already, serves the tree's sort. */
+	free(c->spare);
+	c->spare = h.out;
+	c->spare_cap = h.out_cap;
+	h.out = NULL;
 	folded_ctx_free(&h);
 	return ret;
 }

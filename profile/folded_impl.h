@@ -136,6 +136,10 @@ struct parse_ctx {
 	 * is where the last one starts. */
 	uint32_t *out;
 	size_t nout, out_cap, nlines, last;
+	/* Memory lent to prof_build() once the text is read (the second
+	 * thread's stacks, copied into @out already): @spare_cap words. */
+	uint32_t *spare;
+	size_t spare_cap;
 	int first_is_process;
 	struct parse_ahead *ahead; /* or NULL */
 	char *err;

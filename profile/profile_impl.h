@@ -167,10 +167,22 @@ void prof_nodes_release_unused(struct prof_profile *p);
  * later costs one pass. Totals and selves equal prof_add_stack() of each
  * stack in turn; so does the sibling order, unless @in_order, which links
  * siblings in prof_sort() order (for callers that sort anyway). The nodes
- * join the edge index when a lookup needs it. @rec is only read.
+ * join the edge index when a lookup needs it. @rec is only read; @lend
+ * (or NULL) is memory lent for the sort (struct prof_scratch).
  * Returns 0; -EINVAL when @p has nodes or a record is malformed or names
  * an unknown frame; -ENOMEM. On error @p is unchanged. */
+struct prof_scratch;
 int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
-	       size_t nstacks, int in_order);
+	       size_t nstacks, int in_order, const struct prof_scratch *lend);
+
+/* Memory a caller lends prof_build() for its sort, which then needs no
+ * fresh memory (on this kind of machine the kernel's handing out of
+ * fresh pages is a good part of a big load): @bytes at @mem, any content,
+ * 8-byte aligned. prof_build() uses it when it holds the sort's two
+ * arrays (32 bytes a stack), and never frees it. */
+struct prof_scratch {
+	void *mem;
+	size_t bytes;
+};
 
 #endif /* HEARTH_PROFILE_IMPL_H */

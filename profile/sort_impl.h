@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "profile_impl.h"
 
 /* A sort item: a key and what it stands for (a frame, or a path's
  * record). */
@@ -104,6 +105,7 @@ int build_populate(struct prof_profile *p, size_t lo, size_t hi);
  * chooses). For tests, which compare the parts' tree with one part's. */
 #define BUILD_CUT_AUTO ((size_t)-1)
 int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
-		   size_t nstacks, int in_order, size_t cut);
+		   size_t nstacks, int in_order, size_t cut,
+		   const struct prof_scratch *lend);
 
 #endif /* HEARTH_SORT_IMPL_H */
