@@ -22,16 +22,18 @@
 #include "profile_impl.h"
 
 /* The texts of both threads in order of first appearance: pos[t][l] is
- * the place of text l of thread t in @order (from 1; 0: not placed). */
+ * the place of text l of thread t in @order (from 1; 0: not placed);
+ * @in0[l]: thread 1's text l in thread 0's table (0: not there). */
 struct order {
 	struct parse_ctx *ctx[2];
 	uint32_t *pos[2];
+	uint32_t *in0;
 	struct prof_frame_text *text;
 	uint32_t n;
 };
 
-/* Places text @l of thread @t, unless it is placed: thread 1's texts are
- * looked up in thread 0's table, whose texts may be placed already. */
+/* Places text @l of thread @t, unless it is placed: thread 1's texts
+ * found in thread 0's table (@in0) may be placed already as thread 0's. */
 static void place(struct order *o, int t, uint32_t l)
 {
 	const struct local_text *x;
@@ -41,7 +43,7 @@ static void place(struct order *o, int t, uint32_t l)
 		return;
 	x = &o->ctx[t]->local[l - 1];
 	if (t == 1) {
-		l0 = folded_text_find(o->ctx[0], &x->t, x->process);
+		l0 = o->in0[l];
 		if (l0 && o->pos[0][l0]) {
 			o->pos[1][l] = o->pos[0][l0];
 			return;
@@ -66,6 +68,46 @@ static int after_later(const struct segment *seg, int n, int i)
 
 #define LOOKUP_AHEAD 8u
 
+/* Thread 1's texts lo..hi-1 looked up in thread 0's table (read only
+ * here), their slots asked for a few texts ahead. */
+struct lookup {
+	const struct order *o;
+	size_t lo, hi;
+};
+
+static void *lookup_run(void *arg)
+{
+	const struct lookup *k = arg;
+	const struct parse_ctx *c = k->o->ctx[0], *h = k->o->ctx[1];
+
+	for (size_t l = k->lo; l < k->hi; l++) {
+		const struct local_text *x = &h->local[l - 1];
+
+		if (l + LOOKUP_AHEAD < k->hi)
+			folded_text_prefetch(c, &h->local[l + LOOKUP_AHEAD - 1].t);
+		k->o->in0[l] = folded_text_find(c, &x->t, x->process);
+	}
+	return NULL;
+}
+
+/* Looks up all of thread 1's texts in thread 0's table, half of them on
+ * a thread. */
+static void lookup_all(struct order *o)
+{
+	size_t n = o->ctx[1]->nlocal;
+	struct lookup a = { o, 1, 1 + n / 2 }, b = { o, 1 + n / 2, n + 1 };
+	pthread_t th;
+
+	o->in0[0] = 0;
+	if (pthread_create(&th, NULL, lookup_run, &b) == 0) {
+		lookup_run(&a);
+		pthread_join(th, NULL);
+		return;
+	}
+	lookup_run(&a);
+	lookup_run(&b);
+}
+
 /* Places the texts of part @s in order of first appearance: the ones its
  * thread numbered in it, or, with @scan, every text of its stacks. */
 static void place_part(struct order *o, const struct segment *s, int scan)
@@ -73,14 +115,8 @@ static void place_part(struct order *o, const struct segment *s, int scan)
 	const struct parse_ctx *c = o->ctx[s->thread];
 
 	if (!scan) {
-		/* Thread 1's texts are looked up in thread 0's table: their
-		 * slots are asked for a few texts ahead. */
-		for (size_t l = s->local_from + 1; l <= s->local_to; l++) {
-			if (s->thread && l + LOOKUP_AHEAD <= s->local_to)
-				folded_text_prefetch(o->ctx[0],
-						     &c->local[l + LOOKUP_AHEAD - 1].t);
+		for (size_t l = s->local_from + 1; l <= s->local_to; l++)
 			place(o, s->thread, (uint32_t)l);
-		}
 		return;
 	}
 	for (size_t w = s->out_from; w < s->out_to; w += 3 + (size_t)c->out[w])
@@ -206,6 +242,7 @@ static int frames_of(struct order *o, const struct segment *seg, int n, int k,
 	for (size_t l = 1; l <= nhead; l++)
 		o->pos[0][l] = (uint32_t)l;
 	o->n = (uint32_t)nhead;
+	lookup_all(o);
 	for (int i = 0; i < k; i++)
 		place_part(o, &seg[i], after_later(seg, n, i));
 	ids = malloc(((size_t)o->n + 1) * sizeof(*ids));
@@ -278,7 +315,7 @@ int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 		int n, const uint32_t *head, size_t nhead, const char *buf,
 		size_t len)
 {
-	struct order o = { { c, h }, { NULL, NULL }, NULL, 0 };
+	struct order o = { { c, h }, { NULL, NULL }, NULL, NULL, 0 };
 	int k, err = -ENOMEM, failed;
 	size_t resume;
 
@@ -288,12 +325,15 @@ int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 	resume = seg[k - 1].to;
 	o.pos[0] = calloc(c->nlocal + 1, sizeof(*o.pos[0]));
 	o.pos[1] = calloc(h->nlocal + 1, sizeof(*o.pos[1]));
+	o.in0 = malloc((h->nlocal + 1) * sizeof(*o.in0));
 	o.text = malloc((c->nlocal + h->nlocal + 1) * sizeof(*o.text));
-	if (o.pos[0] && o.pos[1] && o.text && frames_of(&o, seg, n, k, head, nhead) == 0 &&
+	if (o.pos[0] && o.pos[1] && o.in0 && o.text &&
+	    frames_of(&o, seg, n, k, head, nhead) == 0 &&
 	    queue_parts(c, h, seg, k, o.pos) == 0)
 		err = 0;
 	free(o.pos[0]);
 	free(o.pos[1]);
+	free(o.in0);
 	free(o.text);
 	if (err < 0) {
 		/* The stacks name no frames: none is kept. */
