@@ -323,6 +323,50 @@ static void test_takes_same_as_one_pass(void **state)
 	}
 }
 
+/* Lines longer than a claim (up to 150 KiB, steps of 16 KiB): a claim
+ * ends at the end of the line it reaches, and a take that would cut no
+ * line is not made. */
+static void test_long_lines(void **state)
+{
+	uint64_t s = 0x1e1e1e1e2f2f2f2full;
+
+	(void)state;
+	for (int slow = 0; slow < 2; slow++) {
+		struct folded_how how = { 16 << 10, 32 << 10, { 0, 0 }, 0 };
+		size_t cap = (size_t)4 << 20, len = 0;
+		char *t = malloc(cap), nm[64];
+		struct prof_profile *ref, *p = prof_new(PROF_UNIT_SAMPLES);
+		uint64_t sum = 0;
+		char err[128];
+
+		assert_non_null(t);
+		assert_non_null(p);
+		while (len < ((size_t)3 << 20)) {
+			/* Mostly short lines, one in 40 of 2,000 to 15,000 frames. */
+			size_t n = rng(&s) % 40 ? 1 + rng(&s) % 20 : 2000 + rng(&s) % 13000;
+			unsigned count = 1 + (unsigned)(rng(&s) % 9);
+
+			for (size_t j = 0; j < n; j++) {
+				name(&s, nm, sizeof(nm), j == 0);
+				len += (size_t)snprintf(t + len, cap - len, "%s%s",
+							j ? ";" : "", nm);
+			}
+			len += (size_t)snprintf(t + len, cap - len, " %u\n", count);
+			sum += count;
+		}
+		ref = by_pieces(t, 1);
+		how.wait_us[slow] = WAIT_US;
+		assert_int_equal(folded_parse_with(p, t, len, 1, 1, 0, &how, err,
+						   sizeof(err)), 0);
+		assert_true(2 <= how.segments);
+		assert_true(prof_total(p) == sum);
+		assert_same_profile(p, ref);
+		prof_free(p);
+		prof_free(ref);
+		free(t);
+	}
+}
+
 /* A bad line in lines one thread may have taken from the other (4 MiB,
  * some 23,000 lines: line 7,000 and 10,500 in the first half, 19,000 in
  * the second), with either thread slower: its number, and the lines
@@ -357,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_helped_errors),
 		cmocka_unit_test(test_takes_same_as_one_pass),
 		cmocka_unit_test(test_take_errors),
+		cmocka_unit_test(test_long_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
