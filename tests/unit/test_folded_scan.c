@@ -151,10 +151,10 @@ static void test_scan_random(void **state)
 	}
 }
 
-/* The inline hash (16 bytes or more left in the buffer) and the one for
- * the buffer's end give the same words and hash, for texts of 1 to 40
- * bytes at every distance from the end; the words are the text's bytes,
- * zero-padded. */
+/* The inline hashes (16 bytes or more left in the buffer; 17 to 32
+ * bytes with 32 left) and the one for the buffer's end give the same
+ * words and hash, for texts of 1 to 40 bytes at every distance from the
+ * end, process rows or not; the words are the text's bytes, zero-padded. */
 static void test_token_hash(void **state)
 {
 	char buf[64];
@@ -162,12 +162,14 @@ static void test_token_hash(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (char)('A' + (i * 7) % 50);
-	for (size_t len = 1; len <= 40; len++) {
+	for (size_t k = 0; k < 2 * 40; k++) {
+		size_t len = 1 + k / 2;
+		int proc = (int)(k % 2);
 		struct token ref = { buf, len, 0, 0, 0 };
 		char pad[16] = { 0 };
 		uint64_t w0, w1;
 
-		folded_token_hash(&ref, buf + sizeof(buf), 0);
+		folded_token_hash(&ref, buf + sizeof(buf), proc);
 		memcpy(pad, buf, len < 16 ? len : 16);
 		memcpy(&w0, pad, 8);
 		memcpy(&w1, pad + 8, 8);
@@ -181,11 +183,12 @@ static void test_token_hash(void **state)
 			memcpy(copy, buf, len);
 			memset(copy + len, ';', room - len);
 			t = (struct token){ copy, len, 0, 0, 0 };
-			folded_token_hash(&t, copy + room, 0);
+			folded_token_hash(&t, copy + room, proc);
 			assert_true(t.w0 == ref.w0 && t.w1 == ref.w1);
 			assert_int_equal(t.hash, ref.hash);
 			t = (struct token){ copy, len, 0, 0, 0 };
-			folded_token_hash_long(&t, copy + room, 0);
+			folded_token_hash_long(&t, copy + room, proc);
+			assert_true(t.w0 == ref.w0 && t.w1 == ref.w1);
 			assert_int_equal(t.hash, ref.hash);
 			free(copy);
 		}
