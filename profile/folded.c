@@ -114,6 +114,7 @@ static inline void take_token(struct parse_ctx *c, struct line_job *j,
 
 	t->s = s + at;
 	t->len = end - at;
+	j->arena |= LONG_MAX_LEN < t->len;
 	folded_token_hash(t, c->end, i == 0 && c->first_is_process);
 	folded_text_prefetch(c, t);
 }
@@ -276,6 +277,7 @@ static int prepare_line(struct parse_ctx *c, struct line_job *j,
 	n = ls->n + 1;
 	if (job_room(j, n) < 0)
 		return -ENOMEM;
+	j->arena = 0;
 	if (prev->n == n && len == prev->len && len <= m) {
 		/* The same stack as the line before. */
 		k = n;
@@ -299,6 +301,8 @@ static int prepare_line(struct parse_ctx *c, struct line_job *j,
 FOLDED_PREFETCH void prefetch_line_bytes(const struct parse_ctx *c,
 					 const struct line_job *j)
 {
+	if (!j->arena)
+		return;
 	for (size_t i = j->k; i < j->n; i++)
 		if (LONG_MAX_LEN < j->tok[i].len)
 			folded_text_prefetch_bytes(c, &j->tok[i]);

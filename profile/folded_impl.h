@@ -84,6 +84,7 @@ struct line_job {
 	const char *s; /* its stack */
 	size_t len, n; /* the stack's length and frame count */
 	size_t k;      /* frames shared with the line before */
+	int arena;     /* a text of tok[k..n) is longer than LONG_MAX_LEN */
 	uint64_t count;
 	size_t lineno;
 };
