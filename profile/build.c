@@ -581,6 +581,11 @@ static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
 	return sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n, first_done);
 }
 
+size_t prof_build_scratch_bytes(size_t nstacks)
+{
+	return 2 * (nstacks ? nstacks : 1) * sizeof(struct kv);
+}
+
 /* The sort's two arrays of @n items (at least one each): in @lend when it
  * holds both (*@own 0), else allocated (*@own 1). 0 or -ENOMEM. */
 static int sort_room(const struct prof_scratch *lend, size_t n, struct kv **a,
@@ -588,7 +593,7 @@ static int sort_room(const struct prof_scratch *lend, size_t n, struct kv **a,
 {
 	size_t m = n ? n : 1;
 
-	*own = !lend || !lend->mem || lend->bytes / sizeof(struct kv) / 2 < m;
+	*own = !lend || !lend->mem || lend->bytes < prof_build_scratch_bytes(n);
 	if (!*own) {
 		*a = lend->mem;
 		*tmp = *a + m;

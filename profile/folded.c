@@ -457,6 +457,29 @@ static void ahead_stop(struct parse_ctx *c)
 	c->ahead = NULL;
 }
 
+/* The spare memory of @c cut to what prof_build() uses of it (the rest
+ * goes back at once, as the tree's nodes are about to take their room):
+ * c->spare and c->spare_cap, both 0 when it is too small. */
+static void lend_spare(struct parse_ctx *c)
+{
+	size_t need = prof_build_scratch_bytes(c->nlines);
+	uint32_t *s;
+
+	if (!c->spare)
+		return;
+	if (c->spare_cap * sizeof(*c->spare) < need) {
+		free(c->spare);
+		c->spare = NULL;
+		c->spare_cap = 0;
+		return;
+	}
+	s = realloc(c->spare, need);
+	if (s) {
+		c->spare = s;
+		c->spare_cap = need / sizeof(*s);
+	}
+}
+
 int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, int in_order, int helper,
 		      struct folded_how *how, char *err, size_t errlen)
@@ -488,16 +511,20 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 	free(c.texts);
 	free(c.longs);
 	free(c.arena);
+	free(c.local);
 	c.texts = NULL;
 	c.longs = NULL;
 	c.arena = NULL;
+	c.local = NULL;
+	c.nlocal = c.local_cap = 0;
 	/* The lines before a bad one are kept. An empty tree is built from
 	 * the sorted stacks (prof_build), others by lookups. */
 	added = -ENOMEM;
+	lend_spare(&c);
 	if (prof_node_count(p) == 1)
 		added = prof_build(p, c.out, c.nout, c.nlines, in_order,
-				   &(struct prof_scratch){ c.spare,
-							   c.spare_cap * sizeof(*c.spare) });
+				   &(struct prof_scratch){ c.spare, c.spare_cap *
+									sizeof(*c.spare) });
 	if (added == -ENOMEM)
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)

@@ -185,4 +185,7 @@ struct prof_scratch {
 	size_t bytes;
 };
 
+/* The bytes of lent memory prof_build() uses for @nstacks stacks. */
+size_t prof_build_scratch_bytes(size_t nstacks);
+
 #endif /* HEARTH_PROFILE_IMPL_H */
