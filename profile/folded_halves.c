@@ -51,6 +51,7 @@ struct split {
 	int head_err;
 	size_t step, take_min;
 	unsigned wait_us[2];
+	int hold0, done1; /* tests: see struct folded_how; thread 1 ended */
 };
 
 /* The offset after the line end at or after @from in @buf[..stop), or
@@ -106,7 +107,7 @@ static int part_open(struct split *sp, int t, size_t from)
  * done. */
 static int claim(struct split *sp, int t, int *part, size_t *from, size_t *to)
 {
-	int got = 0;
+	int got = 0, go;
 
 	pthread_mutex_lock(&sp->mu);
 	if (t == 0)
@@ -117,9 +118,12 @@ static int claim(struct split *sp, int t, int *part, size_t *from, size_t *to)
 		pthread_mutex_unlock(&sp->mu);
 		return 2;
 	}
-	if (!sp->stop && sp->end[t] <= sp->next[t])
+	/* Thread 0's first claim is made even after the other failed: its
+	 * first part starts the text (folded_join()). */
+	go = !sp->stop || (t == 0 && sp->seq[0] == 0);
+	if (go && sp->end[t] <= sp->next[t])
 		take(sp, t);
-	if (!sp->stop && sp->next[t] < sp->end[t]) {
+	if (go && sp->next[t] < sp->end[t]) {
 		*from = sp->next[t];
 		*to = sp->end[t] - *from <= sp->step ? sp->end[t] :
 		      line_after(sp->buf, *from + sp->step, sp->end[t]);
@@ -172,12 +176,32 @@ static void wait_other(struct split *sp, int t, unsigned us)
 	}
 }
 
+/* For tests: thread 0 waits before its first claim until thread 1 is
+ * done, so thread 1 takes from it first, or fails first. */
+static void wait_second(struct split *sp)
+{
+	const struct timespec nap = { 0, 100000 };
+	int done;
+
+	for (;;) {
+		pthread_mutex_lock(&sp->mu);
+		done = sp->done1;
+		pthread_mutex_unlock(&sp->mu);
+		if (done)
+			return;
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Thread @t's loop: claims and parses until nothing is left. */
 static void split_run(struct split *sp, int t)
 {
 	struct parse_ctx *c = sp->ctx[t];
 	size_t from, to;
 	int i, got;
+
+	if (t == 0 && sp->hold0)
+		wait_second(sp);
 
 	while ((got = claim(sp, t, &i, &from, &to))) {
 		int ret;
@@ -208,14 +232,20 @@ static void split_run(struct split *sp, int t)
 
 static void *second_run(void *arg)
 {
-	split_run(arg, 1);
+	struct split *sp = arg;
+
+	split_run(sp, 1);
+	pthread_mutex_lock(&sp->mu);
+	sp->done1 = 1;
+	pthread_mutex_unlock(&sp->mu);
 	return NULL;
 }
 
 int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 		      size_t len, struct folded_how *how)
 {
-	size_t half = len - pos < SPLIT_MIN ? len :
+	size_t split_min = how && how->split_min ? how->split_min : SPLIT_MIN;
+	size_t half = len - pos < split_min ? len :
 		      line_after(buf, pos + (len - pos) / 2, len);
 	struct parse_ctx h = { .end = c->end, .deferred = 1,
 			       .first_is_process = c->first_is_process };
@@ -231,8 +261,10 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 
 	if (half == len)
 		return folded_parse_lines(c, buf, pos, len);
-	if (how)
+	if (how) {
 		memcpy(sp.wait_us, how->wait_us, sizeof(sp.wait_us));
+		sp.hold0 = how->hold0;
+	}
 	if (folded_texts_init(&h) < 0 || pthread_mutex_init(&sp.mu, NULL) != 0) {
 		folded_ctx_free(&h);
 		return folded_parse_lines(c, buf, pos, len);
@@ -248,6 +280,13 @@ int folded_parse_text(struct parse_ctx *c, const char *buf, size_t pos,
 	pthread_mutex_destroy(&sp.mu);
 	if (how)
 		how->segments = (unsigned)sp.nparts;
+	if (sp.seq[0] == 0) {
+		/* Thread 0 made no part (its first claim is always granted:
+		 * not expected): its context is as it was; read it all alone. */
+		c->deferred = 0;
+		folded_ctx_free(&h);
+		return folded_parse_lines(c, buf, pos, len);
+	}
 	ret = sp.head_err ? sp.head_err :
 	      folded_join(c, &h, sp.part, sp.nparts, sp.head_state == 2 ? sp.head : NULL,
 			  sp.head_state == 2 ? sp.nhead : 0, buf, len);

@@ -148,7 +148,8 @@ struct parse_ctx {
 	size_t lineno;
 	/* A deferred parse (either thread of a split one): new texts get
 	 * local ids 1, 2, ... in the order they come, kept in local[] (the
-	 * profile is not touched); the join (folded_join.c) interns them. */
+	 * profile is not touched); they are interned when the first part is
+	 * done (folded_halves.c) and at the join (folded_join.c). */
 	int deferred;
 	struct local_text *local;
 	size_t nlocal, local_cap;
@@ -447,16 +448,19 @@ struct prof_frame_text folded_frame_text(const struct local_text *x);
 int folded_ctx_forget(struct parse_ctx *c);
 
 /* How a big text is shared by the two threads that parse it
- * (folded_parse_text(); NULL: the defaults): bytes a thread claims at a
- * time, and the least a thread must have left for the other to take
- * half of it. Tests make thread t the slower one with @wait_us[t]: after
- * each claim it waits until the other has nothing of its own left
- * (looking every wait_us microseconds), so the other takes from it.
- * @segments is set to how many parts the text was parsed in (2 when
- * neither thread took from the other). */
+ * (folded_parse_text(); NULL or 0s: the defaults): the least text size
+ * for two threads, bytes a thread claims at a time, and the least a
+ * thread must have left for the other to take half of it. Tests make
+ * thread t the slower one with @wait_us[t]: after each claim it waits
+ * until the other has nothing of its own left (looking every wait_us
+ * microseconds), so the other takes from it; with @hold0 thread 0 waits
+ * before its first claim until thread 1 is done. @segments is set to how
+ * many parts the text was parsed in (2 when neither thread took from the
+ * other). */
 struct folded_how {
-	size_t step, take_min;
+	size_t split_min, step, take_min;
 	unsigned wait_us[2];
+	int hold0;
 	unsigned segments;
 };
 
@@ -479,10 +483,12 @@ struct segment {
  * deferred: the texts get the frames one pass would give them, in the
  * order they first appear in the text (@c's first @nhead texts are
  * interned already, as frames @head[1..nhead]), and the parts' stacks
- * are queued in @c in text order. After a part that failed or a gap (a part not
- * parsed), the rest of the text is parsed again by @c alone, so errors
- * and line numbers are those of one pass. Returns what one pass would
- * (0, -EINVAL with c->lineno the bad line's, or -ENOMEM); @seg is sorted. */
+ * are queued in @c in text order. After a part that failed or a gap (a
+ * part not parsed), the rest of the text is parsed again by @c alone, so
+ * errors and line numbers are those of one pass. Returns 0, or -EINVAL
+ * with c->lineno the bad line's (the lines before it kept), as one pass
+ * would; or -ENOMEM, where none of the text's stacks is kept (one pass
+ * keeps those before). @seg is sorted. */
 int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 		int n, const uint32_t *head, size_t nhead, const char *buf,
 		size_t len);

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzzes the folded parser. Whatever the bytes, parsing returns 0 or a
- * negative errno with a message; and when it succeeds, the written text
- * parses again into a profile with the same total (the writer's output is
- * always valid folded text) and writes again as the same bytes.
+ * negative errno with a message; read by two threads that share the text
+ * (as big texts are, here from 64 bytes on, in steps of 16), it gives
+ * the same result, message, strings, frames and tree size; and when it
+ * succeeds, the written text parses again into a profile with the same
+ * total (the writer's output is always valid folded text) and writes
+ * again as the same bytes.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,9 +15,42 @@
 #include <string.h>
 
 #include "profile/folded.h"
+#include "profile/folded_impl.h"
 #include "profile/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* @data read by two threads (with thread 0 held back when @hold) gives
+ * what one pass gave @p (@ret, @err). */
+static void same_as_split(const uint8_t *data, size_t size, int hold,
+			  const struct prof_profile *p, int ret, const char *err)
+{
+	struct folded_how how = { 64, 16, 32, { 0, 0 }, hold, 0 };
+	struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
+	char err2[128];
+	int ret2;
+
+	if (!q)
+		return;
+	ret2 = folded_parse_with(q, (const char *)data, size, size & 1, 0, 0, &how,
+				 err2, sizeof(err2));
+	if (ret == -ENOMEM || ret2 == -ENOMEM) {
+		prof_free(q);
+		return;
+	}
+	if (ret2 != ret || (ret < 0 && strcmp(err, err2) != 0) ||
+	    prof_total(q) != prof_total(p) ||
+	    prof_frame_count(q) != prof_frame_count(p) ||
+	    prof_str_count(q) != prof_str_count(p) ||
+	    prof_node_count(q) != prof_node_count(p))
+		abort();
+	for (uint32_t i = 1; i < prof_frame_count(p); i++)
+		if (prof_frame_get(q, i)->kind != prof_frame_get(p, i)->kind ||
+		    strcmp(prof_str(q, prof_frame_get(q, i)->name),
+			   prof_str(p, prof_frame_get(p, i)->name)) != 0)
+			abort();
+	prof_free(q);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ret = prof_folded_parse(p, (const char *)data, size, size & 1, err,
 				sizeof(err));
+	same_as_split(data, size, (size & 2) != 0, p, ret, err);
 	if (ret < 0) {
 		if (ret != -EINVAL && ret != -ENOMEM)
 			abort();

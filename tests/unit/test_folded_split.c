@@ -171,7 +171,7 @@ static void test_split_into_filled_profile(void **state)
 	(void)state;
 	for (int round = 0; round < 6; round++) {
 		int procs = round & 1;
-		struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
+		struct folded_how how = { 0, 32 << 10, 64 << 10, { 0, 0 }, 0, 0 };
 		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
 		struct prof_profile *ref = prof_new(PROF_UNIT_SAMPLES);
 		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -294,8 +294,8 @@ static void test_takes_same_as_one_pass(void **state)
 	uint64_t s = 0x0badcafe0badcafeull, sum;
 
 	(void)state;
-	for (int round = 0; round < 4; round++) {
-		struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
+	for (int round = 0; round < 6; round++) {
+		struct folded_how how = { 0, 32 << 10, 64 << 10, { 0, 0 }, 0, 0 };
 		char *t = text(&s, (size_t)4 << 20, 0, NULL, &sum);
 		int procs = round & 1;
 		struct prof_profile *ref = by_pieces(t, procs);
@@ -305,7 +305,12 @@ static void test_takes_same_as_one_pass(void **state)
 
 		assert_non_null(p);
 		assert_non_null(q);
-		how.wait_us[round / 2] = WAIT_US;
+		/* Rounds 4-5: thread 0 starts when thread 1 is done, which has
+		 * taken from it before its first claim. */
+		if (round < 4)
+			how.wait_us[round / 2] = WAIT_US;
+		else
+			how.hold0 = 1;
 		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, 1, 0, &how,
 						   err, sizeof(err)), 0);
 		assert_true(2 < how.segments);
@@ -323,6 +328,43 @@ static void test_takes_same_as_one_pass(void **state)
 	}
 }
 
+/* A bad line first in the second thread's half, found before the first
+ * thread claims anything (and also when it does not wait): the line's
+ * number, and the lines before it kept. */
+static void test_bad_first_in_second_half(void **state)
+{
+	static const char *bad[] = { "a;;c 1", "no_count_here" };
+	static const char *what[] = { "has an empty frame",
+				      "has no sample count after the stack" };
+
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		struct folded_how how = { 0, 0, 0, { 0, 0 }, k / 2, 0 };
+		uint64_t s = 0x3c3c3c3c3c3c3c3cull ^ (uint64_t)k, sum;
+		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
+		size_t len = strlen(t), mid = (size_t)(strchr(t + len / 2, '\n') - t) + 1;
+		size_t blen = strlen(bad[k % 2]), ulen = len + blen + 1, line = 1;
+		struct prof_profile *ref = prof_new(PROF_UNIT_SAMPLES);
+		char *u = malloc(ulen + 1);
+
+		assert_non_null(u);
+		assert_non_null(ref);
+		memcpy(u, t, mid);
+		memcpy(u + mid, bad[k % 2], blen);
+		u[mid + blen] = '\n';
+		memcpy(u + mid + blen + 1, t + mid, len - mid + 1);
+		/* The bad line starts the second half. */
+		assert_int_equal((size_t)(strchr(u + ulen / 2, '\n') - u) + 1, mid);
+		for (size_t i = 0; i < mid; i++)
+			line += t[i] == '\n';
+		assert_int_equal(prof_folded_parse(ref, t, mid, 1, NULL, 0), 0);
+		check_bad_how(u, line, bad[k % 2], what[k % 2], prof_total(ref), 0, &how);
+		prof_free(ref);
+		free(u);
+		free(t);
+	}
+}
+
 /* Lines longer than a claim (up to 150 KiB, steps of 16 KiB): a claim
  * ends at the end of the line it reaches, and a take that would cut no
  * line is not made. */
@@ -332,7 +374,7 @@ static void test_long_lines(void **state)
 
 	(void)state;
 	for (int slow = 0; slow < 2; slow++) {
-		struct folded_how how = { 16 << 10, 32 << 10, { 0, 0 }, 0 };
+		struct folded_how how = { 0, 16 << 10, 32 << 10, { 0, 0 }, 0, 0 };
 		size_t cap = (size_t)4 << 20, len = 0;
 		char *t = malloc(cap), nm[64];
 		struct prof_profile *ref, *p = prof_new(PROF_UNIT_SAMPLES);
@@ -380,7 +422,7 @@ static void test_take_errors(void **state)
 	(void)state;
 	for (int slow = 0; slow < 2; slow++)
 		for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-			struct folded_how how = { 32 << 10, 64 << 10, { 0, 0 }, 0 };
+			struct folded_how how = { 0, 32 << 10, 64 << 10, { 0, 0 }, 0, 0 };
 			uint64_t s = 0x5151515151515151ull ^ lines[i], sum;
 			char *t = text(&s, (size_t)4 << 20, lines[i], bad_text, &sum);
 
@@ -402,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_takes_same_as_one_pass),
 		cmocka_unit_test(test_take_errors),
 		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_bad_first_in_second_half),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
