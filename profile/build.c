@@ -673,6 +673,11 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
 	err = stacks_sort(p, rec, seen, rj.rank, a, tmp, nstacks, &h.first_done);
+	if (own) {
+		/* Not needed past the sort: the nodes take its room. */
+		free(tmp);
+		tmp = NULL;
+	}
 	if (err < 0) {
 		build_ahead_stop(&h, p);
 		goto out_y;
