@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "profile/folded.h"
 #include "render/load.h"
@@ -98,9 +99,15 @@ struct populate {
 static void *populate_run(void *arg)
 {
 	struct populate *r = arg;
+	volatile const char *p = (volatile const char *)r->a;
+	long page = sysconf(_SC_PAGESIZE);
 
-	/* A hint: pages it leaves out fault in when read. */
-	(void)madvise(r->a, r->n, MADV_POPULATE_READ);
+	/* Kernels before 5.14 do not know it: the pages are read in then,
+	 * one byte each, as MAP_POPULATE would. */
+	if (madvise(r->a, r->n, MADV_POPULATE_READ) < 0 && errno == EINVAL &&
+	    0 < page)
+		for (size_t i = 0; i < r->n; i += (size_t)page)
+			(void)p[i];
 	return NULL;
 }
 
@@ -108,7 +115,9 @@ static void *populate_run(void *arg)
  * file is big. */
 static void populate(void *m, size_t len)
 {
-	size_t half = len < POPULATE_SPLIT ? len : (len / 2) & ~(size_t)0xfff;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t half = len < POPULATE_SPLIT || page <= 0 ? len :
+		      len / 2 / (size_t)page * (size_t)page;
 	struct populate a = { m, half }, b = { (char *)m + half, len - half };
 	pthread_t th;
 	int threaded = half < len && pthread_create(&th, NULL, populate_run, &b) == 0;
