@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sorting sibling lists by how frames read in folded text, so equal names
- * sit together and every writer's output is deterministic, and numbering
- * the frames in that order for prof_build() (build.c).
+ * sit together and every writer's output is deterministic; sorting
+ * key-value items, and the stacks prof_build() (build.c) makes a tree
+ * of, by their frames' ranks (rank.c numbers the frames in that order).
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sorting and building helpers shared by sort.c, build.c, build_ahead.c
- * and their tests. Not a public interface.
+ * Sorting and building helpers shared by sort.c, rank.c, build.c,
+ * build_ahead.c and their tests. Not a public interface.
  */
 #ifndef HEARTH_SORT_IMPL_H
 #define HEARTH_SORT_IMPL_H
