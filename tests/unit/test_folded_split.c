@@ -103,13 +103,11 @@ static char *text(uint64_t *s, size_t size, size_t bad, const char *bad_text,
 	return t;
 }
 
-/* The reference: @t in pieces of about PIECE bytes, cut at line ends. */
-static struct prof_profile *by_pieces(const char *t, int procs)
+/* Reads @t into @p in pieces of about PIECE bytes, cut at line ends. */
+static void read_pieces(struct prof_profile *p, const char *t, int procs)
 {
-	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
 	size_t len = strlen(t), at = 0;
 
-	assert_non_null(p);
 	while (at < len) {
 		size_t end = at + PIECE < len ? at + PIECE : len;
 		const char *nl = end < len ? strchr(t + end, '\n') : NULL;
@@ -119,6 +117,15 @@ static struct prof_profile *by_pieces(const char *t, int procs)
 						   NULL, 0), 0);
 		at = end;
 	}
+}
+
+/* The reference: @t in pieces (read_pieces()) into a new profile. */
+static struct prof_profile *by_pieces(const char *t, int procs)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+
+	assert_non_null(p);
+	read_pieces(p, t, procs);
 	return p;
 }
 
@@ -175,7 +182,7 @@ static void test_split_into_filled_profile(void **state)
 		char *t = text(&s, (size_t)3 << 20, 0, NULL, &sum);
 		struct prof_profile *ref = prof_new(PROF_UNIT_SAMPLES);
 		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
-		size_t len = strlen(t), at = 0;
+		size_t len = strlen(t);
 		char err[128];
 
 		assert_non_null(ref);
@@ -184,15 +191,7 @@ static void test_split_into_filled_profile(void **state)
 						   NULL, 0), 0);
 		assert_int_equal(prof_folded_parse(p, before, strlen(before), procs,
 						   NULL, 0), 0);
-		while (at < len) {
-			size_t end = at + PIECE < len ? at + PIECE : len;
-			const char *nl = end < len ? strchr(t + end, '\n') : NULL;
-
-			end = nl ? (size_t)(nl - t) + 1 : len;
-			assert_int_equal(prof_folded_parse(ref, t + at, end - at, procs,
-							   NULL, 0), 0);
-			at = end;
-		}
+		read_pieces(ref, t, procs);
 		/* Rounds 2-5: one thread slower, so the other takes from it. */
 		if (2 <= round)
 			how.wait_us[round / 2 - 1] = WAIT_US;
