@@ -293,15 +293,18 @@ static int queue_parts(struct parse_ctx *c, struct parse_ctx *h,
 		free(cp);
 		return -ENOMEM;
 	}
-	to = c->out + c->nout;
-	for (int i = 1; i < k; i++) {
+	to = words ? c->out + c->nout : NULL;
+	for (int i = 1; i < k && words; i++) {
 		const struct segment *s = &seg[i];
-		const uint32_t *from = s->thread ? h->out + s->out_from
-						 : kept + (s->out_from - s0->out_to);
-		const struct parse_ctx *x = s->thread ? h : c;
+		const uint32_t *from;
 
+		if (s->out_to == s->out_from)
+			continue; /* no stack (its buffer may be none) */
+		from = s->thread ? h->out + s->out_from
+				 : kept + (s->out_from - s0->out_to);
 		cp[n++] = (struct copy){ from, map[s->thread], to,
-					 s->out_to - s->out_from, x->nlocal };
+					 s->out_to - s->out_from,
+					 (s->thread ? h : c)->nlocal };
 		to += s->out_to - s->out_from;
 	}
 	copies_two(cp, n);
