@@ -22,7 +22,9 @@ bg() { "$@" & BG_PIDS="$BG_PIDS $!"; LAST_PID=$!; }
 # sum FILE REGEX: total count of folded lines whose stack matches REGEX
 # (an awk ERE tested against the stack part, without the count).
 sum() {
-	awk -v re="$2" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) t += n } END { printf "%.0f\n", t + 0 }' "$1"
+	# The pattern goes through the environment: awk -v turns its
+	# backslashes into escapes (gawk makes \[ a plain [, mawk does not).
+	SUM_RE="$2" awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ ENVIRON["SUM_RE"]) t += n } END { printf "%.0f\n", t + 0 }' "$1"
 }
 
 # total FILE: sum of every count.
