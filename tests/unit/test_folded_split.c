@@ -129,6 +129,33 @@ static struct prof_profile *by_pieces(const char *t, int procs)
 	return p;
 }
 
+/* @t (counts summing to @sum) read unsorted and sorted as made, with the
+ * fault helper as @helper[in order] says and shared as @how says (then
+ * with takes), gives the same profile as read in pieces. */
+static void check_one_pass(const char *t, int procs, uint64_t sum,
+			   const int helper[2], struct folded_how *how)
+{
+	struct prof_profile *ref = by_pieces(t, procs);
+	char err[128];
+
+	for (int in_order = 0; in_order < 2; in_order++) {
+		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+
+		assert_non_null(p);
+		if (how)
+			how->segments = 0;
+		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, in_order,
+						   helper[in_order], how, err,
+						   sizeof(err)), 0);
+		if (how)
+			assert_true(2 < how->segments);
+		assert_true(prof_total(p) == sum);
+		assert_same_profile(p, ref);
+		prof_free(p);
+	}
+	prof_free(ref);
+}
+
 /* A text over the split size gives what one pass gives, with and without
  * process rows, unsorted and sorted as made; so do texts of 6 MiB read
  * with the helper faulting memory in ahead (every round: with it, sorted;
@@ -140,24 +167,9 @@ static void test_split_same_as_one_pass(void **state)
 	(void)state;
 	for (int round = 0; round < 6; round++) {
 		char *t = text(&s, (size_t)(round < 4 ? 3 : 6) << 20, 0, NULL, &sum);
-		int procs = round & 1;
-		struct prof_profile *ref = by_pieces(t, procs);
-		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
-		struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
-		char err[128];
+		const int helper[2] = { round >= 4, 1 };
 
-		assert_non_null(p);
-		assert_non_null(q);
-		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, 0,
-						   round >= 4, NULL, err, sizeof(err)), 0);
-		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 1, 1, NULL,
-						   err, sizeof(err)), 0);
-		assert_true(prof_total(p) == sum);
-		assert_same_profile(p, ref);
-		assert_same_profile(q, ref);
-		prof_free(p);
-		prof_free(q);
-		prof_free(ref);
+		check_one_pass(t, round & 1, sum, helper, NULL);
 		free(t);
 	}
 }
@@ -296,33 +308,15 @@ static void test_takes_same_as_one_pass(void **state)
 	for (int round = 0; round < 6; round++) {
 		struct folded_how how = { 0, 32 << 10, 64 << 10, { 0, 0 }, 0, 0 };
 		char *t = text(&s, (size_t)4 << 20, 0, NULL, &sum);
-		int procs = round & 1;
-		struct prof_profile *ref = by_pieces(t, procs);
-		struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
-		struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
-		char err[128];
+		const int helper[2] = { 0, 0 };
 
-		assert_non_null(p);
-		assert_non_null(q);
 		/* Rounds 4-5: thread 0 starts when thread 1 is done, which has
 		 * taken from it before its first claim. */
 		if (round < 4)
 			how.wait_us[round / 2] = WAIT_US;
 		else
 			how.hold0 = 1;
-		assert_int_equal(folded_parse_with(p, t, strlen(t), procs, 1, 0, &how,
-						   err, sizeof(err)), 0);
-		assert_true(2 < how.segments);
-		how.segments = 0;
-		assert_int_equal(folded_parse_with(q, t, strlen(t), procs, 0, 0, &how,
-						   err, sizeof(err)), 0);
-		assert_true(2 < how.segments);
-		assert_true(prof_total(p) == sum);
-		assert_same_profile(p, ref);
-		assert_same_profile(q, ref);
-		prof_free(p);
-		prof_free(q);
-		prof_free(ref);
+		check_one_pass(t, round & 1, sum, helper, &how);
 		free(t);
 	}
 }
