@@ -16,11 +16,12 @@
 #include "folded_impl.h"
 #include "profile_impl.h"
 
-/* The table grows past this load (parts of 16): at half full a lookup
- * mostly finds its text in the first slot it reads (at 13/16, most of
- * a lookup's instructions went to probing); 8 MiB hold 200,000 texts,
- * which this machine's caches still keep. */
-#define LOAD_MAX 8u
+/* The table grows past this load (parts of 16). Measured on 200,000
+ * texts, the text pass took a tenth more time at up to half full (8,
+ * an 8 MiB table) than at up to a quarter (4, 16 MiB), though the
+ * smaller table should keep better in the caches; at 13/16, most of a
+ * lookup's instructions went to probing. */
+#define LOAD_MAX 4u
 
 /* Bytes 8 to 11 of a text of at most 12 bytes from its second word, and
  * back. */
@@ -222,7 +223,7 @@ static int texts_grow(struct parse_ctx *c)
 
 		if (!c->texts[i].frame)
 			continue;
-		for (j = slot_hash(&c->texts[i]) & (cap - 1); t[j].frame;
+		for (j = folded_text_home(slot_hash(&c->texts[i]), cap); t[j].frame;
 		     j = (j + 1) & (cap - 1))
 			;
 		t[j] = c->texts[i];
@@ -258,7 +259,7 @@ static int longs_grow(struct parse_ctx *c)
 
 		if (!c->longs[i].frame)
 			continue;
-		for (j = long_hash(&c->longs[i]) & (cap - 1); t[j].frame;
+		for (j = folded_long_home(long_hash(&c->longs[i]), cap); t[j].frame;
 		     j = (j + 1) & (cap - 1))
 			;
 		t[j] = c->longs[i];
@@ -288,7 +289,8 @@ static int long_add(struct parse_ctx *c, const struct token *t, int process,
 		return -ENOMEM;
 	memcpy(sl.text, t->s, t->len);
 	mask = c->longs_cap - 1;
-	for (j = t->hash & mask; c->longs[j].frame; j = (j + 1) & mask)
+	for (j = folded_long_home(t->hash, c->longs_cap); c->longs[j].frame;
+	     j = (j + 1) & mask)
 		;
 	c->longs[j] = sl;
 	c->nlongs++;
@@ -364,7 +366,8 @@ uint32_t folded_text_frame(struct parse_ctx *c, const struct token *t,
 	if (!make_slot(c, t, inl, process, key, id, &sl))
 		return id;
 	mask = c->texts_cap - 1;
-	for (j = t->hash & mask; c->texts[j].frame; j = (j + 1) & mask)
+	for (j = folded_text_home(t->hash, c->texts_cap); c->texts[j].frame;
+	     j = (j + 1) & mask)
 		;
 	c->texts[j] = sl;
 	c->ntexts++;

@@ -49,8 +49,15 @@ void *prof_big_calloc(size_t n, size_t size)
 
 	if (n == 0 || (SIZE_MAX - HUGE_PAGE) / size < n)
 		return calloc(n, size);
-	if (n * size < HUGE_SIZE)
-		return calloc(n, size);
+	if (n * size < HUGE_SIZE) {
+		/* Cache-line aligned: tables probe a line at a time. */
+		size_t bytes = (n * size + 63) & ~(size_t)63;
+
+		a = aligned_alloc(64, bytes);
+		if (a)
+			memset(a, 0, bytes);
+		return a;
+	}
 	a = aligned_alloc(HUGE_PAGE, (n * size + HUGE_PAGE - 1) &
 				     ~(size_t)(HUGE_PAGE - 1));
 	if (!a)

@@ -102,7 +102,8 @@ static inline uint64_t prof_mix64(uint64_t x)
 }
 
 /* calloc() that asks for huge pages when the array is big (random access
- * makes each 4 KiB page a TLB miss); free with free(). NULL on ENOMEM. */
+ * makes each 4 KiB page a TLB miss), at a cache line's start (64 bytes)
+ * or more (but for n == 0); free with free(). NULL on ENOMEM. */
 void *prof_big_calloc(size_t n, size_t size);
 
 /* Grows an array of @size-byte elements to hold @need elements, doubling
