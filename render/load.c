@@ -158,6 +158,43 @@ static int map_file(FILE *f, void **buf, size_t *len)
 	return 0;
 }
 
+/* Unmaps a big file's pages on a thread of its own that nobody waits
+ * for: taking down the page tables of a 170 MiB file costs 15 to 20 ms,
+ * which the caller would wait for, where the viewer's model leaves a
+ * core idle now and then. */
+struct unmap {
+	void *map;
+	size_t len;
+};
+
+static void *unmap_run(void *arg)
+{
+	struct unmap *u = arg;
+
+	munmap(u->map, u->len);
+	free(u);
+	return NULL;
+}
+
+static void unmap(void *map, size_t len)
+{
+	struct unmap *u = len < POPULATE_SPLIT ? NULL : malloc(sizeof(*u));
+	pthread_attr_t at;
+	pthread_t th;
+	int started = 0;
+
+	if (u && pthread_attr_init(&at) == 0) {
+		*u = (struct unmap){ map, len };
+		started = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+			  pthread_create(&th, &at, unmap_run, u) == 0;
+		pthread_attr_destroy(&at);
+	}
+	if (!started) {
+		free(u);
+		munmap(map, len);
+	}
+}
+
 int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 		    size_t errlen)
 {
@@ -186,7 +223,7 @@ int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 	}
 	rc = parse(map ? map : buf, len, out, err, errlen);
 	if (map)
-		munmap(map, len);
+		unmap(map, len);
 	free(buf);
 	return rc;
 }
