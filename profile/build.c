@@ -233,7 +233,7 @@ static uint32_t frames_bad(const uint32_t *f, size_t n, uint32_t top)
 }
 
 /* Checks the records, counts their frames and notes where each starts
- * (@a[k].val, room for @nstacks) and which frames they hold at depths 0
+ * and its frame count (@a[k].val, kv_path(); room for @nstacks) and which frames they hold at depths 0
  * and 1 (@seen[f] and @seen[nframes + f] set, zeroed by the caller);
  * 0 or -EINVAL. */
 static int paths_check(const struct prof_profile *p, const uint32_t *rec,
@@ -244,13 +244,15 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 	uint32_t top = p->nframes - 1, bad = 0;
 
 	*frames = *deepest = 0;
+	if (len >> KV_REC_BITS)
+		return -EINVAL; /* 4 TiB of records: more than a val says */
 	for (; o < len && k < nstacks; k++) {
 		size_t n;
 
 		if (len - o < 3 || len - o - 3 < rec[o])
 			return -EINVAL;
-		a[k].val = o;
 		n = rec[o];
+		a[k].val = kv_path(o, (uint32_t)n);
 		bad |= frames_bad(rec + o + 3, n, top);
 		if (n && rec[o + 3] < p->nframes)
 			seen[rec[o + 3]] = 1;
@@ -342,11 +344,11 @@ static void *part_build(void *arg)
 	size_t open = t->open;
 
 	for (size_t i = t->from; i < t->to; i++) {
-		uint64_t o = t->a[i].val;
+		uint64_t o = kv_rec(t->a[i].val);
 
 		if (i + 16 < t->to) {
-			__builtin_prefetch(t->rec + t->a[i + 16].val);
-			__builtin_prefetch(t->rec + t->a[i + 16].val + 16);
+			__builtin_prefetch(t->rec + kv_rec(t->a[i + 16].val));
+			__builtin_prefetch(t->rec + kv_rec(t->a[i + 16].val) + 16);
 		}
 		if (b->faulted < b->next + FAULT_STEP)
 			fault_ahead(b);

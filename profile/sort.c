@@ -402,16 +402,17 @@ static void paths_few(const struct path_sort *s, struct kv *a, struct run r)
 		struct kv x = v[i];
 		size_t j = i;
 
-		for (; j && path_cmp(s, x.val, v[j - 1].val, r.depth) < 0; j--)
+		for (; j && path_cmp(s, kv_rec(x.val), kv_rec(v[j - 1].val),
+				     r.depth) < 0; j--)
 			v[j] = v[j - 1];
 		v[j] = x;
 	}
 	for (size_t i = 0; i < r.n; i++) {
-		size_t same = i ? r.depth + path_same(s, v[i - 1].val, v[i].val,
-						      r.depth)
+		size_t same = i ? r.depth + path_same(s, kv_rec(v[i - 1].val),
+						      kv_rec(v[i].val), r.depth)
 				: r.same;
 
-		v[i].key = same | (uint64_t)s->rec[v[i].val] << 32;
+		v[i].key = same | (uint64_t)kv_len(s->rec, v[i].val) << 32;
 	}
 }
 
@@ -438,9 +439,9 @@ static size_t run_step(const struct path_sort *s, struct kv *a,
 	}
 	for (size_t i = 0; i < r.n; i++) {
 		if (i + 8 < r.n)
-			__builtin_prefetch(s->rec + v[i + 8].val + 3 + r.depth);
-		v[i].key = first ? path_key0(s, v[i].val)
-				 : path_key(s, v[i].val, r.depth);
+			__builtin_prefetch(s->rec + kv_rec(v[i + 8].val) + 3 + r.depth);
+		v[i].key = first ? path_key0(s, kv_rec(v[i].val))
+				 : path_key(s, kv_rec(v[i].val), r.depth);
 	}
 	sort_kv(v, tmp + r.lo, r.n);
 	for (size_t i = 0, j; i < r.n; i = j) {
@@ -458,7 +459,7 @@ static size_t run_step(const struct path_sort *s, struct kv *a,
 			continue;
 		}
 		/* Equal keys that end inside are equal paths. */
-		v[i].key = same | (uint64_t)s->rec[v[i].val] << 32;
+		v[i].key = same | (uint64_t)kv_len(s->rec, v[i].val) << 32;
 		for (size_t e = i + 1; e < j; e++) {
 			uint64_t n = first ? key0_len(s, k) : r.depth + key_len(s, k);
 

@@ -21,6 +21,31 @@ struct kv {
 	uint64_t val;
 };
 
+/* A path's item (sort_paths(), prof_build()): its val holds where its
+ * record starts in the low KV_REC_BITS bits and its frame count above
+ * them, or KV_LEN_MAX when the count is that or more (the record then
+ * says): once the items are sorted, a record read only for its count
+ * was a cache miss of its own. */
+#define KV_REC_BITS 40u
+#define KV_LEN_MAX 0xffffffu
+
+static inline uint64_t kv_path(uint64_t o, uint32_t n)
+{
+	return o | (uint64_t)(n < KV_LEN_MAX ? n : KV_LEN_MAX) << KV_REC_BITS;
+}
+
+static inline uint64_t kv_rec(uint64_t val)
+{
+	return val & ((1ull << KV_REC_BITS) - 1);
+}
+
+static inline uint32_t kv_len(const uint32_t *rec, uint64_t val)
+{
+	uint32_t n = (uint32_t)(val >> KV_REC_BITS);
+
+	return n < KV_LEN_MAX ? n : rec[kv_rec(val)];
+}
+
 /* Sorts @a[0..n) by key, stable: least significant byte first, skipping
  * the bytes where every key agrees; 65,536 items or more are first split
  * by their top 11 differing key bits, each range then sorted by bytes in
@@ -53,8 +78,9 @@ struct path_codes {
 uint32_t sort_frame_codes(const uint8_t *seen, const uint32_t *by_rank,
 			  uint32_t nframes, uint32_t *code);
 
-/* Sorts the paths @a[0..n) (each val the offset in @rec of a record: its
- * frame count n, its value's two 32-bit halves, then its n frame ids) by
+/* Sorts the paths @a[0..n) (each val a kv_path() of the offset in @rec of
+ * a record: its frame count n, its value's two 32-bit halves, then its n
+ * frame ids) by
  * their frames' @rank (largest @top), in prof_sort() order, a path
  * before the paths it leads to. @codes (or NULL) must cover every frame
  * the paths hold at depths 0 and 1. Then each @a[i].key holds in its low 32
