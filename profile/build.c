@@ -567,6 +567,55 @@ static int ranks_wait(struct ranks_job *j)
 	return j->err;
 }
 
+/* A ranking started ahead of prof_build(), for the frames @p had then. */
+struct prof_ranks {
+	struct ranks_job j;
+	uint32_t nframes;
+};
+
+struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
+				    size_t nstacks)
+{
+	struct prof_ranks *r = nstacks < PARTS_MIN ? NULL : malloc(sizeof(*r));
+
+	if (!r)
+		return NULL;
+	*r = (struct prof_ranks){ .j = { .p = p }, .nframes = p->nframes };
+	r->j.rank = malloc(4 * (size_t)p->nframes * sizeof(*r->j.rank));
+	r->j.running = r->j.rank &&
+		       pthread_create(&r->j.th, NULL, ranks_run, &r->j) == 0;
+	if (!r->j.running) {
+		free(r->j.rank);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void prof_ranks_free(struct prof_ranks *r)
+{
+	if (!r)
+		return;
+	if (r->j.running)
+		pthread_join(r->j.th, NULL);
+	free(r->j.rank);
+	free(r);
+}
+
+/* The ranking of @lend, started ahead, if it ranks the frames @p has
+ * now; else NULL (a ranking that does not is freed). */
+static struct prof_ranks *ranks_take(const struct prof_scratch *lend,
+				     const struct prof_profile *p)
+{
+	struct prof_ranks *r = lend ? lend->ranks : NULL;
+
+	if (r && (r->nframes != p->nframes || r->j.p != p)) {
+		prof_ranks_free(r);
+		r = NULL;
+	}
+	return r;
+}
+
 /* Sorts the stacks @a[0..n) by the ranks @rank (see struct ranks_job),
  * the frames @seen at depths 0 and 1 (paths_check()) by their codes
  * (see sort_paths()). 0 or -ENOMEM. */
@@ -619,9 +668,8 @@ static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
 {
 	int err;
 
-	j->p = p;
-	j->err = j->done = j->running = 0;
-	if (PARTS_MIN <= nstacks)
+	/* Not started ahead (ranks_take()): started here. */
+	if (!j->running && !j->done && PARTS_MIN <= nstacks)
 		j->running = pthread_create(&j->th, NULL, ranks_run, j) == 0;
 	err = paths_check(p, rec, len, nstacks, a, seen, frames, deepest);
 	if (j->running)
@@ -641,18 +689,22 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	size_t frames, deepest, end, at;
 	struct kv *a, *tmp;
 	uint8_t *seen = NULL;
-	struct ranks_job rj = { .rank = NULL };
+	struct ranks_job own_rj = { .p = p };
+	struct prof_ranks *early = ranks_take(lend, p);
+	/* The ranking started ahead, or one of its own. */
+	struct ranks_job *rj = early ? &early->j : &own_rj;
 	int err = -ENOMEM, own;
 
-	if (p->nnodes != 1)
-		return -EINVAL;
-	if (sort_room(lend, nstacks, &a, &tmp, &own) < 0)
-		return -ENOMEM;
+	if (p->nnodes != 1 || sort_room(lend, nstacks, &a, &tmp, &own) < 0) {
+		prof_ranks_free(early);
+		return p->nnodes != 1 ? -EINVAL : -ENOMEM;
+	}
+	if (!early)
+		own_rj.rank = malloc(4 * (size_t)p->nframes * sizeof(*own_rj.rank));
 	seen = calloc(2 * (size_t)p->nframes, 1);
-	rj.rank = malloc(4 * (size_t)p->nframes * sizeof(*rj.rank));
-	if (!seen || !rj.rank)
+	if (!seen || !rj->rank)
 		goto out_a;
-	err = check_and_rank(p, rec, len, nstacks, a, seen, &rj, &frames,
+	err = check_and_rank(p, rec, len, nstacks, a, seen, rj, &frames,
 			     &deepest);
 	if (err < 0 || nstacks == 0)
 		goto out_a;
@@ -674,7 +726,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 		goto out_y;
 	x.b.nodes = y.b.nodes = p->nodes;
 	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, seen, rj.rank, a, tmp, nstacks, &h.first_done);
+	err = stacks_sort(p, rec, seen, rj->rank, a, tmp, nstacks, &h.first_done);
 	if (own) {
 		/* Not needed past the sort: the nodes take its room. */
 		free(tmp);
@@ -695,7 +747,8 @@ out_y:
 out_x:
 	build_free(&x.b);
 out_a:
-	free(rj.rank);
+	prof_ranks_free(early);
+	free(own_rj.rank);
 	free(seen);
 	if (own) {
 		free(a);

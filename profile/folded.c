@@ -424,6 +424,7 @@ void folded_ctx_free(struct parse_ctx *c)
 	free(c->out);
 	free(c->spare);
 	free(c->local);
+	prof_ranks_free(c->ranks);
 }
 
 /* Texts from this size on that make a new tree are parsed with a helper
@@ -521,10 +522,13 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 	 * the sorted stacks (prof_build), others by lookups. */
 	added = -ENOMEM;
 	lend_spare(&c);
-	if (prof_node_count(p) == 1)
+	if (prof_node_count(p) == 1) {
 		added = prof_build(p, c.out, c.nout, c.nlines, in_order,
-				   &(struct prof_scratch){ c.spare, c.spare_cap *
-									sizeof(*c.spare) });
+				   &(struct prof_scratch){ c.spare,
+							   c.spare_cap * sizeof(*c.spare),
+							   c.ranks });
+		c.ranks = NULL; /* prof_build() took them */
+	}
 	if (added == -ENOMEM)
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)

@@ -153,6 +153,9 @@ struct parse_ctx {
 	int deferred;
 	struct local_text *local;
 	size_t nlocal, local_cap;
+	/* The frames' ranks, started once a split text's frames are all
+	 * known (folded_join()), for prof_build(); or NULL. */
+	struct prof_ranks *ranks;
 };
 
 struct local_text {

@@ -314,6 +314,16 @@ static int queue_parts(struct parse_ctx *c, struct parse_ctx *h,
 	return 0;
 }
 
+/* The stacks queued by the parts @seg[0..k). */
+static size_t joined_lines(const struct segment *seg, int k)
+{
+	size_t n = seg[0].lines_to;
+
+	for (int i = 1; i < k; i++)
+		n += seg[i].lines_to - seg[i].lines_from;
+	return n;
+}
+
 int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 		int n, const uint32_t *head, size_t nhead, const char *buf,
 		size_t len)
@@ -331,9 +341,14 @@ int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 	o.in0 = malloc((h->nlocal + 1) * sizeof(*o.in0));
 	o.text = malloc((c->nlocal + h->nlocal + 1) * sizeof(*o.text));
 	if (o.pos[0] && o.pos[1] && o.in0 && o.text &&
-	    frames_of(&o, seg, n, k, head, nhead) == 0 &&
-	    queue_parts(c, h, seg, k, o.pos) == 0)
-		err = 0;
+	    frames_of(&o, seg, n, k, head, nhead) == 0) {
+		/* The frames are all known when the whole text was joined:
+		 * they are ranked for the tree while the stacks are queued. */
+		if (failed == 0 && resume == len && prof_node_count(c->p) == 1)
+			c->ranks = prof_ranks_start(c->p, joined_lines(seg, k));
+		if (queue_parts(c, h, seg, k, o.pos) == 0)
+			err = 0;
+	}
 	free(o.pos[0]);
 	free(o.pos[1]);
 	free(o.in0);
@@ -343,12 +358,10 @@ int folded_join(struct parse_ctx *c, struct parse_ctx *h, struct segment *seg,
 		c->nout = c->nlines = c->last = 0;
 		return err;
 	}
-	c->nlines = seg[0].lines_to;
+	c->nlines = joined_lines(seg, k);
 	c->lineno = seg[0].read_to;
-	for (int i = 1; i < k; i++) {
-		c->nlines += seg[i].lines_to - seg[i].lines_from;
+	for (int i = 1; i < k; i++)
 		c->lineno += seg[i].read_to - seg[i].read_from;
-	}
 	if (failed < 0)
 		return failed;
 	if (folded_ctx_forget(c) < 0)

@@ -176,15 +176,31 @@ struct prof_scratch;
 int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
 	       size_t nstacks, int in_order, const struct prof_scratch *lend);
 
-/* Memory a caller lends prof_build() for its sort, which then needs no
- * fresh memory (on this kind of machine the kernel's handing out of
- * fresh pages is a good part of a big load): @bytes at @mem, any content,
- * 8-byte aligned. prof_build() uses it when it holds the sort's two
- * arrays (32 bytes a stack), and never frees it. */
+/* What a caller lends prof_build(). Memory for its sort, which then
+ * needs no fresh memory (on this kind of machine the kernel's handing
+ * out of fresh pages is a good part of a big load): @bytes at @mem, any
+ * content, 8-byte aligned; prof_build() uses it when it holds the sort's
+ * two arrays (32 bytes a stack), and never frees it. @ranks (or NULL):
+ * the frames' ranks, started ahead (prof_ranks_start()); prof_build()
+ * takes them (frees them) and uses them if the frames did not change. */
+struct prof_ranks;
 struct prof_scratch {
 	void *mem;
 	size_t bytes;
+	struct prof_ranks *ranks;
 };
+
+/* Starts ranking the frames of @p (as prof_build() does first) on a
+ * thread of its own, so that a caller with other work before
+ * prof_build() of @nstacks stacks need not wait for it there: @p must
+ * not change until the ranks go to prof_build() or prof_ranks_free().
+ * NULL when too few stacks are to come for a thread to pay, out of
+ * memory, or no thread starts (prof_build() ranks the frames then). */
+struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
+				    size_t nstacks);
+
+/* Waits for the ranking @r (NULL: none) and frees it. */
+void prof_ranks_free(struct prof_ranks *r);
 
 /* The bytes of lent memory prof_build() uses for @nstacks stacks. */
 size_t prof_build_scratch_bytes(size_t nstacks);

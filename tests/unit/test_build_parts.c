@@ -7,7 +7,7 @@
  * stacks, in a deep recursion, among 100,000 siblings). The one-part tree
  * must equal the one made stack by stack with lookups, sorted. The stacks'
  * sort (sort_paths()) must give each stack its length and the frames it
- * shares with the one before.
+ * shares with the one before. Frames ranked ahead give the same tree.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -329,7 +329,7 @@ static void test_many_children(void **state)
 	uint32_t fr[2] = { 1, 0 };
 	size_t cuts[] = { 1, KIDS / 2, KIDS - 1, BUILD_CUT_AUTO, 0 };
 	size_t need = 2 * (size_t)KIDS * 16;
-	struct prof_scratch lend = { malloc(need), need };
+	struct prof_scratch lend = { malloc(need), need, NULL };
 	struct prof_profile *one, *auto_;
 
 	(void)state;
@@ -471,6 +471,68 @@ static void test_sort_paths_shared(void **state)
 	}
 }
 
+/* Frames ranked ahead (prof_ranks_start()) and lent to prof_build() give
+ * the tree it makes ranking them itself; ranks of another profile are
+ * not used, nor are ranks for too few stacks started; ranks lent to a
+ * build that fails, or never lent, are freed (the sanitizer's leak check
+ * tells). */
+static void test_ranks_ahead(void **state)
+{
+	struct queue q = { 0 };
+	uint64_t s = 11;
+	uint32_t fr[20];
+	struct prof_profile *ref, *p, *other;
+	struct prof_scratch lend = { NULL, 0, NULL };
+
+	(void)state;
+	for (int i = 0; i < 30000; i++) {
+		size_t n = 1 + (size_t)(rng(&s) % 20);
+
+		fr[0] = 1 + (uint32_t)(rng(&s) % 3);
+		for (size_t j = 1; j < n; j++)
+			fr[j] = 4 + (uint32_t)(rng(&s) % 2000);
+		push(&q, fr, n, 1 + rng(&s) % 100);
+	}
+	ref = built(2003, &q, 1, 0);
+
+	p = frames_profile(2003);
+	assert_null(prof_ranks_start(p, 100));
+	lend.ranks = prof_ranks_start(p, q.n);
+	assert_non_null(lend.ranks);
+	assert_int_equal(prof_build(p, q.rec, q.len, q.n, 1, &lend), 0);
+	assert_same_nodes(ref, p);
+
+	/* Ranks of another profile (as many frames, ranked otherwise: the
+	 * tree would differ with them) lent to a build. */
+	other = prof_new(PROF_UNIT_SAMPLES);
+	assert_non_null(other);
+	for (uint32_t i = 1; i <= 2003; i++) {
+		struct prof_frame f = { 0 };
+		char name[16];
+
+		snprintf(name, sizeof(name), "z%05u", 2004 - i);
+		f.name = prof_intern_cstr(other, name);
+		assert_int_equal(prof_frame_intern(other, &f), i);
+	}
+	prof_free(p);
+	p = frames_profile(2003);
+	lend.ranks = prof_ranks_start(other, q.n);
+	assert_non_null(lend.ranks);
+	assert_int_equal(prof_build(p, q.rec, q.len, q.n, 1, &lend), 0);
+	assert_same_nodes(ref, p);
+
+	/* A build that cannot start (a tree there already), and ranks
+	 * never lent. */
+	lend.ranks = prof_ranks_start(p, q.n);
+	assert_int_equal(prof_build(p, q.rec, q.len, q.n, 1, &lend), -EINVAL);
+	prof_ranks_free(prof_ranks_start(other, q.n));
+	prof_ranks_free(NULL);
+	prof_free(other);
+	prof_free(p);
+	prof_free(ref);
+	free(q.rec);
+}
+
 /* sort_kv() of many items (split by their top bits first) and of few:
  * keys in order, equal keys in their first order, whatever bits vary. */
 static void test_sort_kv(void **state)
@@ -514,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_many_children),
 		cmocka_unit_test(test_big_random),
 		cmocka_unit_test(test_sort_paths_shared),
+		cmocka_unit_test(test_ranks_ahead),
 		cmocka_unit_test(test_sort_kv),
 	};
 
