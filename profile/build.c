@@ -233,9 +233,10 @@ static uint32_t frames_bad(const uint32_t *f, size_t n, uint32_t top)
 }
 
 /* Checks the records, counts their frames and notes where each starts
- * and its frame count (@a[k].val, kv_path(); room for @nstacks) and which frames they hold at depths 0
- * and 1 (@seen[f] and @seen[nframes + f] set, zeroed by the caller);
- * 0 or -EINVAL. */
+ * and its frame count (@a[k].val, kv_path(); room for @nstacks) and
+ * which frames they hold at depths 0 and 1 (@seen[f] and
+ * @seen[nframes + f] set, zeroed by the caller); 0, -EINVAL, or -ENOMEM
+ * for records too many for a val to say where they start. */
 static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 		       size_t len, size_t nstacks, struct kv *a, uint8_t *seen,
 		       size_t *frames, size_t *deepest)
@@ -244,8 +245,8 @@ static int paths_check(const struct prof_profile *p, const uint32_t *rec,
 	uint32_t top = p->nframes - 1, bad = 0;
 
 	*frames = *deepest = 0;
-	if (len >> KV_REC_BITS)
-		return -EINVAL; /* 4 TiB of records: more than a val says */
+	if ((uint64_t)len >> KV_REC_BITS)
+		return -ENOMEM; /* 4 TiB of records: more than a val says */
 	for (; o < len && k < nstacks; k++) {
 		size_t n;
 
@@ -538,11 +539,13 @@ static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
 }
 
 /* Ranking the frames (sort_frame_ranks()), on a thread while the stacks
- * are checked on big loads. @rank has room for 4 * nframes: the ranks,
- * the frames by rank and two code tables (stacks_sort()). */
+ * are checked on big loads. @rank has room for 4 * @nframes, the frames
+ * @p has (and keeps while the job runs): the ranks, the frames by rank
+ * and two code tables (stacks_sort()). */
 struct ranks_job {
 	const struct prof_profile *p;
 	uint32_t *rank;
+	uint32_t nframes;
 	int err, done, running;
 	pthread_t th;
 };
@@ -551,7 +554,7 @@ static void *ranks_run(void *arg)
 {
 	struct ranks_job *j = arg;
 
-	j->err = sort_frame_ranks(j->p, j->rank, j->rank + j->p->nframes);
+	j->err = sort_frame_ranks(j->p, j->rank, j->rank + j->nframes);
 	j->done = 1;
 	return NULL;
 }
@@ -567,10 +570,9 @@ static int ranks_wait(struct ranks_job *j)
 	return j->err;
 }
 
-/* A ranking started ahead of prof_build(), for the frames @p had then. */
+/* A ranking started ahead of prof_build(). */
 struct prof_ranks {
 	struct ranks_job j;
-	uint32_t nframes;
 };
 
 struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
@@ -580,7 +582,7 @@ struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
 
 	if (!r)
 		return NULL;
-	*r = (struct prof_ranks){ .j = { .p = p }, .nframes = p->nframes };
+	*r = (struct prof_ranks){ .j = { .p = p, .nframes = p->nframes } };
 	r->j.rank = malloc(4 * (size_t)p->nframes * sizeof(*r->j.rank));
 	r->j.running = r->j.rank &&
 		       pthread_create(&r->j.th, NULL, ranks_run, &r->j) == 0;
@@ -602,14 +604,15 @@ void prof_ranks_free(struct prof_ranks *r)
 	free(r);
 }
 
-/* The ranking of @lend, started ahead, if it ranks the frames @p has
- * now; else NULL (a ranking that does not is freed). */
+/* The ranking of @lend, started ahead, if it was made for @p (which
+ * did not change since: prof_ranks_start()); else NULL (a ranking of
+ * another profile is freed). */
 static struct prof_ranks *ranks_take(const struct prof_scratch *lend,
 				     const struct prof_profile *p)
 {
 	struct prof_ranks *r = lend ? lend->ranks : NULL;
 
-	if (r && (r->nframes != p->nframes || r->j.p != p)) {
+	if (r && (r->j.p != p || r->j.nframes != p->nframes)) {
 		prof_ranks_free(r);
 		r = NULL;
 	}
@@ -668,8 +671,9 @@ static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
 {
 	int err;
 
-	/* Not started ahead (ranks_take()): started here. */
-	if (!j->running && !j->done && PARTS_MIN <= nstacks)
+	/* Not started ahead (ranks_take()): started here. (Only @running
+	 * is read: a job started ahead writes the rest as it ends.) */
+	if (!j->running && PARTS_MIN <= nstacks)
 		j->running = pthread_create(&j->th, NULL, ranks_run, j) == 0;
 	err = paths_check(p, rec, len, nstacks, a, seen, frames, deepest);
 	if (j->running)
@@ -689,7 +693,7 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	size_t frames, deepest, end, at;
 	struct kv *a, *tmp;
 	uint8_t *seen = NULL;
-	struct ranks_job own_rj = { .p = p };
+	struct ranks_job own_rj = { .p = p, .nframes = p->nframes };
 	struct prof_ranks *early = ranks_take(lend, p);
 	/* The ranking started ahead, or one of its own. */
 	struct ranks_job *rj = early ? &early->j : &own_rj;

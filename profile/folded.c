@@ -523,12 +523,17 @@ int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
 	added = -ENOMEM;
 	lend_spare(&c);
 	if (prof_node_count(p) == 1) {
-		added = prof_build(p, c.out, c.nout, c.nlines, in_order,
-				   &(struct prof_scratch){ c.spare,
-							   c.spare_cap * sizeof(*c.spare),
-							   c.ranks });
+		struct prof_scratch lend = {
+			c.spare, c.spare_cap * sizeof(*c.spare), c.ranks
+		};
+
+		added = prof_build(p, c.out, c.nout, c.nlines, in_order, &lend);
 		c.ranks = NULL; /* prof_build() took them */
 	}
+	/* Not lent (the profile had a tree): done with before the stacks
+	 * are added below, which write the profile the ranking reads. */
+	prof_ranks_free(c.ranks);
+	c.ranks = NULL;
 	if (added == -ENOMEM)
 		added = add_queued(&c);
 	if (added < 0 && ret == 0)

@@ -182,7 +182,8 @@ int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
  * content, 8-byte aligned; prof_build() uses it when it holds the sort's
  * two arrays (32 bytes a stack), and never frees it. @ranks (or NULL):
  * the frames' ranks, started ahead (prof_ranks_start()); prof_build()
- * takes them (frees them) and uses them if the frames did not change. */
+ * takes them (frees them) and uses them when they were started for
+ * the profile it builds (else it ranks the frames itself). */
 struct prof_ranks;
 struct prof_scratch {
 	void *mem;
@@ -193,7 +194,8 @@ struct prof_scratch {
 /* Starts ranking the frames of @p (as prof_build() does first) on a
  * thread of its own, so that a caller with other work before
  * prof_build() of @nstacks stacks need not wait for it there: @p must
- * not change until the ranks go to prof_build() or prof_ranks_free().
+ * not change until the ranks go to prof_build() or prof_ranks_free()
+ * (the thread reads its frames and names).
  * NULL when too few stacks are to come for a thread to pay, out of
  * memory, or no thread starts (prof_build() ranks the frames then). */
 struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
