@@ -23,10 +23,10 @@
 #define UTF8_BOM "\xef\xbb\xbf"
 
 /* One distinct frame text seen by this parse, in a 16-byte slot of the
- * parse's first table (a quarter of a cache line: 8 MiB at half load
- * for 200,000 texts), unless it is one for the second table (struct
- * long_slot). @frame is the frame it interned as (0 = empty slot) with
- * its class in the top bits:
+ * parse's first table (a quarter of a cache line: 16 MiB a parsing
+ * thread for 200,000 texts, at most a quarter full), unless it is one
+ * for the second table (struct long_slot). @frame is the frame it
+ * interned as (0 = empty slot) with its class in the top bits:
  * - SLOT_INLINE: a text of at most INLINE_MAX bytes held whole (with
  *   SLOT_PROC when it is a process row): @w its first 8 bytes, @x bytes
  *   8 to 11, zero-padded (a text holds no NUL byte, so the padding tells
@@ -317,8 +317,9 @@ int folded_texts_init(struct parse_ctx *c);
  * slots: the first slot of the 64-byte line the hash picks (4 text slots
  * or 2 long slots a line), so that a lookup reads the one line asked for
  * ahead unless that line is full. Started at the hash's own slot, a
- * probe ran into the next line, a cache miss of its own, for one lookup
- * in twelve at a third full. */
+ * probe ran into the next line, a cache miss of its own, when that slot
+ * was its line's last and taken by another text: about one lookup in
+ * twelve in a table a third full. */
 static inline size_t folded_text_home(uint32_t hash, size_t cap)
 {
 	return hash & (cap - 1) & ~(size_t)3;
@@ -343,8 +344,8 @@ FOLDED_PREFETCH void folded_text_prefetch(const struct parse_ctx *c,
 }
 
 /* Asks for the bytes in the arena that the lookup of the text @t (longer
- * than LONG_MAX_LEN) will compare, when its slot is the first it probes
- * (it should be in the cache by now). */
+ * than LONG_MAX_LEN) will compare, when its slot is in the line its
+ * probe starts with (asked for a line ago: in the cache by now). */
 FOLDED_PREFETCH void folded_text_prefetch_bytes(const struct parse_ctx *c,
 						const struct token *t)
 {

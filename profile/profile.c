@@ -47,10 +47,13 @@ void *prof_big_calloc(size_t n, size_t size)
 {
 	void *a;
 
-	if (n == 0 || (SIZE_MAX - HUGE_PAGE) / size < n)
+	if (n == 0 || size == 0 || (SIZE_MAX - HUGE_PAGE) / size < n)
 		return calloc(n, size);
 	if (n * size < HUGE_SIZE) {
-		/* Cache-line aligned: tables probe a line at a time. */
+		/* Cache-line aligned: tables probe a line at a time. The
+		 * memset writes pages calloc() might have left untouched;
+		 * the tables that come here fill them all at a quarter full
+		 * anyway. */
 		size_t bytes = (n * size + 63) & ~(size_t)63;
 
 		a = aligned_alloc(64, bytes);
