@@ -185,7 +185,8 @@ static void unmap(void *map, size_t len)
 
 	if (u && pthread_attr_init(&at) == 0) {
 		*u = (struct unmap){ map, len };
-		started = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
+		started = pthread_attr_setdetachstate(&at,
+						      PTHREAD_CREATE_DETACHED) == 0 &&
 			  pthread_create(&th, &at, unmap_run, u) == 0;
 		pthread_attr_destroy(&at);
 	}

@@ -12,7 +12,9 @@
  * stacks otherwise (first frame of each line = process row). Returns 0, or
  * a negative errno with one sentence in @err: -ENOENT/-EACCES/-EIO for the
  * file, -EINVAL for malformed data, -ENOTSUP for pprof when this build
- * cannot read it, -ENOMEM. */
+ * cannot read it, -ENOMEM. A big file is read through a mapping that a
+ * thread of its own takes down after the call returns (the caller does
+ * not wait for it); a fork() just then leaves the mapping in the child. */
 int rd_load_profile(const char *path, struct prof_profile **out, char *err,
 		    size_t errlen);
 

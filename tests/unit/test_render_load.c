@@ -37,9 +37,11 @@ static char *text(size_t size, uint64_t *sum)
 	assert_non_null(t);
 	*sum = 0;
 	while (len < size) {
-		unsigned depth = 2 + (unsigned)(rng(&s) % 12), count = 1 + (unsigned)(rng(&s) % 50);
+		unsigned depth = 2 + (unsigned)(rng(&s) % 12);
+		unsigned count = 1 + (unsigned)(rng(&s) % 50);
 
-		len += (size_t)snprintf(t + len, cap - len, "proc%u", (unsigned)(rng(&s) % 4));
+		len += (size_t)snprintf(t + len, cap - len, "proc%u",
+					(unsigned)(rng(&s) % 4));
 		for (unsigned d = 0; d < depth; d++)
 			len += (size_t)snprintf(t + len, cap - len, ";fn_%u",
 						(unsigned)(rng(&s) % 5000));
@@ -86,7 +88,8 @@ static void test_big_file(void **state)
 		assert_true(prof_total(p) == sum);
 		assert_int_equal(prof_node_count(p), prof_node_count(ref));
 		assert_int_equal(memcmp(prof_nodes(p), prof_nodes(ref),
-					prof_node_count(p) * sizeof(struct prof_node)), 0);
+					prof_node_count(p) *
+						sizeof(struct prof_node)), 0);
 		prof_free(p);
 	}
 	unlink(path);
