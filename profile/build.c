@@ -539,10 +539,11 @@ static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
 }
 
 /* Ranking the frames (sort_frame_ranks()), on a thread while the stacks
- * are checked on big loads. @rank has room for 4 * @nframes, the frames
- * @p has (and keeps while the job runs): the ranks, the frames by rank
- * and two code tables (stacks_sort()). */
-struct ranks_job {
+ * are checked on big loads, or started ahead (prof_ranks_start()).
+ * @rank has room for 4 * @nframes, the frames @p has (and keeps while
+ * the job runs): the ranks, the frames by rank and two code tables
+ * (stacks_sort()). */
+struct prof_ranks {
 	const struct prof_profile *p;
 	uint32_t *rank;
 	uint32_t nframes;
@@ -552,7 +553,7 @@ struct ranks_job {
 
 static void *ranks_run(void *arg)
 {
-	struct ranks_job *j = arg;
+	struct prof_ranks *j = arg;
 
 	j->err = sort_frame_ranks(j->p, j->rank, j->rank + j->nframes);
 	j->done = 1;
@@ -560,7 +561,7 @@ static void *ranks_run(void *arg)
 }
 
 /* The ranks, made on the thread or here. 0 or -ENOMEM. */
-static int ranks_wait(struct ranks_job *j)
+static int ranks_wait(struct prof_ranks *j)
 {
 	if (j->running)
 		pthread_join(j->th, NULL);
@@ -570,11 +571,6 @@ static int ranks_wait(struct ranks_job *j)
 	return j->err;
 }
 
-/* A ranking started ahead of prof_build(). */
-struct prof_ranks {
-	struct ranks_job j;
-};
-
 struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
 				    size_t nstacks)
 {
@@ -582,12 +578,11 @@ struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
 
 	if (!r)
 		return NULL;
-	*r = (struct prof_ranks){ .j = { .p = p, .nframes = p->nframes } };
-	r->j.rank = malloc(4 * (size_t)p->nframes * sizeof(*r->j.rank));
-	r->j.running = r->j.rank &&
-		       pthread_create(&r->j.th, NULL, ranks_run, &r->j) == 0;
-	if (!r->j.running) {
-		free(r->j.rank);
+	*r = (struct prof_ranks){ .p = p, .nframes = p->nframes };
+	r->rank = malloc(4 * (size_t)p->nframes * sizeof(*r->rank));
+	r->running = r->rank && pthread_create(&r->th, NULL, ranks_run, r) == 0;
+	if (!r->running) {
+		free(r->rank);
 		free(r);
 		return NULL;
 	}
@@ -598,9 +593,9 @@ void prof_ranks_free(struct prof_ranks *r)
 {
 	if (!r)
 		return;
-	if (r->j.running)
-		pthread_join(r->j.th, NULL);
-	free(r->j.rank);
+	if (r->running)
+		pthread_join(r->th, NULL);
+	free(r->rank);
 	free(r);
 }
 
@@ -612,14 +607,14 @@ static struct prof_ranks *ranks_take(const struct prof_scratch *lend,
 {
 	struct prof_ranks *r = lend ? lend->ranks : NULL;
 
-	if (r && (r->j.p != p || r->j.nframes != p->nframes)) {
+	if (r && (r->p != p || r->nframes != p->nframes)) {
 		prof_ranks_free(r);
 		r = NULL;
 	}
 	return r;
 }
 
-/* Sorts the stacks @a[0..n) by the ranks @rank (see struct ranks_job),
+/* Sorts the stacks @a[0..n) by the ranks @rank (see struct prof_ranks),
  * the frames @seen at depths 0 and 1 (paths_check()) by their codes
  * (see sort_paths()). 0 or -ENOMEM. */
 static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
@@ -666,7 +661,7 @@ static int sort_room(const struct prof_scratch *lend, size_t n, struct kv **a,
  * thread @j (big loads). 0, -EINVAL or -ENOMEM. */
 static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
 			  size_t len, size_t nstacks, struct kv *a,
-			  uint8_t *seen, struct ranks_job *j, size_t *frames,
+			  uint8_t *seen, struct prof_ranks *j, size_t *frames,
 			  size_t *deepest)
 {
 	int err;
@@ -693,10 +688,10 @@ int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
 	size_t frames, deepest, end, at;
 	struct kv *a, *tmp;
 	uint8_t *seen = NULL;
-	struct ranks_job own_rj = { .p = p, .nframes = p->nframes };
+	struct prof_ranks own_rj = { .p = p, .nframes = p->nframes };
 	struct prof_ranks *early = ranks_take(lend, p);
 	/* The ranking started ahead, or one of its own. */
-	struct ranks_job *rj = early ? &early->j : &own_rj;
+	struct prof_ranks *rj = early ? early : &own_rj;
 	int err = -ENOMEM, own;
 
 	if (p->nnodes != 1 || sort_room(lend, nstacks, &a, &tmp, &own) < 0) {
