@@ -15,6 +15,7 @@
 
 #include "agent/daemon_impl.h"
 #include "agent/store_codec.h"
+#include "agent/trusted_dir.h"
 
 /* Process events (exec, fork, exit) are taken at most this often: a new
  * process's mappings are read then, before a short-lived one is gone.
@@ -507,8 +508,12 @@ static int start(struct daemon *d)
 	store_limits_from(&d->cfg, &l);
 	d->store = store_open(d->cfg.state_dir, &l, &err);
 	if (!d->store) {
-		daemon_log("cannot open the state directory %s (%s)", d->cfg.state_dir,
-			   err == -EBUSY ? "another hearthd writes there" : strerror(-err));
+		if (err == -EPERM)
+			daemon_log("refusing the state directory %s: %s", d->cfg.state_dir,
+				   TRUSTED_DIR_RULE);
+		else
+			daemon_log("cannot open the state directory %s (%s)", d->cfg.state_dir,
+				   err == -EBUSY ? "another hearthd writes there" : strerror(-err));
 		return -1;
 	}
 	if (open_sampler(d) || open_server(d))

@@ -9,6 +9,7 @@
 #include "agent/daemon_impl.h"
 #include "agent/drain.h"
 #include "agent/store_codec.h"
+#include "agent/trusted_dir.h"
 
 static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
 {
@@ -215,6 +216,8 @@ static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request 
 	size_t len = 0;
 	int rc = store_mark_add(d->cfg.state_dir, req->u.mark.name, at);
 
+	if (rc == -EPERM)
+		return reply_err(d, client, -rc, "hearthd refused its marks file: " TRUSTED_DIR_RULE);
 	if (rc)
 		return reply_err(d, client, -rc, "hearthd could not store the mark");
 	daemon_log("mark '%s' at %llu", req->u.mark.name, (unsigned long long)at);

@@ -10,6 +10,7 @@
 #include "agent/store.h"
 #include "agent/store_codec.h"
 #include "agent/store_verify.h"
+#include "agent/trusted_dir.h"
 
 static void usage(FILE *out)
 {
@@ -58,6 +59,10 @@ static int verify_store(const char *dir)
 	struct verify_ctx v = { 0 };
 	int rc = store_verify(dir, verify_window, &v, &vr);
 
+	if (rc == -EPERM) {
+		fprintf(stderr, "hearthd: refusing %s: %s\n", dir, TRUSTED_DIR_RULE);
+		return 1;
+	}
 	if (rc < 0) {
 		fprintf(stderr, "hearthd: cannot read %s (%s)\n", dir, strerror(-rc));
 		return 1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "agent/store_format.h"
+#include "agent/trusted_dir.h"
 
 #define SEG_BYTES_MIN (4u << 10)
 #define SEG_BYTES_MAX (64u << 20)
@@ -88,7 +89,7 @@ static uint64_t file_size_at(int dirfd, uint64_t start, bool idx)
 	struct stat st;
 
 	store_seg_name(name, start, idx);
-	if (fstatat(dirfd, name, &st, 0) < 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	return (uint64_t)st.st_size;
 }
@@ -160,13 +161,9 @@ struct store *store_open(const char *dir, const struct store_limits *lim,
 	}
 	s->cur_fd = s->idx_fd = -1;
 	store_set_limits(s, lim);
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
-		rc = -errno;
-		goto fail;
-	}
-	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s->dirfd = trusted_dir_open(dir, true);
 	if (s->dirfd < 0) {
-		rc = -errno;
+		rc = s->dirfd;
 		goto fail;
 	}
 	/* One writer per store: a second hearthd on the same directory would
@@ -239,9 +236,9 @@ static int create_file(struct store *s, const char *name, const char *magic)
 	uint8_t hdr[32];
 	int fd, rc;
 
-	fd = openat(s->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	fd = trusted_openat(s->dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0640);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	store_fhdr_put(hdr, magic, STORE_SEG_VERSION, now_ns());
 	rc = pwrite_full(fd, hdr, sizeof(hdr), 0);
 	if (!rc && fdatasync(fd) < 0)

@@ -98,7 +98,9 @@ struct store;
  * appending, holding an exclusive lock on it until store_close(). Counts
  * what is there; does not create a segment until the first append.
  * Returns NULL with a negative errno in *@err: -EBUSY when another writer
- * holds the directory. */
+ * holds the directory, -EPERM when the directory or a file in it is not
+ * trusted (agent/trusted_dir.h). Every reader and writer here opens the
+ * directory and its files that way. */
 struct store *store_open(const char *dir, const struct store_limits *lim,
 			 int *err);
 

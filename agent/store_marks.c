@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent/store_format.h"
+#include "agent/trusted_dir.h"
 
 #define MARKS_FILE "marks"
 /* At most this many marks are read (a year of a deploy a minute). */
@@ -56,11 +57,15 @@ static int marks_open_append(const char *dir, off_t *end)
 	struct stat st;
 	int dfd, fd, rc = 0;
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = trusted_dir_open(dir, false);
 	if (dfd < 0)
-		return -errno;
-	fd = openat(dfd, MARKS_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+		return dfd;
+	fd = trusted_openat(dfd, MARKS_FILE, O_RDWR | O_CREAT, 0640);
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		goto out;
 	}
@@ -90,7 +95,7 @@ int store_mark_add(const char *dir, const char *name, uint64_t at_ns)
 {
 	uint8_t rec[STORE_MARK_REC_SIZE] = { 0 };
 	size_t len = strnlen(name, STORE_MARK_NAME_MAX + 1);
-	off_t end;
+	off_t end = 0;
 	int fd, rc;
 
 	if (!store_mark_name_valid(name, len))
@@ -136,13 +141,13 @@ int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = trusted_dir_open(dir, false);
 	if (dfd < 0)
-		return -errno;
-	fd = openat(dfd, MARKS_FILE, O_RDONLY | O_CLOEXEC);
+		return dfd;
+	fd = trusted_openat(dfd, MARKS_FILE, O_RDONLY, 0);
 	close(dfd);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return fd == -ENOENT ? 0 : fd;
 	if (fstat(fd, &st) < 0 || st.st_size < 32) {
 		close(fd);
 		return 0;

@@ -10,6 +10,7 @@
 
 #include "agent/store_format.h"
 #include "agent/store_verify.h"
+#include "agent/trusted_dir.h"
 
 /* Largest index file read (2 million entries). */
 #define IDX_READ_MAX (64u << 20)
@@ -128,7 +129,7 @@ static void load_index(int dirfd, uint64_t start, struct seg_scan *s)
 	int fd, v;
 
 	store_seg_name(name, start, true);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	fd = trusted_openat(dirfd, name, O_RDONLY, 0);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || st.st_size < 32 || st.st_size > IDX_READ_MAX)
@@ -423,9 +424,9 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
 	s->name = name;
 	s->idx = NULL;
 	s->nidx = 0;
-	s->fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	s->fd = trusted_openat(dirfd, name, O_RDONLY, 0);
 	if (s->fd < 0)
-		return errno == ENOENT ? 0 : -errno; /* deleted by retention meanwhile */
+		return s->fd == -ENOENT ? 0 : s->fd; /* deleted by retention meanwhile */
 	s->rep->segments++;
 	if (fstat(s->fd, &st) == 0 && st.st_size < (off_t)STORE_SEG_HDR_SIZE) {
 		/* Created, then killed before its header was written: a torn
@@ -486,9 +487,9 @@ static int scan(const char *dir, struct seg_scan *s, struct store_scan_report *r
 
 	s->rep = rep ? rep : &local;
 	memset(s->rep, 0, sizeof(*s->rep));
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dirfd = trusted_dir_open(dir, false);
 	if (dirfd < 0)
-		return -errno;
+		return dirfd;
 	rc = store_list_segments(dirfd, &starts, &n);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		/* Windows of segment i end by the first window of segment i+1. */
