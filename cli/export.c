@@ -7,18 +7,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/viewer.h"
 #include "profile/folded.h"
+#include "profile/pprof.h"
 #include "render/load.h"
 #include "render/model.h"
 #include "render/svg.h"
-
-#if defined(__has_include)
-#if __has_include("profile/pprof.h")
-#include "profile/pprof.h"
-#define HAVE_PPROF 1
-#endif
-#endif
 
 enum fmt { FMT_NONE, FMT_SVG, FMT_PNG, FMT_FOLDED, FMT_PPROF };
 
@@ -121,38 +116,20 @@ static int parse_args(int argc, char **argv, struct args *a)
 static int write_text(const struct args *a, struct prof_profile *p,
 		      struct rd_model *m)
 {
-	FILE *f = strcmp(a->out, "-") ? fopen(a->out, "wb") : stdout;
 	struct rd_svg_opts so = { .width = a->width, .icicle = a->icicle,
 				  .title = a->title ? a->title : a->in };
+	struct cli_out o;
 	int rc;
 
-	if (!f) {
-		cli_error("cannot write %s: %s.", a->out, strerror(errno));
+	if (cli_out_open(&o, a->out) < 0)
 		return 1;
-	}
 	if (a->fmt == FMT_SVG)
-		rc = rd_svg_write(m, &so, f);
+		rc = rd_svg_write(m, &so, o.f);
 	else if (a->fmt == FMT_FOLDED)
-		rc = prof_folded_write(p, f, 0);
+		rc = prof_folded_write(p, o.f, 0);
 	else
-#ifdef HAVE_PPROF
-		rc = prof_pprof_write(p, f);
-#else
-		rc = -ENOTSUP;
-#endif
-	if (f != stdout && fclose(f) != 0 && rc == 0)
-		rc = -EIO;
-	else if (f == stdout && fflush(f) != 0 && rc == 0)
-		rc = -EIO;
-	if (rc == -ENOTSUP) {
-		cli_error("this build of hearth cannot write pprof.");
-		return 1;
-	}
-	if (rc < 0) {
-		cli_error("cannot write %s: %s.", a->out, strerror(-rc));
-		return 1;
-	}
-	return 0;
+		rc = prof_pprof_write(p, o.f);
+	return cli_out_close(&o, rc) < 0 ? 1 : 0;
 }
 
 int cmd_export(int argc, char **argv)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,70 +24,117 @@ static int is_pprof(const char *path)
 	return has_suffix(path, ".pb.gz") || has_suffix(path, ".pprof");
 }
 
-static int write_to(FILE *f, struct prof_profile *p, unsigned flags, int pprof)
+/* The permission bits a new file gets: 0666 less the umask. */
+static mode_t new_file_mode(void)
 {
-	unsigned fflags = (flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0;
+	mode_t mask = umask(0);
 
-	return pprof ? prof_pprof_write(p, f) : prof_folded_write(p, f, fflags);
+	umask(mask);
+	return 0666 & ~mask;
 }
 
 /* A device, pipe or socket (/dev/null, a FIFO) is written in place: a
  * temporary file renamed over it would replace the device itself. */
-static int write_special(const char *path, struct prof_profile *p, unsigned flags)
+static int open_in_place(struct cli_out *o)
 {
-	FILE *f = fopen(path, "we");
-	int rc;
+	int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 
-	if (!f) {
-		cli_error("cannot open %s: %s.", path, strerror(errno));
-		return -1;
-	}
-	rc = write_to(f, p, flags, is_pprof(path));
-	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
-	if (rc < 0) {
-		cli_error("cannot write %s: %s.", path, strerror(-rc));
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_error("cannot open %s: %s.", o->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	return 0;
 }
 
-int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
+int cli_out_open(struct cli_out *o, const char *path)
 {
 	struct stat st;
-	char tmp[4096];
-	FILE *f;
-	int rc;
+	mode_t mode;
+	int fd;
 
+	o->path = path;
+	o->tmp[0] = 0;
+	o->f = NULL;
 	if (!strcmp(path, "-")) {
-		if (write_to(stdout, p, flags, 0) < 0 || fflush(stdout) != 0) {
-			cli_error("cannot write the profile to standard output: %s.", strerror(errno));
-			return -1;
-		}
+		o->f = stdout;
 		return 0;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return write_special(path, p, flags);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
+	if (stat(path, &st) < 0) {
+		mode = new_file_mode();
+	} else if (S_ISDIR(st.st_mode)) {
+		cli_error("cannot write %s: it is a directory.", path);
+		return -1;
+	} else if (!S_ISREG(st.st_mode)) {
+		return open_in_place(o);
+	} else {
+		mode = st.st_mode & 0777; /* a replaced file keeps its mode */
+	}
+	if ((size_t)snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path) >= sizeof(o->tmp)) {
 		cli_error("the output path is too long.");
 		return -1;
 	}
-	f = fopen(tmp, "we");
-	if (!f) {
+	/* O_CREAT|O_EXCL under a random name: never follows a link. */
+	fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
 		cli_error("cannot create %s: %s.", path, strerror(errno));
 		return -1;
 	}
-	rc = write_to(f, p, flags, is_pprof(path));
-	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc < 0) {
-		cli_error("cannot write %s: %s.", path, strerror(-rc));
-		unlink(tmp);
+	if (fchmod(fd, mode) < 0 || !(o->f = fdopen(fd, "w"))) {
+		cli_error("cannot create %s: %s.", path, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
 		return -1;
 	}
 	return 0;
+}
+
+int cli_out_close(struct cli_out *o, int rc)
+{
+	if (o->f == stdout) {
+		if (fflush(stdout) != 0 && rc == 0)
+			rc = -errno;
+	} else if (fclose(o->f) != 0 && rc == 0) {
+		rc = -errno;
+	}
+	o->f = NULL;
+	if (rc == 0 && o->tmp[0] && rename(o->tmp, o->path) != 0)
+		rc = -errno;
+	if (rc == 0)
+		return 0;
+	if (o->tmp[0])
+		unlink(o->tmp);
+	if (!strcmp(o->path, "-"))
+		cli_error("cannot write to standard output: %s.", strerror(-rc));
+	else
+		cli_error("cannot write %s: %s.", o->path, strerror(-rc));
+	return -1;
+}
+
+void cli_out_abort(struct cli_out *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp[0])
+		unlink(o->tmp);
+}
+
+int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
+{
+	unsigned fflags = (flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0;
+	struct cli_out o;
+	int rc;
+
+	if (cli_out_open(&o, path) < 0)
+		return -1;
+	/* Standard output is always folded text. */
+	if (o.f != stdout && is_pprof(path))
+		rc = prof_pprof_write(p, o.f);
+	else
+		rc = prof_folded_write(p, o.f, fflags);
+	return cli_out_close(&o, rc);
 }
 
 int cli_write_profiles(const char *base, struct prof_profile *on,

@@ -34,7 +34,7 @@ static int fit_height(struct rd_model *m, int w)
 	return h > 8192 ? 8192 : h;
 }
 
-int rd_png_export(struct rd_model *m, const char *path, int w, int h,
+int rd_png_export(struct rd_model *m, FILE *f, int w, int h,
 		  int icicle, char *err, size_t errlen)
 {
 	struct rd_canvas *c;
@@ -57,8 +57,8 @@ int rd_png_export(struct rd_model *m, const char *path, int w, int h,
 		snprintf(err, errlen, "out of memory while drawing");
 		rc = -ENOMEM;
 	} else if (rd_canvas_draw(c, &ui.list) < 0 ||
-		   rd_canvas_save_png(c, path) < 0) {
-		snprintf(err, errlen, "cannot write the PNG %s", path);
+		   rd_canvas_save_png(c, f) < 0) {
+		snprintf(err, errlen, "SDL could not draw or encode the PNG");
 	} else {
 		rc = 0;
 	}

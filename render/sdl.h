@@ -29,8 +29,8 @@ struct rd_text rd_canvas_text(struct rd_canvas *c);
 /* Draws @l onto the canvas. Returns 0, or -EIO when SDL failed. */
 int rd_canvas_draw(struct rd_canvas *c, const struct rd_list *l);
 
-/* Writes the canvas as PNG to @path. Returns 0 or -EIO. */
-int rd_canvas_save_png(struct rd_canvas *c, const char *path);
+/* Writes the canvas as PNG to @f (left open). Returns 0 or -EIO. */
+int rd_canvas_save_png(struct rd_canvas *c, FILE *f);
 
 struct rd_views;
 
@@ -54,8 +54,9 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 
 /* Renders the viewer's window as it opens (no mouse, full view) into a PNG
  * of @w x @h pixels (@h = 0: tall enough for the whole graph, at most
- * 8192). Returns 0, -EIO with one sentence in @err. */
-int rd_png_export(struct rd_model *m, const char *path, int w, int h,
+ * 8192), written to @f (left open). Returns 0, -EIO or -ENOMEM with one
+ * sentence in @err. */
+int rd_png_export(struct rd_model *m, FILE *f, int w, int h,
 		  int icicle, char *err, size_t errlen);
 
 #endif /* HEARTH_RENDER_SDL_H */

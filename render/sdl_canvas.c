@@ -285,7 +285,9 @@ int rd_canvas_draw(struct rd_canvas *c, const struct rd_list *l)
 	return 0;
 }
 
-int rd_canvas_save_png(struct rd_canvas *c, const char *path)
+int rd_canvas_save_png(struct rd_canvas *c, FILE *f)
 {
-	return IMG_SavePNG(c->surface, path) == 0 ? 0 : -EIO;
+	SDL_RWops *rw = SDL_RWFromFP(f, SDL_FALSE);
+
+	return rw && IMG_SavePNG_RW(c->surface, rw, 1) == 0 ? 0 : -EIO;
 }
