@@ -9,7 +9,9 @@
 #   make clean
 #
 # V=1 prints every command. VMLINUX_H=path uses a prebuilt vmlinux.h on a
-# machine without /sys/kernel/btf/vmlinux.
+# machine without /sys/kernel/btf/vmlinux. Changing a flag (SAN=1, PREFIX=,
+# CC=, CLANG=, CFLAGS or LDFLAGS in the environment) rebuilds what it
+# affects.
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -55,8 +57,7 @@ CFLAGS ?= -O2 -g
 LIBEXECDIR := $(PREFIX)/libexec/hearth
 CFLAGS += -std=c17 -Wall -Wextra -Werror -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-I. -I$(BUILD) $(PKG_CFLAGS) \
-	-DHEARTH_VERSION='"$(VERSION)"' -DHEARTH_FONT_DIR='"/usr/share/fonts/truetype/dejavu"' \
-	-DHEARTH_LIBEXEC_DIR='"$(LIBEXECDIR)"'
+	-DHEARTH_VERSION='"$(VERSION)"' -DHEARTH_FONT_DIR='"/usr/share/fonts/truetype/dejavu"'
 LDLIBS_EXTRA := -lpthread -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -125,25 +126,36 @@ $(BUILD)/vmlinux.h:
 		echo "hearth: this kernel has no BTF (/sys/kernel/btf/vmlinux); build with VMLINUX_H=path/to/vmlinux.h" >&2; exit 1; fi
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H) $(BUILD)/.flags-bpf
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -include $(VMLINUX_H) -c $< -o $@
 
-$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o $(BUILD)/.flags-bpf
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 # ---- C objects ----------------------------------------------------------
-$(BUILD)/%.o: %.c $(BPF_SKELS) | $(BUILD)/.flags
+$(BUILD)/%.o: %.c $(BPF_SKELS) $(BUILD)/.flags-cc
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-# Rebuild everything when the flags change (SAN=1 vs not, V, ...).
-$(BUILD)/.flags: FORCE
+# Only the viewer's launcher knows where hearth-view is installed, so a new
+# PREFIX rebuilds it alone (and relinks hearth).
+$(BUILD)/cli/viewer_exec.o: CFLAGS += -DHEARTH_LIBEXEC_DIR='"$(LIBEXECDIR)"'
+$(BUILD)/cli/viewer_exec.o: $(BUILD)/.flags-prefix
+
+# Each group of flags is written to $(BUILD)/.flags-GROUP, rewritten only
+# when it changes; what a group builds depends on its file. So changing a
+# flag (SAN=1, CFLAGS=, LDFLAGS=, PREFIX=, CC=, CLANG=, ...) rebuilds what
+# it affects, and nothing else. FORCE is phony: the check runs every time.
+# (The groups, FLAGS_TRACKED_*, are set at the end of this file.)
+$(BUILD)/.flags-%: FORCE
 	$(Q)mkdir -p $(@D)
-	$(Q)echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+	$(Q)printf '%s\n' '$(subst ','\'',$(FLAGS_TRACKED_$*))' | cmp -s - $@ || \
+		printf '%s\n' '$(subst ','\'',$(FLAGS_TRACKED_$*))' > $@
+.PHONY: FORCE
 FORCE:
 
 $(BUILD)/lib%.a: $$(OBJ_$$*)
@@ -156,31 +168,31 @@ LIBS_DAEMON := $(BUILD)/libagent.a $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
 
 # hearth links no SDL, and only the libraries it calls; whatever needs
 # hearth needs its viewer too.
-$(HEARTH): $(CLI_OBJS) $(LAUNCH_OBJS) $(LIBS_ALL) | $(HEARTH_VIEW)
+$(HEARTH): $(CLI_OBJS) $(LAUNCH_OBJS) $(LIBS_ALL) $(BUILD)/.flags-ld | $(HEARTH_VIEW)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $(CLI_OBJS) $(LAUNCH_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
 
-$(HEARTH_VIEW): $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL)
+$(HEARTH_VIEW): $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL) $(BUILD)/.flags-ld
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
 
 # The daemon links no SDL: a headless server needs no display libraries.
-$(HEARTHD): $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON)
+$(HEARTHD): $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON) $(BUILD)/.flags-ld
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
 
 # ---- tests --------------------------------------------------------------
-$(BUILD)/tests/%: tests/unit/%.c $(LIBS_ALL)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBS_ALL) $(BUILD)/.flags-cc $(BUILD)/.flags-ld
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_ALL) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) -lcmocka $(LDLIBS_EXTRA)
 
-$(BUILD)/fixtures/%: tests/fixtures/%.c
+$(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/.flags-fixture
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc $(FIXTURE_FLAGS) -o $@ $< $(FIXTURE_LIBS)
 
-$(BUILD)/fixtures/%: tests/fixtures/%.cc
+$(BUILD)/fixtures/%: tests/fixtures/%.cc $(BUILD)/.flags-fixture
 	$(call msg,FIXTURE,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)g++ $(FIXTURE_FLAGS) -o $@ $< $(FIXTURE_LIBS)
@@ -189,7 +201,7 @@ fixtures: $(FIXTURE_BINS)
 
 # Fuzz targets: clang + libFuzzer, each compiled with the sources it names
 # in FUZZ_SRCS_<target> (set in mk/*.mk), default the profile part.
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(SRC_profile) $(SRC_symbolize) $(SRC_agent) $(BPF_SKELS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SRC_profile) $(SRC_symbolize) $(SRC_agent) $(BPF_SKELS) $(BUILD)/.flags-fuzz
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -std=c17 -g -O1 -D_GNU_SOURCE -I. -I$(BUILD) $(PKG_CFLAGS) \
@@ -232,5 +244,18 @@ install: all
 
 clean:
 	rm -rf build build-test
+
+# The flag groups (see $(BUILD)/.flags-%), taken once every fragment has
+# added its part, as simple variables: a target-specific value (a fixture's
+# FIXTURE_FLAGS, viewer_exec.o's CFLAGS) never leaks into them.
+FLAGS_TRACKED_cc := $(CC) $(CFLAGS)
+FLAGS_TRACKED_ld := $(CC) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
+FLAGS_TRACKED_bpf := $(CLANG) $(BPF_CFLAGS) $(BPFTOOL)
+FLAGS_TRACKED_fuzz := $(CLANG) $(PKG_CFLAGS) $(PKG_LIBS_CORE)
+FLAGS_TRACKED_fixture := $(FIXTURE_FLAGS) $(FIXTURE_LIBS)
+FLAGS_TRACKED_prefix := $(LIBEXECDIR)
+# The benchmarks' tools (mk/*.mk: $(BUILD)/bench/NAME from bench/NAME.c)
+# compile and link with $(CC) $(CFLAGS) $(LDFLAGS).
+$(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c)): $(BUILD)/.flags-cc $(BUILD)/.flags-ld
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

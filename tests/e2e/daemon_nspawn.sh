@@ -56,7 +56,7 @@ fi
 cp -a "$base" "$ROOT" || fail "cannot copy the cached root"
 
 san=0
-grep -q fsanitize "$BUILD/.flags" 2>/dev/null && san=1
+grep -q fsanitize "$BUILD/.flags-cc" 2>/dev/null && san=1
 make --no-print-directory -s install BUILD="$BUILD" SAN=$san DESTDIR="$ROOT" PREFIX=/usr/local \
 	>"$T/make.log" 2>&1 || { tail "$T/make.log"; fail "make install into the root failed"; }
 # Short windows for the test; the rest stays the shipped default.

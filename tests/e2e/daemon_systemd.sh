@@ -53,7 +53,7 @@ systemd-tmpfiles --root="$T/root" --create - < systemd/hearth.tmpfiles || fail "
 
 # Install with the same build folder and flags, so nothing is rebuilt.
 san=0
-grep -q fsanitize "$BUILD/.flags" 2>/dev/null && san=1
+grep -q fsanitize "$BUILD/.flags-cc" 2>/dev/null && san=1
 make --no-print-directory -s install BUILD="$BUILD" SAN=$san DESTDIR="$T/inst" PREFIX=/usr/local >"$T/make.log" 2>&1 ||
 	{ tail "$T/make.log"; fail "make install failed"; }
 for f in usr/local/bin/hearth usr/local/sbin/hearthd lib/systemd/system/hearthd.service \
