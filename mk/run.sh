@@ -13,7 +13,12 @@ for kind in oncpu offcpu; do
 	if "$B/hearth" export --svg -o "$out/host.$kind.svg" "$f" 2>/dev/null; then
 		echo "hearth: flame graph: $out/host.$kind.svg"
 	fi
-	echo "hearth: $f — heaviest stacks:"
-	sort -t' ' -k2 -n -r "$f" | head -5 | awk '{ n = $NF; $NF = ""; s = $0; if (length(s) > 110) s = "..." substr(s, length(s) - 106); printf "  %12s  %s\n", n, s }'
+	if [ $kind = oncpu ]; then
+		echo "hearth: $f — heaviest stacks (samples):"
+		sh mk/heaviest.sh "$f" samples
+	else
+		echo "hearth: $f — heaviest stacks (time blocked):"
+		sh mk/heaviest.sh "$f" ns
+	fi
 done
 echo "hearth: open one with '$B/hearth view $out/host.oncpu.folded'"
