@@ -17,7 +17,7 @@
 #include "symbolize.h"
 
 #define SYM_BUILD_ID_MAX 64
-#define SYM_INLINE_MAX 16 /* deepest inline chain kept per address */
+#define SYM_INLINE_MAX 32 /* deepest inline chain kept per address */
 
 /* One function symbol of a module, addresses are ELF virtual addresses. */
 struct sym_elfsym {

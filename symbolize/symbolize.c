@@ -288,10 +288,15 @@ static int user_file(struct sym_ctx *ctx, pid_t pid,
 	const struct sym_frame *fr = sym_module_resolve(ctx, mod, vaddr, &n);
 	if (!fr || n == 0)
 		return frame_synthetic(ctx, out, mod->base, vaddr, cls);
-	if (n > max)
-		n = max;
-	for (size_t i = 0; i < n; i++) {
+	/* Deeper than @max: the innermost frames and the function holding
+	 * them, which a stack must not lose (Rust inlines chains of 17). */
+	size_t keep = n > max ? max - 1 : n;
+	for (size_t i = 0; i < keep; i++)
 		out[i] = fr[i];
+	if (keep < n)
+		out[keep++] = fr[n - 1];
+	n = keep;
+	for (size_t i = 0; i < n; i++) {
 		if (out[i].cls == PROF_CLASS_UNKNOWN)
 			out[i].cls = cls;
 		if (mod->stripped)

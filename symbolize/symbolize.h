@@ -122,9 +122,10 @@ void sym_free(struct sym_ctx *ctx);
 
 /* Resolves user address @addr in process @pid into frames, innermost first
  * (an inlined callee comes before its caller). Writes at most @max frames
- * to @out and returns how many (>= 1: an address that cannot be resolved
- * still yields one frame named "module+0xoff" or "[unknown]"), or a
- * negative errno when @max is 0. */
+ * to @out (of a deeper inline chain, the innermost @max - 1 and the
+ * function holding them) and returns how many (>= 1: an address that
+ * cannot be resolved still yields one frame named "module+0xoff" or
+ * "[unknown]"), or a negative errno when @max is 0. */
 int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	     struct sym_frame *out, size_t max);
 

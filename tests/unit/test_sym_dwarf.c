@@ -185,6 +185,10 @@ static void test_inline_helper(void **state)
 				       "in-helper"));
 		assert_non_null(strstr(source_line(f[1].file, f[1].line),
 				       "sym_inline_helper(64)"));
+		/* asked for fewer frames than the chain has: the function
+		 * holding it stays */
+		assert_int_equal(sym_file(ctx, bin, a, f, 1), 1);
+		assert_string_equal(f[0].name, "sym_hot_loop");
 	}
 	assert_true(inlined > 4);
 	sym_free(ctx);
