@@ -41,8 +41,41 @@ $(SYM_FIX)/sym_buildid: $(SYM_FIX)/sym_funcs
 	mkdir -p $$d && objcopy --only-keep-debug $< $$d/$$(echo $$id | cut -c3-).debug
 	$(Q)strip --strip-all -o $@ $<
 
+# Linked by LLD, which puts the read-only and the executable segments on
+# the same file page: the load bias must come from the segment holding an
+# address, not from the page. -gdwarf-aranges because eu-addr2line, which
+# the tests compare against, finds no line without .debug_aranges (clang
+# emits none by default).
+PKGS_TEST += lld rustc
+LLD_FLAGS := -O1 -g -gdwarf-aranges -fno-omit-frame-pointer -fuse-ld=lld
+$(SYM_FIX)/sym_funcs_lld: tests/fixtures/sym_funcs.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang $(LLD_FLAGS) -fno-inline -o $@ $<
+
+$(SYM_FIX)/libshapes_lld.so: tests/fixtures/lldcxx/shapes.cc tests/fixtures/lldcxx/shapes.h
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)clang++ $(LLD_FLAGS) -fPIC -shared -o $@ $<
+
+$(SYM_FIX)/sym_cxx_lld: tests/fixtures/lldcxx/main.cc $(SYM_FIX)/libshapes_lld.so
+	$(call msg,FIXTURE,$@)
+	$(Q)clang++ $(LLD_FLAGS) -o $@ $< -L$(SYM_FIX) -lshapes_lld -Wl,-rpath,'$$ORIGIN'
+
+# Rust, by Debian's rustc (not a toolchain earlier on PATH): the default
+# (legacy) mangling, linked by LLD.
+RUSTC := /usr/bin/rustc
+RUST_FLAGS := -g -C opt-level=1 -C force-frame-pointers=yes \
+	-C llvm-args=-generate-arange-section
+$(SYM_FIX)/sym_rust_legacy_lld: tests/fixtures/rust/sym_rust.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC) $(RUST_FLAGS) -C link-arg=-fuse-ld=lld -o $@ $<
+
 SYM_EXTRA := $(SYM_FIX)/libsymlib.so $(SYM_FIX)/sym_stripped \
-	$(SYM_FIX)/sym_dbglink $(SYM_FIX)/sym_buildid
+	$(SYM_FIX)/sym_dbglink $(SYM_FIX)/sym_buildid \
+	$(SYM_FIX)/sym_funcs_lld $(SYM_FIX)/sym_cxx_lld \
+	$(SYM_FIX)/sym_rust_legacy_lld
 fixtures: $(SYM_EXTRA)
 
 $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a

@@ -104,20 +104,27 @@ out:
 	return err;
 }
 
-uint64_t sym_module_bias(const struct sym_module *m, uint64_t start,
-			 uint64_t pgoff)
+uint64_t sym_module_vaddr(const struct sym_module *m, uint64_t off)
 {
-	/* The segment whose file range holds the mapping's first page (the
-	 * kernel maps each PT_LOAD from p_offset rounded down to a page). */
+	/* The segment whose file bytes hold @off, as the program headers
+	 * define it (vaddr = off - p_offset + p_vaddr). Not the segment whose
+	 * pages do: segments may share a file page (LLD puts the read-only
+	 * and the executable ones both on page 0), and the kernel maps that
+	 * page once per segment. */
 	for (size_t i = 0; i < m->nsegs; i++) {
 		const struct sym_seg *s = &m->segs[i];
-		uint64_t pstart = s->off & ~(uint64_t)0xfff;
-		if (pgoff < pstart || pgoff >= s->off + s->filesz)
-			continue;
-		return start - pgoff + s->off - s->vaddr;
+		if (off >= s->off && off - s->off < s->filesz)
+			return off - s->off + s->vaddr;
 	}
-	/* no PT_LOAD matched: treat offsets as addresses */
-	return start - pgoff;
+	/* Padding between segments is never code: the first segment whose
+	 * mapped pages reach it. */
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct sym_seg *s = &m->segs[i];
+		if (off >= (s->off & ~(uint64_t)0xfff) && off < s->off + s->filesz)
+			return off - s->off + s->vaddr;
+	}
+	/* no PT_LOAD holds it: treat offsets as addresses */
+	return off;
 }
 
 static int sym_rank(const GElf_Sym *s)

@@ -83,7 +83,6 @@ static int line_to_map(struct sym_ctx *ctx, pid_t pid,
 	ml->path = NULL;
 	if (!out->mod)
 		return 0; /* not ELF (or unreadable): leave the range unknown */
-	out->bias = sym_module_bias(out->mod, ml->start, ml->pgoff);
 	out->cls = sym_class_for_path(ctx, path, exe && strcmp(exe, path) == 0);
 	return 1;
 }

@@ -136,8 +136,7 @@ struct sym_module {
 /* One executable mapping of a process. */
 struct sym_map {
 	uint64_t start, end;
-	uint64_t pgoff;
-	uint64_t bias;      /* vaddr = addr - bias */
+	uint64_t pgoff;     /* addr maps file offset addr - start + pgoff */
 	struct sym_module *mod; /* NULL: anonymous / special */
 	uint8_t cls;        /* ownership class of the module in this process */
 	uint8_t kind;       /* enum sym_map_kind */
@@ -213,11 +212,9 @@ Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *sh);
 /* Reads the .gnu_debuglink name of @fd into @buf. Returns 0, -ENOENT. */
 int sym_elf_debuglink(int fd, char *buf, size_t len);
 
-/* Maps a file offset to an ELF virtual address via the PT_LOAD segments.
- * Returns the bias such that vaddr = runtime_addr - bias, for a mapping
- * starting at @start with file offset @pgoff. */
-uint64_t sym_module_bias(const struct sym_module *m, uint64_t start,
-			 uint64_t pgoff);
+/* The ELF virtual address of file offset @off of @m: through the PT_LOAD
+ * segment whose file bytes hold it; @off itself when none does. */
+uint64_t sym_module_vaddr(const struct sym_module *m, uint64_t off);
 
 /* ---- DWARF (dwarf_lines.c) ---- */
 struct sym_dwarf_frame {

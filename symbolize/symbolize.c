@@ -275,13 +275,12 @@ static const struct sym_map *find_map(struct sym_ctx *ctx,
 	return sym_proc_map_find(p, addr);
 }
 
-static int user_file(struct sym_ctx *ctx, pid_t pid,
-		     const struct sym_map *map, uint64_t addr,
-		     struct sym_frame *out, size_t max)
+/* Names ELF virtual address @vaddr of @mod, opened through process @pid;
+ * @cls is the class of the module in that process. */
+static int user_file(struct sym_ctx *ctx, pid_t pid, struct sym_module *mod,
+		     uint8_t cls, uint64_t vaddr, struct sym_frame *out,
+		     size_t max)
 {
-	struct sym_module *mod = map->mod;
-	uint64_t vaddr = addr - map->bias;
-	uint8_t cls = map->cls;
 	mod->last_use = ctx->tick;
 	sym_modcache_load(ctx, mod, pid);
 	size_t n = 0;
@@ -330,7 +329,10 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 				       PROF_CLASS_UNKNOWN);
 	switch (map->kind) {
 	case SYM_MAP_FILE:
-		return user_file(ctx, p->pid, map, addr, out, max);
+		return user_file(ctx, p->pid, map->mod, map->cls,
+				 sym_module_vaddr(map->mod, addr - map->start +
+							    map->pgoff),
+				 out, max);
 	case SYM_MAP_ANON:
 		if (sym_perfmap_lookup(ctx, p, addr, out) == 0)
 			return 1;
@@ -384,8 +386,7 @@ int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
 			ctx->file_last_cls = cls;
 		}
 	}
-	struct sym_map map = { .mod = mod, .kind = SYM_MAP_FILE, .cls = cls };
-	return user_file(ctx, ctx->self, &map, vaddr, out, max);
+	return user_file(ctx, ctx->self, mod, cls, vaddr, out, max);
 }
 
 static int kernel_load(struct sym_ctx *ctx)

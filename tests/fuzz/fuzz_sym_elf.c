@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(img);
 	struct sym_module m = { .fd = -1, .debug_fd = -1 };
 	if (sym_elf_read_header(fd, &m) == 0) {
-		(void)sym_module_bias(&m, 0x400000, 0x1000);
+		(void)sym_module_vaddr(&m, 0x1000);
 		struct sym_symtab st = { 0 };
 		bool has;
 		if (sym_elf_load_symbols(fd, &st, &has) == 0) {

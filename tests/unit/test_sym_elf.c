@@ -24,11 +24,7 @@
 #include "symbolize/sym_internal.h"
 #include "symbolize/symbolize.h"
 
-struct child {
-	pid_t pid;
-	int in_fd;  /* write end of the child's stdin */
-	FILE *out;  /* the child's stdout */
-};
+#include "sym_child.h"
 
 static const char *fixture_path(const char *name, char *buf, size_t len)
 {
@@ -39,56 +35,6 @@ static const char *fixture_path(const char *name, char *buf, size_t len)
 		snprintf(buf, len, "%s/fixtures/%s",
 			 getenv("BUILD") ? getenv("BUILD") : "build-test", name);
 	return buf;
-}
-
-static void child_start(struct child *c, const char *path)
-{
-	int in[2], out[2];
-	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	c->pid = fork();
-	assert_true(c->pid >= 0);
-	if (c->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	c->in_fd = in[1];
-	c->out = fdopen(out[0], "r");
-	assert_non_null(c->out);
-}
-
-static void child_stop(struct child *c)
-{
-	int st;
-	close(c->in_fd);
-	fclose(c->out);
-	assert_int_equal(waitpid(c->pid, &st, 0), c->pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
-/* Reads "name 0xaddr" lines until "ready"; returns how many. */
-static size_t child_read_addrs(struct child *c, char names[][64],
-			       uint64_t *addrs, size_t max)
-{
-	char line[256];
-	size_t n = 0;
-	while (fgets(line, sizeof(line), c->out)) {
-		if (strncmp(line, "ready", 5) == 0)
-			break;
-		char name[64];
-		unsigned long long a;
-		if (n < max && sscanf(line, "%63s %llx", name, &a) == 2) {
-			snprintf(names[n], 64, "%s", name);
-			addrs[n++] = a;
-		}
-	}
-	return n;
 }
 
 /* The .symtab value and size of @name in the ELF file @path. */
