@@ -1,764 +1,637 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building a whole tree from stacks (prof_build): the stacks are sorted
- * by their frames' ranks in prof_sort() order (sort_paths()), so each
- * node is made once, in preorder, without the lookups that dominate big
- * loads. In sorted sibling order the stacks are cut in two parts made on
- * two threads: the second part knows from the sort where its ids start.
+ * Order in the tree: sibling lists sorted by how frames read in folded
+ * text (prof_sort), so equal names sit together and every writer's output
+ * is deterministic; and a whole tree built at once from stacks
+ * (prof_build), the way big files load fast: every frame is ranked in
+ * that order, the stacks are sorted by their frames' ranks, and each
+ * node is then made once, in preorder, without the lookups that would
+ * dominate (one per frame of every stack, at random in a big index).
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile_impl.h"
-#include "sort_impl.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
 }
 
-/* A finished child waiting for its parent to finish: its id and the
- * first path (in @rec order, which is the input's) that reached it. */
-struct kid {
-	uint64_t first;
-	uint32_t node;
-};
+/* ---- frames in folded order --------------------------------------------- */
 
-/* What a part leaves for the nodes of the part before it, which it may
- * not write while that part runs: values to add, and the first child it
- * gives such a node (@child) or the node it puts after such a node. */
-struct fix {
-	uint32_t node, link;
-	int child;
-	uint64_t total, self;
-};
-
-/* The path being built, by depth + 1 (0 = the root). */
-struct build {
-	struct prof_profile *p;
-	struct prof_node *nodes;
-	uint32_t next; /* the next node's id */
-	uint32_t *node;
-	uint64_t *total, *self, *first;
-	size_t *seg; /* where its children start in kids[] */
-	struct kid *kids;
-	size_t nkids;
-	int reordered; /* some siblings came in another order than sorted */
-	/* Siblings linked in sorted order as they are made: no kids[],
-	 * seg[] or first[]; lastkid[] is each entry's last child so far. */
-	int in_order;
-	uint32_t *lastkid;
-	/* In order, the nodes below @lo are the part before's: what goes to
-	 * them waits in fixes[]. */
-	uint32_t lo;
-	struct fix *fixes;
-	size_t nfixes;
-	/* Pages of nodes below @faulted are faulted in; @end: the part's
-	 * last node + 1. */
-	size_t faulted, end;
-	atomic_size_t *made; /* nodes made so far, for the helper */
-};
-
-static int kid_cmp(const void *a, const void *b)
+/* Byte @i of a frame's folded spelling: name, "_[k]" for kernel frames,
+ * then ';'. Returns -1 past the end. */
+static int spelled_at(const struct prof_profile *p, const struct prof_frame *f,
+		      size_t i)
 {
-	uint64_t x = ((const struct kid *)a)->first;
-	uint64_t y = ((const struct kid *)b)->first;
+	size_t len = p->str_len[f->name];
 
-	return x < y ? -1 : x > y;
+	if (i < len)
+		return (unsigned char)p->strs[f->name][i];
+	i -= len;
+	if (f->kind == PROF_KIND_KERNEL) {
+		if (i < SUFFIX_LEN)
+			return (unsigned char)KERNEL_SUFFIX[i];
+		i -= SUFFIX_LEN;
+	}
+	return i == 0 ? ';' : -1;
 }
 
-/* Links the finished children of path entry @i in the order the input
- * first reached them (prof_add_stack()'s order). */
-static void link_kids(struct build *b, size_t i)
+/* Compares frames @a and @b: their folded spellings bytewise (so sorted
+ * siblings give folded lines in LC_ALL=C sort order), then module, file,
+ * line, kind, class and language. */
+static int frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
 {
-	struct prof_node *nodes = b->nodes;
-	struct kid *k = b->kids + b->seg[i];
-	size_t m = b->nkids - b->seg[i];
-	uint32_t x = b->node[i];
+	const struct prof_frame *fa = &p->frames[a], *fb = &p->frames[b];
+	size_t la = p->str_len[fa->name], lb = p->str_len[fb->name];
+	size_t i = la < lb ? la : lb;
+	int c = memcmp(p->strs[fa->name], p->strs[fb->name], i);
 
-	if (m == 0) {
-		nodes[x].child = 0;
-		return;
-	}
-	for (size_t j = 1; j < m; j++) {
-		if (k[j].first < k[j - 1].first) {
-			qsort(k, m, sizeof(*k), kid_cmp);
-			b->reordered = 1;
+	for (; c == 0; i++) {
+		int ca = spelled_at(p, fa, i), cb = spelled_at(p, fb, i);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+		if (ca < 0)
 			break;
-		}
 	}
-	nodes[x].child = k[0].node;
-	for (size_t j = 0; j + 1 < m; j++)
-		nodes[k[j].node].sibling = k[j + 1].node;
-	nodes[k[m - 1].node].sibling = 0;
+	if (c == 0)
+		c = strcmp(p->strs[fa->module], p->strs[fb->module]);
+	if (c == 0)
+		c = strcmp(p->strs[fa->file], p->strs[fb->file]);
+	if (c)
+		return c;
+	if (fa->line != fb->line)
+		return fa->line < fb->line ? -1 : 1;
+	if (fa->kind != fb->kind)
+		return fa->kind < fb->kind ? -1 : 1;
+	if (fa->cls != fb->cls)
+		return fa->cls < fb->cls ? -1 : 1;
+	return (fa->lang > fb->lang) - (fa->lang < fb->lang);
 }
 
-/* Path entry @i (>= 1) is complete: writes its node and hands its
- * values to its parent (in the input's sibling order). */
-static void finish(struct build *b, size_t i)
+static int node_cmp(const void *a, const void *b, void *arg)
 {
-	struct prof_node *nd = &b->nodes[b->node[i]];
+	const struct prof_profile *p = arg;
 
-	nd->total = b->total[i];
-	nd->self = b->self[i];
-	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
-	link_kids(b, i);
-	if (b->first[i] < b->first[i - 1])
-		b->first[i - 1] = b->first[i];
-	b->nkids = b->seg[i];
-	b->kids[b->nkids++] = (struct kid){ b->first[i], b->node[i] };
+	return frame_cmp(p, p->nodes[*(const uint32_t *)a].frame,
+			 p->nodes[*(const uint32_t *)b].frame);
 }
 
-/* Adds path @o, which shares @k frames with the path before (@open
- * entries deep), in the input's sibling order: leaves the entries it
- * does not share, makes the nodes it adds. Returns its depth. */
-static size_t build_path(struct build *b, const uint32_t *rec, uint64_t o,
-			 size_t k, size_t open)
+/* Sorts the children of @parent using @buf (room for all of them). */
+static void sort_children(struct prof_profile *p, uint32_t parent,
+			  uint32_t *buf)
 {
-	const uint32_t *r = rec + o;
-	uint64_t v = (uint64_t)r[2] << 32 | r[1];
-	size_t n = r[0];
+	uint32_t n = 0, c;
+	int ordered = 1;
 
-	for (; k < open; open--)
-		finish(b, open);
-	for (size_t j = k; j < n; j++) {
-		uint32_t id = b->next++;
-
-		b->nodes[id] = (struct prof_node){ .frame = r[3 + j],
-						   .parent = b->node[j] };
-		b->node[j + 1] = id;
-		b->total[j + 1] = b->self[j + 1] = 0;
-		b->first[j + 1] = o;
-		b->seg[j + 1] = b->nkids;
+	for (c = p->nodes[parent].child; c; c = p->nodes[c].sibling) {
+		if (n && frame_cmp(p, p->nodes[buf[n - 1]].frame,
+				   p->nodes[c].frame) > 0)
+			ordered = 0;
+		buf[n++] = c;
 	}
-	b->self[n] = sat_add(b->self[n], v);
-	b->total[n] = sat_add(b->total[n], v);
-	if (o < b->first[n])
-		b->first[n] = o;
-	return n;
-}
-
-/* Path entry @i (>= 1) is complete, in sorted order: writes its values
- * (or, with @shared, leaves them for the part before's node) and hands
- * them to its parent. */
-static inline __attribute__((always_inline)) void
-finish_sorted(struct build *b, size_t i, int shared)
-{
-	uint32_t x = b->node[i];
-
-	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
-	if (shared && x < b->lo) {
-		b->fixes[b->nfixes++] = (struct fix){ .node = x,
-						      .total = b->total[i],
-						      .self = b->self[i] };
+	if (ordered)
 		return;
-	}
-	b->nodes[x].total = b->total[i];
-	b->nodes[x].self = b->self[i];
+	qsort_r(buf, n, sizeof(*buf), node_cmp, p);
+	p->nodes[parent].child = buf[0];
+	for (uint32_t i = 0; i + 1 < n; i++)
+		p->nodes[buf[i]].sibling = buf[i + 1];
+	p->nodes[buf[n - 1]].sibling = 0;
+	if (!p->last_child_stale)
+		p->last_child[parent] = buf[n - 1];
 }
 
-/* build_path() in sorted sibling order: each node is linked after its
- * parent's last child when made; its values are written when it is
- * finished. @shared: the part starts on the part before's nodes (a
- * constant, so the first part's copy has no test for them). */
-static inline __attribute__((always_inline)) size_t
-path_sorted_how(struct build *b, const uint32_t *r, size_t k, size_t open,
-		int shared)
+/* Relinks every sibling list in id order, which is the sorted order when
+ * the ids follow the sorted tree's preorder. A parent comes before its
+ * children, so it is reset first. 0 or -ENOMEM. */
+static int relink_by_id(struct prof_profile *p)
 {
-	struct prof_node *nodes = b->nodes;
-	uint64_t v = (uint64_t)r[2] << 32 | r[1];
-	size_t n = r[0];
+	struct prof_node *nd = p->nodes;
+	uint32_t *last;
 
-	for (; k < open; open--)
-		finish_sorted(b, open, shared);
-	for (size_t j = k; j < n; j++) {
-		uint32_t id = b->next++, up = b->node[j], left = b->lastkid[j];
-		struct prof_node *nd = &nodes[id];
+	if (prof_last_child_ready(p, p->nnodes, 0) < 0)
+		return -ENOMEM;
+	last = p->last_child;
+	nd[0].child = 0;
+	last[0] = 0;
+	for (uint32_t id = 1; id < p->nnodes; id++) {
+		uint32_t parent = nd[id].parent;
 
-		nd->frame = r[3 + j];
-		nd->parent = up;
-		nd->child = nd->sibling = 0;
-		b->node[j + 1] = id;
-		b->total[j + 1] = b->self[j + 1] = 0;
-		b->lastkid[j] = id;
-		b->lastkid[j + 1] = 0;
-		if (shared && (left ? left : up) < b->lo)
-			b->fixes[b->nfixes++] = (struct fix){
-				.node = left ? left : up, .link = id, .child = !left
-			};
-		else if (left)
-			nodes[left].sibling = id;
+		nd[id].child = nd[id].sibling = 0;
+		last[id] = 0;
+		if (last[parent])
+			nd[last[parent]].sibling = id;
 		else
-			nodes[up].child = id;
+			nd[parent].child = id;
+		last[parent] = id;
 	}
-	b->self[n] = sat_add(b->self[n], v);
-	b->total[n] = sat_add(b->total[n], v);
-	return n;
+	p->last_child_stale = 0;
+	return 0;
 }
 
-static size_t path_sorted(struct build *b, const uint32_t *r, size_t k,
-			  size_t open)
+int prof_sort(struct prof_profile *p)
 {
-	return path_sorted_how(b, r, k, open, 0);
-}
+	uint32_t *buf;
 
-static size_t path_sorted_shared(struct build *b, const uint32_t *r, size_t k,
-				 size_t open)
-{
-	return path_sorted_how(b, r, k, open, 1);
-}
-
-typedef uint32_t u32x4 __attribute__((vector_size(16)));
-
-/* Nonzero when a frame id of @f[0..n) is not in 1..@top: 0 wraps past
- * top. Four at a time: most of a big load's frames pass here. */
-static uint32_t frames_bad(const uint32_t *f, size_t n, uint32_t top)
-{
-	u32x4 acc = { 0 }, t = { top, top, top, top }, one = { 1, 1, 1, 1 };
-	uint32_t bad = 0;
-	size_t j = 0;
-
-	for (; j + 4 <= n; j += 4) {
-		u32x4 x;
-
-		memcpy(&x, f + j, sizeof(x));
-		acc |= (u32x4)(t <= x - one);
-	}
-	for (; j < n; j++)
-		bad |= top <= f[j] - 1u;
-	return bad | acc[0] | acc[1] | acc[2] | acc[3];
-}
-
-/* Checks the records, counts their frames and notes where each starts
- * and its frame count (@a[k].val, kv_path(); room for @nstacks) and
- * which frames they hold at depths 0 and 1 (@seen[f] and
- * @seen[nframes + f] set, zeroed by the caller); 0, -EINVAL, or -ENOMEM
- * for records too many for a val to say where they start. */
-static int paths_check(const struct prof_profile *p, const uint32_t *rec,
-		       size_t len, size_t nstacks, struct kv *a, uint8_t *seen,
-		       size_t *frames, size_t *deepest)
-{
-	size_t o = 0, k = 0;
-	uint32_t top = p->nframes - 1, bad = 0;
-
-	*frames = *deepest = 0;
-	if ((uint64_t)len >> KV_REC_BITS)
-		return -ENOMEM; /* 4 TiB of records: more than a val says */
-	for (; o < len && k < nstacks; k++) {
-		size_t n;
-
-		if (len - o < 3 || len - o - 3 < rec[o])
-			return -EINVAL;
-		n = rec[o];
-		a[k].val = kv_path(o, (uint32_t)n);
-		bad |= frames_bad(rec + o + 3, n, top);
-		if (n && rec[o + 3] < p->nframes)
-			seen[rec[o + 3]] = 1;
-		if (1 < n && rec[o + 4] < p->nframes)
-			seen[p->nframes + rec[o + 4]] = 1;
-		*frames += n;
-		if (*deepest < n)
-			*deepest = n;
-		o += 3 + n;
-	}
-	return o == len && k == nstacks && !bad ? 0 : -EINVAL;
-}
-
-/* A part's path arrays (for @d entries in build_alloc()). */
-static void build_free(struct build *b)
-{
-	free(b->node);
-	free(b->total);
-	free(b->self);
-	free(b->first);
-	free(b->seg);
-	free(b->kids);
-	free(b->lastkid);
-	free(b->fixes);
-	b->node = b->lastkid = NULL;
-	b->total = b->self = b->first = NULL;
-	b->seg = NULL;
-	b->kids = NULL;
-	b->fixes = NULL;
-}
-
-static int build_alloc(struct build *b, size_t d, size_t nstacks)
-{
-	int ok;
-
-	b->node = malloc(d * sizeof(*b->node));
-	b->total = malloc(d * sizeof(*b->total));
-	b->self = malloc(d * sizeof(*b->self));
-	ok = b->node && b->total && b->self;
-	if (b->in_order) {
-		b->lastkid = malloc(d * sizeof(*b->lastkid));
-		b->fixes = malloc(2 * d * sizeof(*b->fixes));
-		ok = ok && b->lastkid && b->fixes;
-	} else {
-		b->first = malloc(d * sizeof(*b->first));
-		b->seg = malloc(d * sizeof(*b->seg));
-		b->kids = malloc((nstacks + 1) * sizeof(*b->kids));
-		ok = ok && b->first && b->seg && b->kids;
-	}
-	if (ok)
+	if (p->sorted)
 		return 0;
-	build_free(b);
-	return -ENOMEM;
-}
-
-/* Nodes a part faults in ahead of the ones it makes, per request. */
-#define FAULT_STEP ((size_t)1 << 15)
-
-/* Keeps the part's pages faulted in ahead of its nodes. */
-static void fault_ahead(struct build *b)
-{
-	while (b->faulted < b->end && b->faulted < b->next + 2 * FAULT_STEP) {
-		size_t to = b->faulted + FAULT_STEP;
-
-		if (b->end < to)
-			to = b->end;
-		if (build_populate(b->p, b->faulted, to) < 0) {
-			b->faulted = b->end; /* the kernel faults them in */
-			return;
-		}
-		b->faulted = to;
+	if (p->pre_sorted) {
+		if (relink_by_id(p) < 0)
+			return -ENOMEM;
+		p->sorted = 1;
+		return 0;
 	}
+	buf = malloc((size_t)p->nnodes * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].child)
+			sort_children(p, i, buf);
+	free(buf);
+	p->sorted = 1;
+	return 0;
 }
 
-/* One part of the sorted stacks: @a[from..to) (key: the frames each
- * shares with the stack before), made on entries left @open deep. */
-struct part {
-	struct build b;
-	const uint32_t *rec;
-	const struct kv *a;
-	size_t from, to, open;
-};
+/* ---- items sorted by key ---------------------------------------------- */
 
-/* Makes the nodes of part @arg in order, then finishes its entries. */
-static void *part_build(void *arg)
+/* Sorts @a[0..n) by key, stable: least significant byte first, skipping
+ * the bytes where every key agrees. @tmp has room for n. */
+static void sort_lsd(struct prof_item *a, struct prof_item *tmp, size_t n)
 {
-	struct part *t = arg;
-	struct build *b = &t->b;
-	size_t open = t->open;
+	size_t cnt[8][256] = { { 0 } };
+	struct prof_item *src = a, *dst = tmp;
 
-	for (size_t i = t->from; i < t->to; i++) {
-		uint64_t o = kv_rec(t->a[i].val);
+	for (size_t i = 1; n < 32 && i < n; i++) {
+		struct prof_item x = a[i];
+		size_t j = i;
 
-		if (i + 16 < t->to) {
-			__builtin_prefetch(t->rec + kv_rec(t->a[i + 16].val));
-			__builtin_prefetch(t->rec + kv_rec(t->a[i + 16].val) + 16);
-		}
-		if (b->faulted < b->next + FAULT_STEP)
-			fault_ahead(b);
-		if (b->in_order && b->lo)
-			open = path_sorted_shared(b, t->rec + o,
-						  (uint32_t)t->a[i].key, open);
-		else if (b->in_order)
-			open = path_sorted(b, t->rec + o, (uint32_t)t->a[i].key,
-					   open);
-		else
-			open = build_path(b, t->rec, o, (uint32_t)t->a[i].key, open);
-		if (b->made && i % 1024 == 0)
-			atomic_store_explicit(b->made, b->next,
-					      memory_order_relaxed);
+		for (; j && x.key < a[j - 1].key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
 	}
-	for (; open; open--) {
-		if (b->in_order)
-			finish_sorted(b, open, 1);
-		else
-			finish(b, open);
-	}
-	if (!b->in_order)
-		link_kids(b, 0);
-	return NULL;
-}
-
-/* Sets the entries of part @t as the part before leaves them after its
- * last stack @a[from - 1]: that stack's path and its node ids, found
- * from the stacks' lengths and shared frame counts, walking back from
- * @b->lo (the part's first id) until the path is complete. */
-static void part_enter(struct part *t)
-{
-	struct build *b = &t->b;
-	size_t top = t->a[t->from - 1].key >> 32, n = top;
-	uint32_t id = b->lo;
-
-	for (size_t i = t->from; top && i--;) {
-		size_t k = (uint32_t)t->a[i].key, len = t->a[i].key >> 32;
-
-		id -= (uint32_t)(len - k); /* stack i's first new node */
-		for (; k < top; top--)
-			b->node[top] = id + (uint32_t)(top - 1 - k);
-	}
-	b->node[0] = 0;
-	for (size_t j = 0; j <= n; j++) {
-		b->total[j] = b->self[j] = 0;
-		b->lastkid[j] = j < n ? b->node[j + 1] : 0;
-	}
-	t->open = n;
-	b->next = b->lo;
-	if (b->faulted < b->lo)
-		b->faulted = b->lo;
-}
-
-static void *part_enter_build(void *arg)
-{
-	part_enter(arg);
-	return part_build(arg);
-}
-
-/* Gives the part before's nodes what part @b left for them. */
-static void part_fix(struct build *b)
-{
-	struct prof_node *nodes = b->nodes;
-
-	for (size_t i = 0; i < b->nfixes; i++) {
-		const struct fix *f = &b->fixes[i];
-		struct prof_node *nd = &nodes[f->node];
-
-		if (f->link && f->child)
-			nd->child = f->link;
-		else if (f->link)
-			nd->sibling = f->link;
-		nd->total = sat_add(nd->total, f->total);
-		nd->self = sat_add(nd->self, f->self);
-	}
-}
-
-/* Starts part @t at the root. */
-static void part_root(struct part *t)
-{
-	struct build *b = &t->b;
-
-	b->next = b->p->nnodes;
-	b->node[0] = 0;
-	b->total[0] = b->self[0] = 0;
-	t->open = 0;
-	if (b->in_order) {
-		b->lastkid[0] = 0;
-	} else {
-		b->first[0] = 0;
-		b->seg[0] = 0;
-		b->nkids = 0;
-	}
-}
-
-/* Stacks from which the in-order stacks are made in two parts. */
-#define PARTS_MIN ((size_t)1 << 14)
-
-/* Where the second part starts, as an id, for parts that cost the same:
- * of the @n nodes from @first, those before @at have their pages faulted
- * in, and faulting a node's page in costs about 3/2 of making it (parts
- * cut where both cost the same with 1 ended 0.015-0.02 s apart, the
- * second later). With d nodes done and the cut at a: when a <= d, the
- * parts cost a and (n - a) + 3/2 (n - d); else a + 3/2 (a - d) and
- * 5/2 (n - a). */
-static size_t cut_id(size_t first, size_t n, size_t at)
-{
-	size_t done = at <= first ? 0 : at - first < n ? at - first : n;
-
-	if (5 * n <= 7 * done)
-		return first + (5 * n - 3 * done) / 4;
-	return first + n / 2 + 3 * done / 10;
-}
-
-/* Counts the nodes of the sorted stacks @a[0..n) (keys from
- * sort_paths()), which start at id @first. Where the stacks are cut in
- * two parts at @cut (BUILD_CUT_AUTO: where the parts cost the same,
- * cut_id()), notes at @lo the second part's first id; sets @cut to 0
- * when it cuts nothing. Returns the id after the last node. */
-static size_t count_nodes(const struct kv *a, size_t n, size_t first,
-			  size_t at, size_t *cut, uint32_t *lo)
-{
-	size_t end = first, want, id = first;
-
+	if (n < 32)
+		return;
 	for (size_t i = 0; i < n; i++)
-		end += (a[i].key >> 32) - (uint32_t)a[i].key;
-	if (*cut == 0)
-		return end;
-	want = *cut == BUILD_CUT_AUTO ? cut_id(first, end - first, at) : SIZE_MAX;
-	for (size_t i = 0; i < n; i++) {
-		if (i == *cut || (i && want <= id)) {
-			*cut = i;
-			*lo = (uint32_t)id;
-			return end;
+		for (unsigned d = 0; d < 8; d++)
+			cnt[d][a[i].key >> (8 * d) & 0xff]++;
+	for (unsigned d = 0; d < 8; d++) {
+		size_t sum = 0, *c = cnt[d];
+		struct prof_item *t;
+
+		if (c[a[0].key >> (8 * d) & 0xff] == n)
+			continue;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t k = c[b];
+
+			c[b] = sum;
+			sum += k;
 		}
-		id += (a[i].key >> 32) - (uint32_t)a[i].key;
+		for (size_t i = 0; i < n; i++)
+			dst[c[src[i].key >> (8 * d) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
 	}
-	*cut = 0;
-	return end;
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
-/* Makes the nodes of the sorted stacks @a[0..n) in one part, or in two
- * cut at @cut (in order only) on two threads. With one part the helper
- * @h, if it runs, faults in the pages ahead of it; with two (the helper
- * stopped, nodes before @at faulted in) each part faults in its own. */
-static void build_nodes(struct part *x, struct part *y, size_t n, size_t cut,
-			struct build_ahead *h, size_t at, size_t end)
+/* Top key bits that split many items into ranges first, so the byte
+ * passes run on small ranges, in the cache. */
+#define SPLIT_BITS 11u
+
+/* sort_lsd() of many items: by their top differing bits, then each range. */
+static void sort_kv(struct prof_item *a, struct prof_item *tmp, size_t n)
 {
-	struct prof_profile *p = x->b.p;
-	pthread_t th;
+	size_t cnt[(1u << SPLIT_BITS) + 1] = { 0 };
+	uint64_t any = 0, all = ~0ull, mask = (1u << SPLIT_BITS) - 1;
+	unsigned top, shift;
 
-	part_root(x);
-	x->from = 0;
-	x->to = cut ? cut : n;
-	x->b.faulted = SIZE_MAX;
-	x->b.end = end;
-	if (!cut) {
-		x->b.made = h->running ? &h->made : NULL;
-		part_build(x);
-		build_ahead_stop(h, p);
-		p->nnodes = x->b.next;
-	} else {
-		x->b.faulted = at;
-		if (x->b.faulted < x->b.next)
-			x->b.faulted = x->b.next;
-		y->from = cut;
-		y->to = n;
-		y->b.faulted = x->b.faulted;
-		y->b.end = end;
-		if (pthread_create(&th, NULL, part_enter_build, y) == 0) {
-			part_build(x);
-			pthread_join(th, NULL);
-		} else {
-			part_build(x);
-			part_enter_build(y);
-		}
-		part_fix(&y->b);
-		p->nnodes = y->b.next;
-	}
-	p->nodes[0].total = sat_add(p->nodes[0].total, x->b.total[0]);
-	p->nodes[0].self = sat_add(p->nodes[0].self, x->b.self[0]);
-	if (cut) {
-		p->nodes[0].total = sat_add(p->nodes[0].total, y->b.total[0]);
-		p->nodes[0].self = sat_add(p->nodes[0].self, y->b.self[0]);
-	}
-}
-
-/* Ranking the frames (sort_frame_ranks()), on a thread while the stacks
- * are checked on big loads, or started ahead (prof_ranks_start()).
- * @rank has room for 4 * @nframes, the frames @p has (and keeps while
- * the job runs): the ranks, the frames by rank and two code tables
- * (stacks_sort()). */
-struct prof_ranks {
-	const struct prof_profile *p;
-	uint32_t *rank;
-	uint32_t nframes;
-	int err, done, running;
-	pthread_t th;
-};
-
-static void *ranks_run(void *arg)
-{
-	struct prof_ranks *j = arg;
-
-	j->err = sort_frame_ranks(j->p, j->rank, j->rank + j->nframes);
-	j->done = 1;
-	return NULL;
-}
-
-/* The ranks, made on the thread or here. 0 or -ENOMEM. */
-static int ranks_wait(struct prof_ranks *j)
-{
-	if (j->running)
-		pthread_join(j->th, NULL);
-	j->running = 0;
-	if (!j->done)
-		ranks_run(j);
-	return j->err;
-}
-
-struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
-				    size_t nstacks)
-{
-	struct prof_ranks *r = nstacks < PARTS_MIN ? NULL : malloc(sizeof(*r));
-
-	if (!r)
-		return NULL;
-	*r = (struct prof_ranks){ .p = p, .nframes = p->nframes };
-	r->rank = malloc(4 * (size_t)p->nframes * sizeof(*r->rank));
-	r->running = r->rank && pthread_create(&r->th, NULL, ranks_run, r) == 0;
-	if (!r->running) {
-		free(r->rank);
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-void prof_ranks_free(struct prof_ranks *r)
-{
-	if (!r)
+	if (n < ((size_t)1 << 16)) {
+		sort_lsd(a, tmp, n);
 		return;
-	if (r->running)
-		pthread_join(r->th, NULL);
-	free(r->rank);
-	free(r);
-}
-
-/* The ranking of @lend, started ahead, if it was made for @p (which
- * did not change since: prof_ranks_start()); else NULL (a ranking of
- * another profile is freed). */
-static struct prof_ranks *ranks_take(const struct prof_scratch *lend,
-				     const struct prof_profile *p)
-{
-	struct prof_ranks *r = lend ? lend->ranks : NULL;
-
-	if (r && (r->p != p || r->nframes != p->nframes)) {
-		prof_ranks_free(r);
-		r = NULL;
 	}
-	return r;
-}
-
-/* Sorts the stacks @a[0..n) by the ranks @rank (see struct prof_ranks),
- * the frames @seen at depths 0 and 1 (paths_check()) by their codes
- * (see sort_paths()). 0 or -ENOMEM. */
-static int stacks_sort(const struct prof_profile *p, const uint32_t *rec,
-		       const uint8_t *seen, uint32_t *rank, struct kv *a,
-		       struct kv *tmp, size_t n, atomic_int *first_done)
-{
-	size_t nf = p->nframes;
-	struct path_codes c = { { rank + 2 * nf, rank + 3 * nf }, { 0, 0 } };
-
-	for (int d = 0; d < 2; d++)
-		c.count[d] = sort_frame_codes(seen + d * nf, rank + nf,
-					      (uint32_t)nf, rank + (2 + d) * nf);
-	return sort_paths(rec, rank, (uint32_t)nf - 1, &c, a, tmp, n, first_done);
-}
-
-size_t prof_build_scratch_bytes(size_t nstacks)
-{
-	return 2 * (nstacks ? nstacks : 1) * sizeof(struct kv);
-}
-
-/* The sort's two arrays of @n items (at least one each): in @lend when it
- * holds both (*@own 0), else allocated (*@own 1). 0 or -ENOMEM. */
-static int sort_room(const struct prof_scratch *lend, size_t n, struct kv **a,
-		     struct kv **tmp, int *own)
-{
-	size_t m = n ? n : 1;
-
-	*own = !lend || !lend->mem || lend->bytes < prof_build_scratch_bytes(n);
-	if (!*own) {
-		*a = lend->mem;
-		*tmp = *a + m;
-		return 0;
+	for (size_t i = 0; i < n; i++) {
+		any |= a[i].key;
+		all &= a[i].key;
 	}
-	*a = malloc(m * sizeof(**a));
-	*tmp = malloc(m * sizeof(**tmp));
-	if (*a && *tmp)
-		return 0;
-	free(*a);
-	free(*tmp);
-	return -ENOMEM;
+	if (any == all)
+		return;
+	top = 63 - (unsigned)__builtin_clzll(any ^ all);
+	shift = top < SPLIT_BITS ? 0 : top + 1 - SPLIT_BITS;
+	for (size_t i = 0; i < n; i++)
+		cnt[1 + (a[i].key >> shift & mask)]++;
+	for (unsigned b = 0; b < mask + 1; b++)
+		cnt[b + 1] += cnt[b];
+	for (size_t i = 0; i < n; i++)
+		tmp[cnt[a[i].key >> shift & mask]++] = a[i];
+	/* cnt[b] is now where range b + 1 starts. */
+	for (unsigned b = 0; b < mask + 1; b++) {
+		size_t lo = b ? cnt[b - 1] : 0;
+
+		sort_lsd(tmp + lo, a + lo, cnt[b] - lo);
+	}
+	memcpy(a, tmp, n * sizeof(*a));
 }
 
-/* Checks the records (paths_check()) while the frames are ranked on a
- * thread @j (big loads). 0, -EINVAL or -ENOMEM. */
-static int check_and_rank(struct prof_profile *p, const uint32_t *rec,
-			  size_t len, size_t nstacks, struct kv *a,
-			  uint8_t *seen, struct prof_ranks *j, size_t *frames,
-			  size_t *deepest)
-{
-	int err;
+/* ---- frames ranked --------------------------------------------------- */
 
-	/* Not started ahead (ranks_take()): started here. (Only @running
-	 * is read: a job started ahead writes the rest as it ends.) */
-	if (!j->running && PARTS_MIN <= nstacks)
-		j->running = pthread_create(&j->th, NULL, ranks_run, j) == 0;
-	err = paths_check(p, rec, len, nstacks, a, seen, frames, deepest);
-	if (j->running)
-		pthread_join(j->th, NULL);
-	j->running = 0;
-	if (err < 0 || nstacks == 0)
-		return err;
-	return ranks_wait(j);
+/* Bytes @at to @at + 7 of frame @f's spelling, big-endian, zero-padded:
+ * a smaller key means a smaller spelling from @at on. */
+static uint64_t spelled_key(const struct prof_profile *p, uint32_t f, size_t at)
+{
+	const struct prof_frame *fr = &p->frames[f];
+	const unsigned char *s = (const unsigned char *)p->strs[fr->name];
+	uint64_t k = 0;
+
+	if (at + 8 <= p->str_len[fr->name]) {
+		for (size_t i = 0; i < 8; i++)
+			k = k << 8 | s[at + i];
+		return k;
+	}
+	for (size_t i = 0; i < 8; i++) {
+		int c = spelled_at(p, fr, at + i);
+
+		k = k << 8 | (uint64_t)(c < 0 ? 0 : c);
+	}
+	return k;
 }
 
-int prof_build_cut(struct prof_profile *p, const uint32_t *rec, size_t len,
-		   size_t nstacks, int in_order, size_t cut,
-		   const struct prof_scratch *lend)
+static int rank_cmp(const void *a, const void *b, void *arg)
 {
-	struct part x = { .rec = rec }, y = { .rec = rec };
-	struct build_ahead h;
-	size_t frames, deepest, end, at;
-	struct kv *a, *tmp;
-	uint8_t *seen = NULL;
-	struct prof_ranks own_rj = { .p = p, .nframes = p->nframes };
-	struct prof_ranks *early = ranks_take(lend, p);
-	/* The ranking started ahead, or one of its own. */
-	struct prof_ranks *rj = early ? early : &own_rj;
-	int err = -ENOMEM, own;
+	return frame_cmp(arg, (uint32_t)((const struct prof_item *)a)->at,
+			 (uint32_t)((const struct prof_item *)b)->at);
+}
 
-	if (p->nnodes != 1 || sort_room(lend, nstacks, &a, &tmp, &own) < 0) {
-		prof_ranks_free(early);
-		return p->nnodes != 1 ? -EINVAL : -ENOMEM;
+/* Orders @a[0..n), frames whose spellings agree before byte 8 * @round
+ * (their last key was @key), by the next 8 bytes while the spellings go
+ * on, a few rounds, then by frame_cmp(): frames that share a long
+ * prefix (namespaces) are sorted by keys, not by compares that each
+ * read two strings. @tmp has room for n. */
+static void rank_ties(const struct prof_profile *p, struct prof_item *a,
+		      struct prof_item *tmp, size_t n, uint64_t key, unsigned round)
+{
+	/* A zero last byte: both spellings ended (or hold a NUL). */
+	if ((key & 0xff) == 0 || round == 8 || n < 8) {
+		qsort_r(a, n, sizeof(*a), rank_cmp, (void *)p);
+		return;
 	}
-	if (!early)
-		own_rj.rank = malloc(4 * (size_t)p->nframes * sizeof(*own_rj.rank));
-	seen = calloc(2 * (size_t)p->nframes, 1);
-	if (!seen || !rj->rank)
-		goto out_a;
-	err = check_and_rank(p, rec, len, nstacks, a, seen, rj, &frames,
-			     &deepest);
-	if (err < 0 || nstacks == 0)
-		goto out_a;
-	err = -ENOMEM;
-	if (cut == BUILD_CUT_AUTO)
-		cut = nstacks < PARTS_MIN ? 0 : BUILD_CUT_AUTO;
-	else if (nstacks <= cut)
-		cut = 0;
-	if (!in_order)
-		cut = 0;
-	x.a = y.a = a;
-	x.b = (struct build){ .p = p, .nodes = NULL, .in_order = in_order };
-	y.b = (struct build){ .p = p, .nodes = NULL, .in_order = in_order };
-	if (build_alloc(&x.b, deepest + 1, nstacks) < 0)
-		goto out_a;
-	if (cut && build_alloc(&y.b, deepest + 1, nstacks) < 0)
-		goto out_x;
-	if (prof_nodes_room(p, frames) < 0)
-		goto out_y;
-	x.b.nodes = y.b.nodes = p->nodes;
-	build_ahead_start(&h, p, (size_t)p->nnodes + frames);
-	err = stacks_sort(p, rec, seen, rj->rank, a, tmp, nstacks, &h.first_done);
-	if (own) {
-		/* Not needed past the sort: the nodes take its room. */
-		free(tmp);
-		tmp = NULL;
+	for (size_t i = 0; i < n; i++)
+		a[i].key = spelled_key(p, (uint32_t)a[i].at, 8 * (size_t)round);
+	sort_kv(a, tmp, n);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (1 < j - i)
+			rank_ties(p, a + i, tmp, j - i, a[i].key, round + 1);
 	}
-	if (err < 0) {
-		build_ahead_stop(&h, p);
-		goto out_y;
-	}
-	at = cut ? build_ahead_stop(&h, p) : 0;
-	end = count_nodes(a, nstacks, p->nnodes, at, &cut, &y.b.lo);
-	build_nodes(&x, &y, nstacks, cut, &h, at, end);
-	prof_nodes_release_unused(p);
-	p->sorted = !x.b.reordered;
-	p->pre_sorted = 1;
-out_y:
-	build_free(&y.b);
-out_x:
-	build_free(&x.b);
-out_a:
-	prof_ranks_free(early);
-	free(own_rj.rank);
-	free(seen);
-	if (own) {
+}
+
+/* Numbers every frame of @p in prof_sort() order into @rank (from 1;
+ * frame 0, the root's, gets 0). 0 or -ENOMEM. */
+static int rank_frames(const struct prof_profile *p, uint32_t *rank)
+{
+	size_t n = p->nframes - 1;
+	struct prof_item *a = malloc((n + 1) * sizeof(*a));
+	struct prof_item *tmp = malloc((n + 1) * sizeof(*tmp));
+
+	if (!a || !tmp) {
 		free(a);
 		free(tmp);
+		return -ENOMEM;
 	}
-	return err;
+	for (size_t i = 0; i < n; i++)
+		a[i] = (struct prof_item){ spelled_key(p, (uint32_t)i + 1, 0), i + 1 };
+	sort_kv(a, tmp, n);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+			;
+		if (1 < j - i)
+			rank_ties(p, a + i, tmp, j - i, a[i].key, 1);
+	}
+	rank[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		rank[a[i].at] = (uint32_t)i + 1;
+	free(a);
+	free(tmp);
+	return 0;
 }
 
-int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
-	       size_t nstacks, int in_order, const struct prof_scratch *lend)
+/* ---- stacks sorted by their frames' ranks ------------------------------ */
+
+/* Sorting stacks: a key packs the ranks of @fields frames of a stack,
+ * @bits each, most significant first, 0 past the stack's end (so a
+ * stack sorts before the stacks it leads to). */
+struct path_sort {
+	const uint32_t *rec, *rank;
+	unsigned bits, fields;
+};
+
+static const uint32_t *item_rec(const struct path_sort *s, uint64_t at)
 {
-	return prof_build_cut(p, rec, len, nstacks, in_order, BUILD_CUT_AUTO,
-			      lend);
+	return s->rec + (at & (((uint64_t)1 << PROF_ITEM_BITS) - 1));
+}
+
+/* The stack's frame count, from its item when short enough. */
+static uint32_t item_len(const struct path_sort *s, uint64_t at)
+{
+	uint32_t n = (uint32_t)(at >> PROF_ITEM_BITS);
+
+	return n < PROF_ITEM_LEN_MAX ? n : item_rec(s, at)[0];
+}
+
+static uint64_t path_key(const struct path_sort *s, uint64_t at, size_t depth)
+{
+	const uint32_t *r = item_rec(s, at);
+	uint64_t k = 0;
+
+	for (size_t j = depth; j < depth + s->fields; j++)
+		k = k << s->bits | (j < r[0] ? s->rank[r[3 + j]] : 0);
+	return k;
+}
+
+static int path_cmp(const struct path_sort *s, uint64_t a, uint64_t b,
+		    size_t depth, size_t *same)
+{
+	const uint32_t *ra = item_rec(s, a), *rb = item_rec(s, b);
+	size_t j = depth;
+
+	for (; j < ra[0] && j < rb[0] && ra[3 + j] == rb[3 + j]; j++)
+		;
+	*same = j;
+	if (j == ra[0] || j == rb[0])
+		return (j < rb[0]) - (j < ra[0]);
+	return s->rank[ra[3 + j]] < s->rank[rb[3 + j]] ? -1 : 1;
+}
+
+/* Items @lo..@lo + n whose stacks agree before @depth; the first shares
+ * @same frames with the item before it. */
+struct run {
+	size_t lo, n, depth, same;
+};
+
+/* The item's key once its place is final: the frames it shares with
+ * the item before, and its own frame count. */
+static uint64_t final_key(size_t same, uint32_t len)
+{
+	return same | (uint64_t)len << 32;
+}
+
+/* Sorts the run @r of few items by compares and finishes their keys. */
+static void run_few(const struct path_sort *s, struct prof_item *a, struct run r)
+{
+	struct prof_item *v = a + r.lo;
+	size_t same;
+
+	for (size_t i = 1; i < r.n; i++) {
+		struct prof_item x = v[i];
+		size_t j = i;
+
+		for (; j && path_cmp(s, x.at, v[j - 1].at, r.depth, &same) < 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if (i)
+			path_cmp(s, v[i - 1].at, v[i].at, r.depth, &same);
+		v[i].key = final_key(i ? same : r.same, item_len(s, v[i].at));
+	}
+}
+
+/* Sorts the run @r by a key of its next ranks; pushes the groups of
+ * equal keys whose stacks go on onto @stack (at @sp), finishes the keys
+ * of the items whose place is final. Returns the new sp. */
+static size_t run_step(const struct path_sort *s, struct prof_item *a,
+		       struct prof_item *tmp, struct run r, struct run *stack,
+		       size_t sp)
+{
+	struct prof_item *v = a + r.lo;
+	unsigned unused = 64 - s->bits * s->fields;
+	uint64_t last = ((uint64_t)1 << s->bits) - 1, prev = 0;
+
+	if (r.n < 16) {
+		run_few(s, a, r);
+		return sp;
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		if (i + 8 < r.n)
+			__builtin_prefetch(item_rec(s, v[i + 8].at) + 3 + r.depth);
+		v[i].key = path_key(s, v[i].at, r.depth);
+	}
+	sort_kv(v, tmp + r.lo, r.n);
+	for (size_t i = 0, j; i < r.n; i = j) {
+		uint64_t k = v[i].key;
+		size_t same = i ? r.depth + ((unsigned)__builtin_clzll(prev ^ k) -
+					     unused) / s->bits : r.same;
+
+		for (j = i + 1; j < r.n && v[j].key == k; j++)
+			;
+		prev = k;
+		if (1 < j - i && (k & last)) {
+			stack[sp++] = (struct run){ r.lo + i, j - i,
+						    r.depth + s->fields, same };
+			continue;
+		}
+		/* Equal keys that end inside the key are equal stacks. */
+		for (size_t e = i; e < j; e++) {
+			uint32_t len = item_len(s, v[e].at);
+
+			v[e].key = final_key(e == i ? same : len, len);
+		}
+	}
+	return sp;
+}
+
+/* Sorts the items by their stacks' frames' @rank (largest @top) and
+ * leaves in each key the frames it shares with the item before and its
+ * own frame count. 0 or -ENOMEM. */
+static int sort_stacks(const uint32_t *rec, const uint32_t *rank, uint32_t top,
+		       struct prof_item *a, size_t n)
+{
+	struct path_sort s = { rec, rank, 64 - (unsigned)__builtin_clzll(top | 1), 0 };
+	struct prof_item *tmp = malloc(n * sizeof(*tmp));
+	struct run *stack = malloc((n / 2 + 1) * sizeof(*stack));
+	size_t sp = 1;
+
+	if (!tmp || !stack) {
+		free(tmp);
+		free(stack);
+		return -ENOMEM;
+	}
+	s.fields = 64 / s.bits;
+	stack[0] = (struct run){ 0, n, 0, 0 };
+	while (sp) {
+		sp--;
+		sp = run_step(&s, a, tmp, stack[sp], stack, sp);
+	}
+	free(tmp);
+	free(stack);
+	return 0;
+}
+
+/* ---- the tree, made in order ------------------------------------------ */
+
+/* The path being built, by depth + 1 (0 = the root): its nodes, the
+ * values gathered under them so far, each one's last child. */
+struct path {
+	uint32_t *node, *last;
+	uint64_t *total, *self;
+	/* Without @first: none. Else each entry's first stack (the least
+	 * record offset: records lie in text order) and per node, once
+	 * finished, @firsts. */
+	uint64_t *first, *firsts;
+};
+
+/* Path entry @i (>= 1) is complete: its node gets its values, its parent
+ * its total. */
+static void finish(struct prof_node *nodes, struct path *b, size_t i)
+{
+	nodes[b->node[i]].total = b->total[i];
+	nodes[b->node[i]].self = b->self[i];
+	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
+	if (b->first) {
+		b->firsts[b->node[i]] = b->first[i];
+		if (b->first[i] < b->first[i - 1])
+			b->first[i - 1] = b->first[i];
+	}
+}
+
+/* Makes the nodes of the sorted items @a[0..n) from id 1 on. */
+static void make_nodes(struct prof_profile *p, const uint32_t *rec,
+		       const struct prof_item *a, size_t n, struct path *b)
+{
+	struct prof_node *nodes = p->nodes;
+	uint32_t next = 1;
+	size_t open = 0;
+
+	b->node[0] = b->last[0] = 0;
+	b->total[0] = b->self[0] = 0;
+	if (b->first)
+		b->first[0] = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t *r = rec + (a[i].at & (((uint64_t)1 << PROF_ITEM_BITS) - 1));
+		size_t k = (uint32_t)a[i].key, len = a[i].key >> 32;
+		uint64_t v = (uint64_t)r[2] << 32 | r[1];
+
+		if (i + 8 < n)
+			__builtin_prefetch(rec + (a[i + 8].at & (((uint64_t)1 << PROF_ITEM_BITS) - 1)));
+		for (; k < open; open--)
+			finish(nodes, b, open);
+		for (size_t j = k; j < len; j++) {
+			uint32_t id = next++, up = b->node[j];
+
+			nodes[id] = (struct prof_node){ .frame = r[3 + j], .parent = up };
+			if (b->last[j])
+				nodes[b->last[j]].sibling = id;
+			else
+				nodes[up].child = id;
+			b->last[j] = id;
+			b->node[j + 1] = id;
+			b->last[j + 1] = 0;
+			b->total[j + 1] = b->self[j + 1] = 0;
+			if (b->first)
+				b->first[j + 1] = UINT64_MAX;
+		}
+		open = len;
+		if (b->first && a[i].at << (64 - PROF_ITEM_BITS) < b->first[len])
+			b->first[len] = a[i].at << (64 - PROF_ITEM_BITS);
+		b->self[len] = sat_add(b->self[len], v);
+		b->total[len] = sat_add(b->total[len], v);
+	}
+	for (; open; open--)
+		finish(nodes, b, open);
+	nodes[0].total = sat_add(nodes[0].total, b->total[0]);
+	nodes[0].self = sat_add(nodes[0].self, b->self[0]);
+	p->nnodes = next;
+}
+
+static int first_cmp(const void *a, const void *b, void *arg)
+{
+	const uint64_t *firsts = arg;
+	uint64_t x = firsts[*(const uint32_t *)a], y = firsts[*(const uint32_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+/* Links every node's children in the order the stacks first reached
+ * them (@firsts), as prof_add_stack() of each stack would, using @buf
+ * (room for every node). Returns 1 when some came out of sorted order. */
+static int relink_first(struct prof_profile *p, const uint64_t *firsts,
+			uint32_t *buf)
+{
+	struct prof_node *nd = p->nodes;
+	int moved = 0;
+
+	for (uint32_t x = 0; x < p->nnodes; x++) {
+		uint32_t n = 0;
+		int ordered = 1;
+
+		for (uint32_t c = nd[x].child; c; c = nd[c].sibling) {
+			ordered &= !n || firsts[buf[n - 1]] < firsts[c];
+			buf[n++] = c;
+		}
+		if (ordered)
+			continue;
+		moved = 1;
+		qsort_r(buf, n, sizeof(*buf), first_cmp, (void *)firsts);
+		nd[x].child = buf[0];
+		for (uint32_t i = 0; i + 1 < n; i++)
+			nd[buf[i]].sibling = buf[i + 1];
+		nd[buf[n - 1]].sibling = 0;
+	}
+	return moved;
+}
+
+int prof_build(struct prof_profile *p, const uint32_t *rec,
+	       struct prof_item *items, size_t n, int in_order)
+{
+	uint32_t *rank = malloc((size_t)p->nframes * sizeof(*rank));
+	struct path b = { 0 };
+	uint32_t *buf = NULL;
+	size_t made = 0, deep = 0;
+	int err = -ENOMEM;
+
+	if (p->nnodes != 1) {
+		free(rank);
+		return -EINVAL;
+	}
+	if (!rank || rank_frames(p, rank) < 0 ||
+	    (n && sort_stacks(rec, rank, p->nframes - 1, items, n) < 0))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		made += (items[i].key >> 32) - (uint32_t)items[i].key;
+		if (deep < items[i].key >> 32)
+			deep = items[i].key >> 32;
+	}
+	b.node = malloc((deep + 1) * sizeof(*b.node));
+	b.last = malloc((deep + 1) * sizeof(*b.last));
+	b.total = malloc((deep + 1) * sizeof(*b.total));
+	b.self = malloc((deep + 1) * sizeof(*b.self));
+	if (!in_order) {
+		/* Room to relink in the text's order, made before the nodes. */
+		b.first = malloc((deep + 1) * sizeof(*b.first));
+		b.firsts = malloc((made + 1) * sizeof(*b.firsts));
+		buf = malloc((made + 1) * sizeof(*buf));
+	}
+	if (!b.node || !b.last || !b.total || !b.self ||
+	    (!in_order && (!b.first || !b.firsts || !buf)) ||
+	    prof_nodes_room(p, made) < 0)
+		goto out;
+	make_nodes(p, rec, items, n, &b);
+	p->pre_sorted = 1;
+	p->sorted = in_order || !relink_first(p, b.firsts, buf);
+	err = 0;
+out:
+	free(rank);
+	free(b.node);
+	free(b.last);
+	free(b.total);
+	free(b.self);
+	free(b.first);
+	free(b.firsts);
+	free(buf);
+	return err;
 }

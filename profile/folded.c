@@ -1,216 +1,213 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Folded stacks, read and written the way flamegraph.pl reads them: the
- * count is the text after the line's last space, the stack before it is
- * split on ';'. Frame names may hold spaces (C++ signatures do).
+ * Reading folded stacks the way flamegraph.pl reads them: the count is the
+ * text after the line's last space, the stack before it is split on ';'.
+ * Frame names may hold spaces (C++ signatures do).
  *
- * Reading is two passes. The first splits each line into frame texts and
- * maps each text to its frame through a table of its own, keeping every
- * line's frame ids; the second hands them to prof_build(), which sorts the
- * stacks and makes each node once, in order, without lookups. Big files
- * are bound by memory latency, so the first pass splits a line 16 bytes
- * at a time (folded_split.c), hashes its texts and asks for their slots
- * in a small table (folded_texts.c), and looks them up only after the
- * next line is split. A text of 1 MiB or more is read by two threads that
- * share its lines as they go (folded_halves.c, joined in folded_join.c);
- * where the machine has a third core, a
- * helper faults in the memory the parse and prof_build() will write
- * (folded_ahead.c). The writer is in folded_write.c.
+ * The text is cut into parts at line ends, one a thread (the caller says
+ * how many). A part maps each distinct frame text to a number of its own
+ * through a table that holds a text's first 56 bytes in its slot, so a
+ * lookup reads one cache line; a line's texts are hashed and their slots
+ * asked for while the line before is looked up, so the cache misses of a
+ * big table overlap. Each line becomes a record of text numbers. Then the
+ * parts' texts are interned in text order (the profile's frames get the
+ * ids one pass would give them), the records renumbered, and the tree
+ * built: sorted, each node once (prof_build), or stack by stack.
  */
 #include "folded.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "folded_impl.h"
 #include "profile_impl.h"
 
-#define HUGE_PAGE ((size_t)2 << 20)
+#define INLINE_WORDS 7u
+#define INLINE_BYTES (8u * INLINE_WORDS)
+#define PROC 0x80000000u /* a text number's process-row bit */
+#define PARTS_MAX 64u
 
-static int fail(struct parse_ctx *c, const char *what)
+/* A distinct text of a part: where the text first shows it. */
+struct text {
+	const char *s;
+	uint32_t len, proc;
+};
+
+/* A table slot: the text's hash, its number + 1 (0 = empty) with PROC,
+ * and its first INLINE_BYTES bytes, zero-padded (a text holds no NUL, so
+ * the padding tells a short text's length). */
+struct slot {
+	uint32_t hash, id;
+	uint64_t w[INLINE_WORDS];
+};
+
+/* A frame text of a line in flight. */
+struct token {
+	const char *s;
+	uint32_t len, hash;
+	uint64_t w[INLINE_WORDS];
+};
+
+/* A prepared line: its tokens (@n), its count. */
+struct line {
+	struct token *tok;
+	size_t n, cap;
+	uint64_t count;
+};
+
+/* One part of the text, read by one thread into records from rec[word]. */
+struct part {
+	const char *from, *to, *end; /* end: of the whole buffer */
+	int procs;
+	struct slot *slots;
+	size_t cap, used;
+	struct text *texts;
+	size_t ntexts, texts_cap;
+	uint32_t *rec, *map; /* map: text number + 1 -> frame */
+	size_t word, first_word;
+	uint64_t *at; /* prof_item_at() of each stack */
+	size_t nat, at_cap;
+	size_t lines;
+	int err;
+	const char *what; /* with -EINVAL */
+	struct line ln[2];
+};
+
+/* ---- hashing ------------------------------------------------------------ */
+
+static uint64_t mum(uint64_t a, uint64_t b)
 {
-	if (c->err && c->errlen)
-		snprintf(c->err, c->errlen, "line %zu %s", c->lineno, what);
-	return -EINVAL;
+	__extension__ unsigned __int128 m = (unsigned __int128)a * b;
+
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
-/* Parses the decimal count @s[0..len). Returns 0, or -EINVAL (not a
- * decimal integer) or -ERANGE (does not fit 64 bits). */
-static int parse_count(const char *s, size_t len, uint64_t *out)
+/* The @n (1 to 8) bytes at @s as a word, zero-padded, reading nothing at
+ * or past @end. */
+static uint64_t load(const char *s, size_t n, const char *end)
 {
-	uint64_t v = 0;
+	uint64_t w = 0;
 
-	if (len == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d;
-
-		if (s[i] < '0' || '9' < s[i])
-			return -EINVAL;
-		d = (unsigned)(s[i] - '0');
-		if ((UINT64_MAX - d) / 10 < v)
-			return -ERANGE;
-		v = v * 10 + d;
+	if (8 <= end - s) {
+		memcpy(&w, s, 8);
+		if (n < 8)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			w &= ~0ull << (64 - 8 * n);
+#else
+			w &= (1ull << (8 * n)) - 1;
+#endif
+		return w;
 	}
-	*out = v;
-	return 0;
+	memcpy(&w, s, n);
+	return w;
 }
 
-/* Asks for huge pages under the 2 MiB-aligned part of @a[0..size): the
- * stacks are read in random order when sorted, and with 4 KiB pages each
- * read would add a TLB miss. A hint only. */
-static void want_huge(void *a, size_t size)
+/* Fills @t's words and hash (a process row's hashed apart). */
+static void token_hash(struct token *t, const char *end, int proc)
 {
-	uintptr_t lo = ((uintptr_t)a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)a + size) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uint64_t h = 0xa0761d6478bd642full ^ t->len ^ (proc ? 0x9e3779b9ull : 0);
+	size_t i = 0;
 
-	if (HUGE_PAGE * 2 <= size && lo < hi)
-		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-}
-
-/* ---- lines ---------------------------------------------------------------- */
-
-/* Makes room for @n tokens in @j; 0 or -ENOMEM. */
-static int job_room(struct line_job *j, size_t n)
-{
-	if (n <= j->tok_cap)
-		return 0;
-	return prof_grow_how((void **)&j->tok, &j->tok_cap, n, sizeof(*j->tok), 0);
-}
-
-/* How many bytes the line at @s (in a buffer ending at @stop) has in
- * common with the stack of the line before, @prev, from the start. */
-static size_t shared_bytes(const struct line_job *prev, const char *s,
-			   const char *stop)
-{
-	size_t m = 0, lim = (size_t)(stop - s);
-
-	if (prev->len < lim)
-		lim = prev->len;
-	while (m + 8 <= lim) {
-		uint64_t a, b;
-
-		memcpy(&a, s + m, 8);
-		memcpy(&b, prev->s + m, 8);
-		if (a != b)
-			break;
-		m += 8;
+	for (unsigned k = 0; k < INLINE_WORDS; k++, i += 8) {
+		t->w[k] = i < t->len ? load(t->s + i, t->len - i < 8 ? t->len - i : 8, end) : 0;
+		if (i < t->len)
+			h = mum(h ^ t->w[k], 0xe7037ed1a0b428dbull);
 	}
-	while (m < lim && s[m] == prev->s[m])
-		m++;
-	return m;
+	for (; i < t->len; i += 8)
+		h = mum(h ^ load(t->s + i, t->len - i < 8 ? t->len - i : 8, end),
+			0x8ebc6af09c88c6e3ull);
+	t->hash = (uint32_t)h ^ (uint32_t)(h >> 32);
 }
 
-/* Fills token @i of @j, the text @s[at..end), hashes it and asks for its
- * slot. */
-static inline void take_token(struct parse_ctx *c, struct line_job *j,
-			      size_t i, const char *s, size_t at, size_t end)
-{
-	struct token *t = &j->tok[i];
+/* ---- the table of texts ---------------------------------------------- */
 
-	t->s = s + at;
-	t->len = end - at;
-	j->arena |= LONG_MAX_LEN < t->len;
-	folded_token_hash(t, c->end, i == 0 && c->first_is_process);
-	folded_text_prefetch(c, t);
+/* Its number + 1 with PROC, or 0 when the part has not met it. */
+static uint32_t text_find(const struct part *c, const struct token *t,
+			  uint32_t proc)
+{
+	size_t mask = c->cap - 1;
+
+	for (size_t j = t->hash & mask;; j = (j + 1) & mask) {
+		const struct slot *s = &c->slots[j];
+		const struct text *x;
+
+		if (!s->id)
+			return 0;
+		if (s->hash != t->hash || (s->id & PROC) != proc ||
+		    memcmp(s->w, t->w, sizeof(s->w)) != 0)
+			continue;
+		if (t->len < INLINE_BYTES)
+			return s->id;
+		x = &c->texts[(s->id & ~PROC) - 1];
+		if (x->len == t->len && memcmp(x->s + INLINE_BYTES, t->s + INLINE_BYTES,
+					       t->len - INLINE_BYTES) == 0)
+			return s->id;
+	}
 }
 
-/* Makes room for @words more words of queued stacks; 0 or -ENOMEM. */
-int folded_out_room(struct parse_ctx *c, size_t words)
+static void slot_put(struct slot *slots, size_t cap, const struct slot *s)
 {
-	size_t need = c->nout + words;
-	uint32_t *o;
+	size_t j = s->hash & (cap - 1);
 
-	if (need < c->nout)
+	while (slots[j].id)
+		j = (j + 1) & (cap - 1);
+	slots[j] = *s;
+}
+
+/* Doubles the table. 0 or -ENOMEM. */
+static int table_grow(struct part *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 1024;
+	struct slot *s = prof_big_calloc(cap, sizeof(*s));
+
+	if (!s)
 		return -ENOMEM;
-	if (c->out_cap < need) {
-		size_t cap = c->out_cap ? c->out_cap : 1 << 16;
-
-		while (cap < need)
-			cap *= 2;
-		if (SIZE_MAX / sizeof(*o) < cap ||
-		    !(o = realloc(c->out, cap * sizeof(*o))))
-			return -ENOMEM;
-		want_huge(o, cap * sizeof(*o));
-		c->out = o;
-		c->out_cap = cap;
-	}
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].id)
+			slot_put(s, cap, &c->slots[i]);
+	free(c->slots);
+	c->slots = s;
+	c->cap = cap;
 	return 0;
 }
 
-/* Adds the queued stacks one by one; 0 or -ENOMEM. */
-static int add_each(struct parse_ctx *c)
+/* The text @t's number + 1 with PROC, new when the part has not met it;
+ * 0 when out of memory. */
+static uint32_t text_get(struct part *c, const struct token *t, uint32_t proc)
 {
-	for (size_t i = 0; i < c->nout;) {
-		const uint32_t *o = c->out + i;
-		uint64_t count = (uint64_t)o[2] << 32 | o[1];
+	uint32_t id = text_find(c, t, proc);
+	struct slot s = { t->hash, 0, { 0 } };
 
-		if (prof_add_stack(c->p, o + 3, o[0], count) == UINT32_MAX)
-			return -ENOMEM;
-		i += 3 + (size_t)o[0];
+	if (id)
+		return id;
+	if ((c->used + 1) * 2 > c->cap && table_grow(c) < 0)
+		return 0;
+	if (c->ntexts == c->texts_cap) {
+		size_t cap = c->texts_cap ? c->texts_cap * 2 : 1024;
+		struct text *x = realloc(c->texts, cap * sizeof(*x));
+
+		if (!x || PROC <= cap)
+			return 0;
+		c->texts = x;
+		c->texts_cap = cap;
 	}
-	return 0;
+	c->texts[c->ntexts++] = (struct text){ t->s, t->len, proc };
+	s.id = (uint32_t)c->ntexts | proc;
+	memcpy(s.w, t->w, sizeof(s.w));
+	slot_put(c->slots, c->cap, &s);
+	c->used++;
+	return s.id;
 }
 
-/* Adds the queued stacks to the profile: first every path, then every
- * count in one pass over the tree, so a path's existing nodes are only
- * looked up, not written (each write was a cache miss). Falls back to one
- * stack at a time without memory for the leaves. 0 or -ENOMEM. */
-static int add_queued(struct parse_ctx *c)
+/* ---- lines ------------------------------------------------------------ */
+
+static int fail(struct part *c, const char *what)
 {
-	uint32_t *leaves = malloc((c->nlines ? c->nlines : 1) * sizeof(*leaves));
-	uint64_t *values = malloc((c->nlines ? c->nlines : 1) * sizeof(*values));
-	size_t k = 0;
-	int ret = 0;
-
-	if (!leaves || !values) {
-		free(leaves);
-		free(values);
-		return add_each(c);
-	}
-	for (size_t i = 0; i < c->nout; k++) {
-		const uint32_t *o = c->out + i;
-
-		leaves[k] = prof_path_get(c->p, o + 3, o[0]);
-		if (leaves[k] == UINT32_MAX) {
-			ret = -ENOMEM;
-			break;
-		}
-		values[k] = (uint64_t)o[2] << 32 | o[1];
-		i += 3 + (size_t)o[0];
-	}
-	/* The parsed text is no longer needed: make room for the pass. */
-	free(c->out);
-	c->out = NULL;
-	c->nout = 0;
-	prof_add_values(c->p, leaves, values, k);
-	free(leaves);
-	free(values);
-	return ret;
-}
-
-/* Reserves room for the stacks of @len bytes of text at once: a frame
- * takes at least 2 bytes ("f;"), a line at least 4 ("f 1\n"), so its
- * record of 3 + n words fits in len / 2 + 3 * (len / 4 + 1) words. Only
- * the part written is ever faulted in; it is read in random order when
- * sorted, so it asks for huge pages (no growth, which would move it and
- * split them). Without the room, the array grows as lines come. */
-static void out_reserve(struct parse_ctx *c, size_t len)
-{
-	size_t words = len / 2 + 3 * (len / 4 + 1), size;
-
-	if (len < HUGE_PAGE || SIZE_MAX / sizeof(*c->out) / 2 < words)
-		return;
-	size = (words * sizeof(*c->out) + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	c->out = aligned_alloc(HUGE_PAGE, size);
-	if (!c->out)
-		return;
-	want_huge(c->out, size);
-	c->out_cap = size / sizeof(*c->out);
+	c->what = what;
+	c->err = -EINVAL;
+	return -EINVAL;
 }
 
 static int is_blank(char ch)
@@ -218,359 +215,340 @@ static int is_blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-/* Checks the end of the line @s[0..len) and reads its count into @j:
- * the stack's length (where the separator is) goes to *@stack. 1 when
- * the line holds a stack, 0 for a blank line, or -EINVAL. */
-static int line_count(struct parse_ctx *c, struct line_job *j, const char *s,
+/* Reads the count after the line's last space into @l; the stack's
+ * length goes to *@stack. 1, 0 for a blank line, or -EINVAL. */
+static int line_count(struct part *c, struct line *l, const char *s,
 		      size_t len, size_t *stack)
 {
-	const char *sp;
-	int err;
+	size_t sp = len;
 
 	while (len && is_blank(s[len - 1]))
 		len--;
 	if (len == 0)
 		return 0;
-	for (sp = s + len; s < sp && sp[-1] != ' ' && sp[-1] != '\t'; sp--)
+	for (sp = len; sp && s[sp - 1] != ' ' && s[sp - 1] != '\t'; sp--)
 		;
-	if (sp == s)
+	if (sp == 0)
 		return fail(c, "has no sample count after the stack");
-	sp--; /* the separator */
-	err = parse_count(sp + 1, len - (size_t)(sp + 1 - s), &j->count);
-	if (err == -ERANGE)
-		return fail(c, "has a count too large for 64 bits");
-	if (err)
+	if (sp == len)
 		return fail(c, "has a count that is not a decimal integer");
-	*stack = (size_t)(sp - s);
+	l->count = 0;
+	for (size_t i = sp; i < len; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+		if (9 < d)
+			return fail(c, "has a count that is not a decimal integer");
+		if ((UINT64_MAX - d) / 10 < l->count)
+			return fail(c, "has a count too large for 64 bits");
+		l->count = l->count * 10 + d;
+	}
+	*stack = sp - 1;
 	return 1;
 }
 
-/* Prepares the line at @s (in a buffer ending at @stop) after the line
- * @prev, whose frames end at c->scan.semi[0..prev->n): splits it from
- * the first frame it does not share with @prev, checks it, reads its
- * count, hashes its frames and asks for their slots. Its length goes to
- * *@linelen. 1 when it holds a stack, 0 for a blank line, or a negative
- * errno. */
-static int prepare_line(struct parse_ctx *c, struct line_job *j,
-			const struct line_job *prev, const char *s,
-			const char *stop, size_t *linelen)
+/* Splits the line @s[0..len) into @l: checks it, reads its count, hashes
+ * its frame texts and asks for their slots. 1 when it holds a stack, 0
+ * for a blank line, or a negative errno. */
+static int line_prepare(struct part *c, struct line *l, const char *s,
+			size_t len)
 {
-	struct line_scan *ls = &c->scan;
-	size_t m = prev->n ? shared_bytes(prev, s, stop) : 0, k = 0, at, n, len;
-	int ret;
+	size_t stack, at = 0;
+	int ret = line_count(c, l, s, len, &stack);
 
-	/* Frames whose text and ';' the two lines share are @prev's. */
-	while (k < prev->n && ls->semi[k] < m)
-		k++;
-	if (k + 1 == prev->n && m == prev->len && s + m < stop && s[m] == ';')
-		k++;
-	at = k ? ls->semi[k - 1] + 1 : 0;
-	ls->n = k;
-	if (folded_scan_line(s, stop, at, ls, linelen) < 0)
-		return -ENOMEM;
-	ret = line_count(c, j, s, *linelen, &len);
 	if (ret <= 0)
 		return ret;
-	if (ls->nul)
+	if (memchr(s, '\0', stack))
 		return fail(c, "has a NUL byte");
-	/* The ';' are all before the separator: the count has none. */
-	n = ls->n + 1;
-	if (job_room(j, n) < 0)
-		return -ENOMEM;
-	j->arena = 0;
-	if (prev->n == n && len == prev->len && len <= m) {
-		/* The same stack as the line before. */
-		k = n;
-	} else {
-		ls->semi[n - 1] = len;
-		for (size_t i = k; i < n; at = ls->semi[i++] + 1) {
-			if (ls->semi[i] == at)
-				return fail(c, "has an empty frame");
-			take_token(c, j, i, s, at, ls->semi[i]);
+	for (l->n = 0; at <= stack; l->n++) {
+		const char *semi = memchr(s + at, ';', stack - at);
+		size_t e = semi ? (size_t)(semi - s) : stack;
+		struct token *t;
+
+		if (e == at)
+			return fail(c, "has an empty frame");
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 64;
+
+			if (!(t = realloc(l->tok, cap * sizeof(*t)))) {
+				c->err = -ENOMEM;
+				return -ENOMEM;
+			}
+			l->tok = t;
+			l->cap = cap;
 		}
+		t = &l->tok[l->n];
+		t->s = s + at;
+		t->len = (uint32_t)(e - at);
+		if (UINT32_MAX / 2 < e - at)
+			return fail(c, "has a frame longer than 2 GiB");
+		token_hash(t, c->end, l->n == 0 && c->procs);
+		if (c->cap)
+			__builtin_prefetch(&c->slots[t->hash & (c->cap - 1)]);
+		at = e + 1;
 	}
-	j->s = s;
-	j->len = len;
-	j->n = n;
-	j->k = k;
 	return 1;
 }
 
-/* Asks for the arena bytes the lookups of the prepared line @j will
- * compare (its slots were asked for a line ago). */
-FOLDED_PREFETCH void prefetch_line_bytes(const struct parse_ctx *c,
-					 const struct line_job *j)
+/* Looks up the frame texts of the prepared line @l and writes its
+ * record. 0 or -ENOMEM. */
+static int line_resolve(struct part *c, const struct line *l)
 {
-	if (!j->arena)
-		return;
-	for (size_t i = j->k; i < j->n; i++)
-		if (LONG_MAX_LEN < j->tok[i].len)
-			folded_text_prefetch_bytes(c, &j->tok[i]);
-}
+	uint32_t *o = c->rec + c->word;
 
-/* Looks up the frames of the prepared line @j and queues its stack; the
- * frames it shares with the line before are that line's, queued last.
- * Its slots and arena bytes were asked for a line and two lines ago.
- * 0 or -ENOMEM (c->lineno is then @j's). */
-static int resolve_line(struct parse_ctx *c, const struct line_job *j)
-{
-	int proc = c->first_is_process;
-	size_t n = j->n, k = j->k;
-	uint32_t *o;
+	if (c->nat == c->at_cap) {
+		size_t cap = c->at_cap ? c->at_cap * 2 : 1024;
+		uint64_t *a = realloc(c->at, cap * sizeof(*a));
 
-	if (UINT32_MAX < n || folded_out_room(c, 3 + n) < 0) {
-		c->lineno = j->lineno;
-		return -ENOMEM;
+		if (!a)
+			return c->err = -ENOMEM;
+		c->at = a;
+		c->at_cap = cap;
 	}
-	o = c->out + c->nout;
-	if (k)
-		memcpy(o + 3, c->out + c->last + 3, k * sizeof(*o));
-	for (size_t i = k; i < n; i++) {
-		uint32_t f = folded_text_lookup(c, &j->tok[i], i == 0 && proc);
+	for (size_t i = 0; i < l->n; i++) {
+		uint32_t proc = i == 0 && c->procs ? PROC : 0;
 
-		if (f == UINT32_MAX) {
-			c->lineno = j->lineno;
-			return -ENOMEM;
-		}
-		o[3 + i] = f;
+		if (!c->cap && table_grow(c) < 0)
+			return c->err = -ENOMEM;
+		if (!(o[3 + i] = text_get(c, &l->tok[i], proc)))
+			return c->err = -ENOMEM;
 	}
-	o[0] = (uint32_t)n;
-	o[1] = (uint32_t)j->count;
-	o[2] = (uint32_t)(j->count >> 32);
-	c->last = c->nout;
-	c->nout += 3 + n;
-	c->nlines++;
-	if (c->ahead && c->nlines % 256 == 0) {
-		/* A stack of n frames makes at most n nodes and, once the
-		 * tree is big, rarely fewer than half as many. */
-		size_t frames = c->nout - 3 * c->nlines;
-
-		atomic_store_explicit(&c->ahead->out_used, c->nout * sizeof(*c->out),
-				      memory_order_relaxed);
-		atomic_store_explicit(&c->ahead->nodes_want,
-				      frames / 2 * sizeof(struct prof_node),
-				      memory_order_relaxed);
-	}
+	o[0] = (uint32_t)l->n;
+	o[1] = (uint32_t)l->count;
+	o[2] = (uint32_t)(l->count >> 32);
+	c->at[c->nat++] = prof_item_at(c->word, (uint32_t)l->n);
+	c->word += 3 + l->n;
 	return 0;
 }
 
-/* The job @back lines before the one being prepared. */
-static struct line_job *job_back(struct parse_ctx *c, unsigned back)
+/* Reads the lines of part @arg. Each line is prepared, then looked up
+ * while the next is prepared; a bad line stops the part after the lines
+ * before it. */
+static void *part_read(void *arg)
 {
-	return &c->job[(c->cur + FOLDED_JOBS - back) % FOLDED_JOBS];
-}
+	struct part *c = arg;
+	const char *s = c->from;
+	int pending = 0, cur = 0;
 
-/* Looks up the oldest pending line; 0 or -ENOMEM. */
-static int resolve_oldest(struct parse_ctx *c)
-{
-	return resolve_line(c, job_back(c, c->pending--));
-}
-
-/* Looks up every pending line; 0 or -ENOMEM. */
-static int resolve_all(struct parse_ctx *c)
-{
-	while (c->pending)
-		if (resolve_oldest(c) < 0)
-			return -ENOMEM;
-	return 0;
-}
-
-/* Parses the lines of @buf[pos..stop) into @c; 0 or a negative errno
- * (c->lineno is then the bad line's). Each line is split and hashed, and
- * its slots asked for; a line later the arena bytes its slots point to
- * are asked for; FOLDED_JOBS - 1 lines after it was prepared it is
- * looked up: the lines' work in between hides the cache misses. */
-int folded_parse_lines(struct parse_ctx *c, const char *buf, size_t pos,
-		       size_t stop)
-{
-	while (pos < stop) {
-		struct line_job *j = &c->job[c->cur];
-		size_t len;
+	while (s < c->to) {
+		const char *nl = memchr(s, '\n', (size_t)(c->to - s));
+		size_t len = nl ? (size_t)(nl - s) : (size_t)(c->to - s);
 		int ret;
 
-		c->lineno++;
-		ret = prepare_line(c, j, job_back(c, 1), buf + pos, buf + stop, &len);
-		if (ret < 0) {
-			/* The lines before a bad one are kept. */
-			size_t at = c->lineno;
+		c->lines++;
+		ret = line_prepare(c, &c->ln[cur], s, len);
+		if (pending && line_resolve(c, &c->ln[!cur]) < 0)
+			break;
+		pending = ret > 0;
+		if (ret < 0)
+			break;
+		if (pending)
+			cur = !cur;
+		s += len + 1;
+	}
+	if (pending && !c->err)
+		line_resolve(c, &c->ln[!cur]);
+	return NULL;
+}
 
-			if (resolve_all(c) < 0)
-				return -ENOMEM;
-			c->lineno = at;
-			return ret;
-		}
-		pos += len + 1;
-		if (ret == 0)
-			continue;
-		j->lineno = c->lineno;
-		if (c->pending)
-			prefetch_line_bytes(c, job_back(c, 1));
-		if (c->pending == FOLDED_JOBS - 1 && resolve_oldest(c) < 0)
+/* ---- the parts joined --------------------------------------------------- */
+
+/* The frame of text @x, interned in @p; UINT32_MAX on ENOMEM. */
+static uint32_t text_frame(struct prof_profile *p, const struct text *x)
+{
+	struct prof_frame f = { 0 };
+	size_t len = x->len;
+
+	if (x->proc) {
+		f.kind = PROF_KIND_PROCESS;
+	} else if (prof_ends_with(x->s, len, KERNEL_SUFFIX)) {
+		f.kind = PROF_KIND_KERNEL;
+		len -= SUFFIX_LEN;
+	} else if (prof_ends_with(x->s, len, INLINE_SUFFIX)) {
+		f.kind = PROF_KIND_INLINE;
+		len -= SUFFIX_LEN;
+	}
+	f.name = prof_intern(p, x->s, len);
+	return f.name == UINT32_MAX ? UINT32_MAX : prof_frame_intern(p, &f);
+}
+
+/* Renumbers part @arg's records from its texts to the profile's frames. */
+static void *part_renumber(void *arg)
+{
+	struct part *c = arg;
+
+	for (size_t w = c->first_word; w < c->word; w += 3 + c->rec[w])
+		for (uint32_t i = 0; i < c->rec[w]; i++)
+			c->rec[w + 3 + i] = c->map[c->rec[w + 3 + i] & ~PROC];
+	return NULL;
+}
+
+void prof_run_parts(void *(*fn)(void *), void *args, size_t size, unsigned n)
+{
+	pthread_t *th = n > 1 ? calloc(n, sizeof(*th)) : NULL;
+	char *ok = n > 1 ? calloc(n, 1) : NULL;
+
+	for (unsigned i = 1; th && ok && i < n; i++)
+		ok[i] = pthread_create(&th[i], NULL, fn, (char *)args + i * size) == 0;
+	fn(args);
+	for (unsigned i = 1; i < n; i++) {
+		if (ok && ok[i])
+			pthread_join(th[i], NULL);
+		else
+			fn((char *)args + i * size);
+	}
+	free(th);
+	free(ok);
+}
+
+/* Cuts @buf[from..len) into @n parts at line ends. */
+static void cut_parts(struct part *c, unsigned n, const char *buf, size_t from,
+		      size_t len, uint32_t *rec, int procs)
+{
+	const char *s = buf + from, *end = buf + len;
+	size_t word = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const char *to = i + 1 == n ? end : s + (size_t)(end - s) / (n - i);
+		const char *nl = to < end ? memchr(to, '\n', (size_t)(end - to)) : NULL;
+
+		if (i + 1 < n)
+			to = nl ? nl + 1 : end;
+		c[i] = (struct part){ .from = s, .to = to, .end = end, .procs = procs,
+				      .rec = rec, .word = word, .first_word = word };
+		/* A line of n frames takes 2n + 2 bytes or more (2n + 1 without its
+		 * line end), for n + 3 words. */
+		word += (size_t)(to - s) + 4;
+		s = to;
+	}
+}
+
+/* Interns the texts of the parts up to the first that failed, in text
+ * order, into @p. Returns how many parts are kept (their lines up to the
+ * failure), or -ENOMEM. */
+static int join_texts(struct prof_profile *p, struct part *c, unsigned n)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		c[k].map = malloc((c[k].ntexts + 1) * sizeof(*c[k].map));
+		if (!c[k].map)
 			return -ENOMEM;
-		c->pending++;
-		c->cur = (c->cur + 1) % FOLDED_JOBS;
+		for (size_t i = 0; i < c[k].ntexts; i++)
+			if ((c[k].map[i + 1] = text_frame(p, &c[k].texts[i])) == UINT32_MAX)
+				return -ENOMEM;
+		if (c[k].err)
+			return (int)k + 1;
 	}
-	return resolve_all(c);
+	return (int)n;
 }
 
-void folded_ctx_free(struct parse_ctx *c)
+/* Adds the kept parts' stacks to @p: built at once when @p has no node
+ * (siblings in sorted order with @sorted), else one by one in text
+ * order. 0 or -ENOMEM. */
+static int add_stacks(struct prof_profile *p, struct part *c, unsigned kept,
+		      const uint32_t *rec, int sorted)
 {
-	folded_scan_free(&c->scan);
-	for (unsigned i = 0; i < FOLDED_JOBS; i++)
-		free(c->job[i].tok);
-	free(c->texts);
-	free(c->longs);
-	free(c->arena);
-	free(c->out);
-	free(c->spare);
-	free(c->local);
-	prof_ranks_free(c->ranks);
-}
+	struct prof_item *items;
+	size_t n = 0;
+	int ret;
 
-/* Texts from this size on that make a new tree are parsed with a helper
- * faulting in memory ahead (folded_ahead.c), when asked for. */
-#define AHEAD_MIN ((size_t)4 << 20)
-
-/* Starts the helper for a parse of @len bytes into @c's empty profile:
- * room for the nodes of a tree that big is reserved first (the helper
- * faults in only what the stacks so far surely need). 1 when it runs. */
-static int ahead_start(struct parse_ctx *c, struct parse_ahead *a, size_t len)
-{
-	struct prof_profile *p = c->p;
-
-	if (len < AHEAD_MIN || !c->out || prof_node_count(p) != 1 ||
-	    prof_nodes_room(p, len / 16) < 0)
+	if (prof_node_count(p) != 1) {
+		for (unsigned k = 0; k < kept; k++)
+			for (size_t w = c[k].first_word; w < c[k].word; w += 3 + rec[w])
+				if (prof_add_stack(p, rec + w + 3, rec[w],
+						   (uint64_t)rec[w + 2] << 32 | rec[w + 1]) ==
+				    UINT32_MAX)
+					return -ENOMEM;
 		return 0;
-	if (folded_ahead_start(a, c->out, c->out_cap * sizeof(*c->out), p->nodes,
-			       (size_t)p->node_cap * sizeof(*p->nodes)) < 0)
-		return 0;
-	c->ahead = a;
-	return 1;
-}
-
-/* Stops the helper and tells the profile how many nodes' pages it
- * faulted in. */
-static void ahead_stop(struct parse_ctx *c)
-{
-	folded_ahead_stop(c->ahead);
-	c->p->nodes_faulted = (uint32_t)(c->ahead->nodes_done /
-					 sizeof(struct prof_node));
-	c->ahead = NULL;
-}
-
-/* The spare memory of @c cut to what prof_build() uses of it (the rest
- * goes back at once, as the tree's nodes are about to take their room):
- * c->spare and c->spare_cap, both 0 when it is too small. */
-static void lend_spare(struct parse_ctx *c)
-{
-	size_t need = prof_build_scratch_bytes(c->nlines);
-	uint32_t *s;
-
-	if (!c->spare)
-		return;
-	if (c->spare_cap * sizeof(*c->spare) < need) {
-		free(c->spare);
-		c->spare = NULL;
-		c->spare_cap = 0;
-		return;
 	}
-	s = realloc(c->spare, need);
-	if (s) {
-		c->spare = s;
-		c->spare_cap = need / sizeof(*s);
-	}
-}
-
-int folded_parse_with(struct prof_profile *p, const char *buf, size_t len,
-		      int first_is_process, int in_order, int helper,
-		      struct folded_how *how, char *err, size_t errlen)
-{
-	struct parse_ctx c = {
-		.p = p,
-		.end = buf + len,
-		.first_is_process = first_is_process,
-		.err = err,
-		.errlen = errlen,
-	};
-	struct parse_ahead ahead;
-	size_t pos = 0;
-	int ret, added, helped;
-
-	if (err && errlen)
-		err[0] = '\0';
-	/* A UTF-8 byte order mark is not part of the first frame. */
-	if (3 <= len && memcmp(buf, UTF8_BOM, 3) == 0)
-		pos = 3;
-	out_reserve(&c, len);
-	helped = helper && ahead_start(&c, &ahead, len);
-	ret = folded_texts_init(&c);
-	if (ret == 0)
-		ret = folded_parse_text(&c, buf, pos, len, how);
-	if (helped)
-		ahead_stop(&c);
-	/* The texts are known: make room for the tree. */
-	free(c.texts);
-	free(c.longs);
-	free(c.arena);
-	free(c.local);
-	c.texts = NULL;
-	c.longs = NULL;
-	c.arena = NULL;
-	c.local = NULL;
-	c.nlocal = c.local_cap = 0;
-	/* The lines before a bad one are kept. An empty tree is built from
-	 * the sorted stacks (prof_build), others by lookups. */
-	added = -ENOMEM;
-	lend_spare(&c);
-	if (prof_node_count(p) == 1) {
-		struct prof_scratch lend = {
-			c.spare, c.spare_cap * sizeof(*c.spare), c.ranks
-		};
-
-		added = prof_build(p, c.out, c.nout, c.nlines, in_order, &lend);
-		c.ranks = NULL; /* prof_build() took them */
-	}
-	/* Not lent (the profile had a tree): done with before the stacks
-	 * are added below, which write the profile the ranking reads. */
-	prof_ranks_free(c.ranks);
-	c.ranks = NULL;
-	if (added == -ENOMEM)
-		added = add_queued(&c);
-	if (added < 0 && ret == 0)
-		ret = added;
-	prof_nodes_release_unused(p);
-	if (ret == -ENOMEM && err && errlen)
-		snprintf(err, errlen, "out of memory at line %zu", c.lineno);
-	folded_ctx_free(&c);
+	for (unsigned k = 0; k < kept; k++)
+		n += c[k].nat;
+	if (!(items = malloc((n ? n : 1) * sizeof(*items))))
+		return -ENOMEM;
+	n = 0;
+	for (unsigned k = 0; k < kept; k++)
+		for (size_t i = 0; i < c[k].nat; i++)
+			items[n++].at = c[k].at[i];
+	ret = prof_build(p, rec, items, n, sorted);
+	free(items);
 	return ret;
 }
 
-/* 1 when a helper thread would find a core of its own beside the two
- * that parse a big text. */
-static int helper_has_core(void)
+/* The error of the first part that failed, line numbered in the text. */
+static int report(struct part *c, unsigned kept, char *err, size_t errlen)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t line = 0;
 
-	return 2 < n;
+	for (unsigned k = 0; k < kept; k++) {
+		line += c[k].lines;
+		if (!c[k].err)
+			continue;
+		if (err && errlen && c[k].err == -EINVAL)
+			snprintf(err, errlen, "line %zu %s", line, c[k].what);
+		else if (err && errlen)
+			snprintf(err, errlen, "out of memory at line %zu", line);
+		return c[k].err;
+	}
+	return 0;
 }
 
-static int parse_all(struct prof_profile *p, const char *buf, size_t len,
-		     int first_is_process, int in_order, char *err,
+int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
+		     const struct prof_folded_opts *o, char *err,
 		     size_t errlen)
 {
-	return folded_parse_with(p, buf, len, first_is_process, in_order,
-				 helper_has_core(), NULL, err, errlen);
+	unsigned n = o->threads < 1 ? 1 : o->threads < PARTS_MAX ? o->threads : PARTS_MAX;
+	size_t from = 3 <= len && memcmp(buf, UTF8_BOM, 3) == 0 ? 3 : 0;
+	struct part *c = calloc(n, sizeof(*c));
+	uint32_t *rec = malloc((len - from + 4 * (size_t)n) * sizeof(*rec));
+	int ret = -ENOMEM, kept;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!c || !rec)
+		goto out;
+	prof_want_huge(rec, (len - from + 4 * (size_t)n) * sizeof(*rec));
+	cut_parts(c, n, buf, from, len, rec, o->first_is_process);
+	prof_run_parts(part_read, c, sizeof(*c), n);
+	for (unsigned k = 0; k < n; k++) {
+		free(c[k].slots);
+		c[k].slots = NULL;
+	}
+	kept = join_texts(p, c, n);
+	if (kept < 0)
+		goto out;
+	prof_run_parts(part_renumber, c, sizeof(*c), (unsigned)kept);
+	ret = add_stacks(p, c, (unsigned)kept, rec, o->sorted);
+	if (ret == 0)
+		ret = report(c, (unsigned)kept, err, errlen);
+out:
+	if (ret == -ENOMEM && err && errlen && !err[0])
+		snprintf(err, errlen, "out of memory");
+	for (unsigned k = 0; c && k < n; k++) {
+		free(c[k].slots);
+		free(c[k].texts);
+		free(c[k].map);
+		free(c[k].at);
+		free(c[k].ln[0].tok);
+		free(c[k].ln[1].tok);
+	}
+	free(c);
+	free(rec);
+	return ret;
 }
 
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, char *err, size_t errlen)
 {
-	return parse_all(p, buf, len, first_is_process, 0, err, errlen);
+	const struct prof_folded_opts o = { first_is_process, 0, 1 };
+
+	return prof_folded_read(p, buf, len, &o, err, errlen);
 }
 
 int prof_folded_parse_sorted(struct prof_profile *p, const char *buf,
 			     size_t len, int first_is_process, char *err,
 			     size_t errlen)
 {
-	return parse_all(p, buf, len, first_is_process, 1, err, errlen);
+	const struct prof_folded_opts o = { first_is_process, 1, 1 };
+
+	return prof_folded_read(p, buf, len, &o, err, errlen);
 }

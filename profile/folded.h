@@ -20,25 +20,41 @@ enum prof_folded_flags {
 	PROF_FOLDED_ANNOTATE = 1u << 0, /* mark inline frames _[i] */
 };
 
+/* How prof_folded_read() reads a text. */
+struct prof_folded_opts {
+	/* The first frame of each line is a process row (PROF_KIND_PROCESS). */
+	int first_is_process;
+	/* Into a profile without nodes (which is built at once, each node
+	 * made once, ids in the preorder of the sorted tree): siblings in
+	 * prof_sort() order, as if prof_sort() had been called, rather than
+	 * in the order the text first reached them. */
+	int sorted;
+	/* Threads that parse the text, each a part of it (0 or 1: the
+	 * caller's alone). The result does not depend on it. */
+	unsigned threads;
+};
+
 /* Parses folded text @buf[0..len) and adds every stack to @p (whose unit
- * the caller chose). The first frame of each line becomes a process row
- * (PROF_KIND_PROCESS) unless @first_is_process is 0. Blank lines are
- * ignored; a trailing line without '\n' is accepted, a leading UTF-8
- * byte order mark skipped. The count follows the line's last space (or
- * tab), so frame names may hold spaces. Siblings are linked in the order
+ * the caller chose). Blank lines are ignored; a trailing line without
+ * '\n' is accepted, a leading UTF-8 byte order mark skipped. The count
+ * follows the line's last space (or tab), so frame names may hold
+ * spaces. Frames and strings are interned in the order the text first
+ * names them. Unless @o->sorted applies, siblings are linked in the order
  * the text first reached them, as prof_add_stack() of each line would.
- * Returns 0, or -EINVAL with one sentence naming the line number written to
- * @err (size @errlen) for a malformed line (no count, count not a decimal
- * integer, count overflow, empty frame, a NUL byte), or -ENOMEM. On error,
- * @p may hold the lines before the bad one. */
+ * Into a profile with nodes, the stacks are added one by one.
+ * Returns 0, or -EINVAL with one sentence naming the line number written
+ * to @err (size @errlen) for a malformed line (no count, count not a
+ * decimal integer, count overflow, empty frame, a NUL byte), or -ENOMEM.
+ * On error, @p holds the lines before the bad one. */
+int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
+		     const struct prof_folded_opts *o, char *err,
+		     size_t errlen);
+
+/* prof_folded_read() on one thread, siblings in the text's order. */
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,
 		      int first_is_process, char *err, size_t errlen);
 
-/* Same as prof_folded_parse(), except that when @p has no nodes yet its
- * siblings come out in prof_sort() order rather than in the order the
- * text first reached them (as if prof_sort() had been called): for
- * callers that sort anyway, such as the viewer, this saves ordering them
- * twice on big files. */
+/* prof_folded_read() on one thread, built sorted. */
 int prof_folded_parse_sorted(struct prof_profile *p, const char *buf,
 			     size_t len, int first_is_process, char *err,
 			     size_t errlen);

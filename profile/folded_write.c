@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "folded.h"
-#include "folded_impl.h"
+#include "profile_impl.h"
 
 struct write_ctx {
 	FILE *out;
@@ -102,7 +102,7 @@ static uint32_t spelled_frame(struct spell_ctx *c, const struct prof_profile *p,
 		const char *t = prof_str(c->dst, s.name);
 		size_t len = strlen(t);
 
-		if (folded_ends_with(t, len, KERNEL_SUFFIX)) {
+		if (prof_ends_with(t, len, KERNEL_SUFFIX)) {
 			s.kind = PROF_KIND_KERNEL;
 			s.name = prof_intern(c->dst, t, len - SUFFIX_LEN);
 			if (s.name == UINT32_MAX)
@@ -150,7 +150,7 @@ static int spelled_unique(const struct prof_profile *p, unsigned flags)
 		    strlen(name) != prof_str_len(p, f->name) ||
 		    strncmp(name, UTF8_BOM, 3) == 0 ||
 		    (f->kind != PROF_KIND_KERNEL &&
-		     folded_ends_with(name, strlen(name), KERNEL_SUFFIX)) ||
+		     prof_ends_with(name, strlen(name), KERNEL_SUFFIX)) ||
 		    (f->kind == PROF_KIND_INLINE && (flags & PROF_FOLDED_ANNOTATE)))
 			return 0;
 	}

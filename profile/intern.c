@@ -292,68 +292,6 @@ uint32_t prof_frame_intern(struct prof_profile *p, const struct prof_frame *f)
 	return frame_add(p, &key, h);
 }
 
-/* Entries ahead whose index slots are asked for in a bulk intern. */
-#define BULK_AHEAD 8u
-
-/* The frame of bulk entry @t, its name interned as @name. */
-static struct prof_frame bulk_frame(const struct prof_frame_text *t,
-				    uint32_t name)
-{
-	return (struct prof_frame){ .name = name, .kind = t->kind };
-}
-
-int prof_intern_frames(struct prof_profile *p,
-		       const struct prof_frame_text *in, size_t n,
-		       uint32_t *ids)
-{
-	uint64_t h[BULK_AHEAD];
-
-	if (n == 0)
-		return 0;
-	if (str_room(p, n) < 0 || frame_room(p, n) < 0)
-		return -ENOMEM;
-	/* The names first (ids[] holds them), each slot asked for
-	 * BULK_AHEAD names ahead; then the frames the same way. */
-	for (size_t i = 0; i < n + BULK_AHEAD; i++) {
-		uint64_t *hi = &h[i % BULK_AHEAD]; /* entry i's, and i - AHEAD's */
-
-		if (BULK_AHEAD <= i) {
-			size_t k = i - BULK_AHEAD;
-
-			if (in[k].len == 0)
-				ids[k] = 0;
-			else if (!(ids[k] = str_find(p, in[k].name, in[k].len, *hi)) &&
-				 (ids[k] = str_add(p, in[k].name, in[k].len, *hi)) ==
-					 UINT32_MAX)
-				return -ENOMEM;
-		}
-		if (i < n) {
-			if ((size_t)UINT32_MAX <= in[i].len)
-				return -ENOMEM;
-			*hi = hash_bytes(in[i].name, in[i].len);
-			__builtin_prefetch(&p->str_index.slots[*hi & (p->str_index.cap - 1)]);
-		}
-	}
-	for (size_t i = 0; i < n + BULK_AHEAD; i++) {
-		uint64_t *hi = &h[i % BULK_AHEAD];
-
-		if (BULK_AHEAD <= i) {
-			size_t k = i - BULK_AHEAD;
-			struct prof_frame f = bulk_frame(&in[k], ids[k]);
-			uint32_t id = frame_find(p, &f, *hi);
-
-			ids[k] = id ? id : frame_add(p, &f, *hi);
-		}
-		if (i < n) {
-			struct prof_frame f = bulk_frame(&in[i], ids[i]);
-
-			*hi = hash_frame(&f);
-			__builtin_prefetch(&p->frame_index.slots[*hi & (p->frame_index.cap - 1)]);
-		}
-	}
-	return 0;
-}
-
 const struct prof_frame *prof_frame_get(const struct prof_profile *p,
 					uint32_t id)
 {

@@ -32,8 +32,7 @@ static uint64_t hash_edge(uint32_t parent, uint32_t frame)
 #define HUGE_SIZE (4u << 20)
 #define HUGE_PAGE (2u << 20)
 
-/* Asks the kernel to back @a[0..size) with huge pages; a hint only. */
-static void want_huge(void *a, size_t size)
+void prof_want_huge(void *a, size_t size)
 {
 	uintptr_t lo = ((uintptr_t)a + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
 	uintptr_t hi = ((uintptr_t)a + size) & ~(uintptr_t)(HUGE_PAGE - 1);
@@ -65,7 +64,7 @@ void *prof_big_calloc(size_t n, size_t size)
 				     ~(size_t)(HUGE_PAGE - 1));
 	if (!a)
 		return NULL;
-	want_huge(a, n * size);
+	prof_want_huge(a, n * size);
 	memset(a, 0, n * size);
 	return a;
 }
@@ -89,7 +88,7 @@ int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 	if (!a)
 		return -ENOMEM;
 	if (huge)
-		want_huge(a, n * size);
+		prof_want_huge(a, n * size);
 	*arr = a;
 	*cap = (uint32_t)n;
 	return 0;
@@ -307,7 +306,15 @@ static int nodes_reserve_how(struct prof_profile *p, size_t extra, int indexed,
 
 int prof_nodes_room(struct prof_profile *p, size_t extra)
 {
-	return nodes_reserve_how(p, extra, 0, 0);
+	uint64_t need = (uint64_t)p->nnodes + extra;
+
+	if ((uint64_t)UINT32_MAX - 1 < need)
+		return -ENOMEM;
+	p->last_child_stale = 1;
+	/* Huge pages: a big tree's nodes are most of a load's fresh memory,
+	 * and a fault a 4 KiB page costs more than making the nodes. */
+	return prof_grow_how((void **)&p->nodes, &p->node_cap, need,
+			     sizeof(*p->nodes), 1);
 }
 
 static int nodes_reserve(struct prof_profile *p, size_t extra)
@@ -412,11 +419,8 @@ static uint32_t add_chain(struct prof_profile *p, uint32_t parent,
 	return cur;
 }
 
-/* Finds or makes the path @frames[0..n) and returns its leaf, as
- * prof_add_stack() does; @value goes to the totals on the path and the
- * leaf's self only with @totals. */
-static uint32_t add_path(struct prof_profile *p, const uint32_t *frames,
-			 size_t n, uint64_t value, int totals)
+uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
+			size_t n, uint64_t value)
 {
 	uint32_t cur = 0;
 	size_t k = 0, i;
@@ -431,8 +435,7 @@ static uint32_t add_path(struct prof_profile *p, const uint32_t *frames,
 		return UINT32_MAX;
 	/* Without room to remember this stack, forget the last one. */
 	cache = last_reserve(p, n) == 0;
-	if (totals)
-		p->nodes[0].total = sat_add(p->nodes[0].total, value);
+	p->nodes[0].total = sat_add(p->nodes[0].total, value);
 	for (i = 0; i < n; i++) {
 		uint32_t id = i < k ? p->last_nodes[i] :
 				      prof_child_find(p, cur, frames[i]);
@@ -440,69 +443,17 @@ static uint32_t add_path(struct prof_profile *p, const uint32_t *frames,
 		if (!id)
 			break;
 		cur = id;
-		if (totals)
-			p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
+		p->nodes[cur].total = sat_add(p->nodes[cur].total, value);
 		if (cache) {
 			p->last_frames[i] = frames[i];
 			p->last_nodes[i] = cur;
 		}
 	}
 	if (i < n)
-		cur = add_chain(p, cur, frames + i, n - i, totals ? value : 0, i,
-				cache);
-	if (totals)
-		p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
+		cur = add_chain(p, cur, frames + i, n - i, value, i, cache);
+	p->nodes[cur].self = sat_add(p->nodes[cur].self, value);
 	p->last_n = cache ? n : 0;
 	return cur;
-}
-
-uint32_t prof_add_stack(struct prof_profile *p, const uint32_t *frames,
-			size_t n, uint64_t value)
-{
-	return add_path(p, frames, n, value, 1);
-}
-
-uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
-		       size_t n)
-{
-	return add_path(p, frames, n, 0, 0);
-}
-
-void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
-		     const uint64_t *values, size_t count)
-{
-	uint64_t *delta = prof_big_calloc(p->nnodes, sizeof(*delta));
-
-	for (size_t i = 0; i < count; i++) {
-		struct prof_node *nd = &p->nodes[leaves[i]];
-
-		nd->self = sat_add(nd->self, values[i]);
-		if (delta) {
-			delta[leaves[i]] = sat_add(delta[leaves[i]], values[i]);
-			continue;
-		}
-		/* No room for the one pass: walk up from each leaf. */
-		for (uint32_t id = leaves[i];; id = p->nodes[id].parent) {
-			p->nodes[id].total = sat_add(p->nodes[id].total, values[i]);
-			if (id == 0)
-				break;
-		}
-	}
-	if (!delta)
-		return;
-	/* A parent's id is smaller than its children's: going down the ids,
-	 * each node's delta is complete before it passes to its parent. */
-	for (uint32_t id = p->nnodes - 1; id > 0; id--) {
-		uint64_t d = delta[id];
-
-		if (!d)
-			continue;
-		p->nodes[id].total = sat_add(p->nodes[id].total, d);
-		delta[p->nodes[id].parent] =
-			sat_add(delta[p->nodes[id].parent], d);
-	}
-	p->nodes[0].total = sat_add(p->nodes[0].total, delta[0]);
-	free(delta);
 }
 
 uint32_t prof_child_get(struct prof_profile *p, uint32_t parent,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The profile's inside, shared by profile.c (life cycle and tree), intern.c
- * (strings and frames), sort.c, build.c and the folded reader.
+ * (strings and frames), build.c (sorting and bulk building) and the folded
+ * reader and writer.
  * Not a public interface: other parts use profile.h.
  */
 #ifndef HEARTH_PROFILE_IMPL_H
@@ -9,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "profile.h"
 
@@ -68,10 +70,6 @@ struct prof_profile {
 	uint32_t last_child_cap;
 	int last_child_stale;
 	uint32_t nnodes, node_cap;
-	/* Nodes whose pages were faulted in ahead of being made (by the
-	 * folded parser's helper); those past nnodes are given back by
-	 * prof_nodes_release_unused(). */
-	uint32_t nodes_faulted;
 	struct edge_table edge_index;
 	uint32_t edges_indexed; /* nodes 1..edges_indexed-1 are in edge_index */
 	int sorted; /* 1 when no node was added since the last prof_sort() */
@@ -101,6 +99,10 @@ static inline uint64_t prof_mix64(uint64_t x)
 	return x;
 }
 
+/* Asks the kernel to back the 2 MiB-aligned part of @a[0..size) with
+ * huge pages when it is big (4 MiB or more); a hint only. */
+void prof_want_huge(void *a, size_t size);
+
 /* calloc() that asks for huge pages when the array is big (random access
  * makes each 4 KiB page a TLB miss), at a cache line's start (64 bytes)
  * or more (but for n == 0); free with free(). NULL on ENOMEM. */
@@ -115,38 +117,6 @@ int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 /* prof_grow_how() with huge pages asked for. */
 int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size);
 
-/* A frame to intern by its name's bytes (prof_intern_frames()): its
- * other fields are 0. */
-struct prof_frame_text {
-	const char *name;
-	size_t len;
-	uint8_t kind; /* enum prof_frame_kind */
-};
-
-/* Interns the frames @in[0..n) as prof_intern() of each name then
- * prof_frame_intern() of each frame would, in that order (same ids);
- * @ids[i] gets the frame of @in[i]. For bulk loads: room is made once,
- * and index slots are asked for a few entries before they are read.
- * 0, or -ENOMEM (some may be interned then, @ids is undefined). */
-int prof_intern_frames(struct prof_profile *p,
-		       const struct prof_frame_text *in, size_t n,
-		       uint32_t *ids);
-
-/* For bulk loads (the folded parser): finds or makes the path
- * @frames[0..n) like prof_add_stack() but leaves every total and self
- * alone, so the path's nodes need not be read. Returns the leaf (0 for
- * n == 0), or UINT32_MAX when out of memory or for an unknown frame. The
- * caller then passes the leaves to prof_add_values(). */
-uint32_t prof_path_get(struct prof_profile *p, const uint32_t *frames,
-		       size_t n);
-
-/* Adds @values[i] to the self of node @leaves[i] (valid ids) and to the
- * total of it and every ancestor, for each i < @count, in one pass over
- * the nodes (walking up from each leaf when out of memory for it). Values
- * saturate. The result equals prof_add_stack() per leaf. */
-void prof_add_values(struct prof_profile *p, const uint32_t *leaves,
-		     const uint64_t *values, size_t count);
-
 /* Makes room for @extra more nodes without touching the edge index or
  * the last children (which go stale). Returns 0 or -ENOMEM. */
 int prof_nodes_room(struct prof_profile *p, size_t extra);
@@ -156,55 +126,56 @@ int prof_nodes_room(struct prof_profile *p, size_t extra);
  * links when stale). 0 or -ENOMEM. */
 int prof_last_child_ready(struct prof_profile *p, uint64_t need, int rebuild);
 
-/* Gives back the pages of the nodes faulted in ahead (nodes_faulted) that
- * hold no node, and forgets them. */
-void prof_nodes_release_unused(struct prof_profile *p);
-
-/* Builds the tree of @p, which has no node but the root, from @nstacks
- * stacks queued in @rec[0..len): per stack its frame count n, the low
- * and high 32 bits of its value, then its n frame ids, root first.
- * The stacks are sorted first, so each node is made once, in order, with
- * no lookup: node ids follow the preorder of the sorted tree, and sorting
- * later costs one pass. Totals and selves equal prof_add_stack() of each
- * stack in turn; so does the sibling order, unless @in_order, which links
- * siblings in prof_sort() order (for callers that sort anyway). The nodes
- * join the edge index when a lookup needs it. @rec is only read; @lend
- * (or NULL) is memory lent for the sort (struct prof_scratch).
- * Returns 0; -EINVAL when @p has nodes or a record is malformed or names
- * an unknown frame; -ENOMEM. On error @p is unchanged. */
-struct prof_scratch;
-int prof_build(struct prof_profile *p, const uint32_t *rec, size_t len,
-	       size_t nstacks, int in_order, const struct prof_scratch *lend);
-
-/* What a caller lends prof_build(). Memory for its sort, which then
- * needs no fresh memory (on this kind of machine the kernel's handing
- * out of fresh pages is a good part of a big load): @bytes at @mem, any
- * content, 8-byte aligned; prof_build() uses it when it holds the sort's
- * two arrays (32 bytes a stack), and never frees it. @ranks (or NULL):
- * the frames' ranks, started ahead (prof_ranks_start()); prof_build()
- * takes them (frees them) and uses them when they were started for
- * the profile it builds (else it ranks the frames itself). */
-struct prof_ranks;
-struct prof_scratch {
-	void *mem;
-	size_t bytes;
-	struct prof_ranks *ranks;
+/* Stacks queued for prof_build(): each a record of words in one array,
+ * its frame count, its value's low and high halves, then its frame ids,
+ * root first; a sort item per stack says where its record starts. */
+struct prof_item {
+	uint64_t key; /* prof_build()'s own */
+	uint64_t at;  /* prof_item_at() */
 };
 
-/* Starts ranking the frames of @p (as prof_build() does first) on a
- * thread of its own, so that a caller with other work before
- * prof_build() of @nstacks stacks need not wait for it there: @p must
- * not change until the ranks go to prof_build() or prof_ranks_free()
- * (the thread reads its frames and names).
- * NULL when too few stacks are to come for a thread to pay, out of
- * memory, or no thread starts (prof_build() ranks the frames then). */
-struct prof_ranks *prof_ranks_start(const struct prof_profile *p,
-				    size_t nstacks);
+/* An item's @at: where its record starts (the low PROF_ITEM_BITS bits)
+ * and its frame count, or PROF_ITEM_LEN_MAX when that or more (the
+ * record says): once sorted, reading a record only for its count would
+ * be a cache miss of its own. */
+#define PROF_ITEM_BITS 40u
+#define PROF_ITEM_LEN_MAX 0xffffffu
 
-/* Waits for the ranking @r (NULL: none) and frees it. */
-void prof_ranks_free(struct prof_ranks *r);
+static inline uint64_t prof_item_at(uint64_t word, uint32_t n)
+{
+	return word | (uint64_t)(n < PROF_ITEM_LEN_MAX ? n : PROF_ITEM_LEN_MAX)
+			      << PROF_ITEM_BITS;
+}
 
-/* The bytes of lent memory prof_build() uses for @nstacks stacks. */
-size_t prof_build_scratch_bytes(size_t nstacks);
+/* Builds the tree of @p, which has no node but the root, from the stacks
+ * @items[0..n) in @rec (each frame id valid): sorted first by their
+ * frames in prof_sort() order, so each node is made once, in order, with
+ * no lookup. Node ids follow the preorder of the sorted tree; totals and
+ * selves equal prof_add_stack() of each stack; so does the sibling order,
+ * unless @in_order, which links siblings in prof_sort() order. Records
+ * must lie in the stacks' order in @rec. @items is reordered. Returns 0;
+ * -EINVAL when @p has nodes; -ENOMEM (then @p is unchanged). */
+int prof_build(struct prof_profile *p, const uint32_t *rec,
+	       struct prof_item *items, size_t n, int in_order);
+
+/* Runs @fn on each of @n arguments, @size bytes apart from @args, on
+ * @n threads (the caller's one of them), and waits for all. A thread that
+ * cannot start is run on the caller's after the others. The one place
+ * the profile part starts threads: the caller of a bulk load chooses @n. */
+void prof_run_parts(void *(*fn)(void *), void *args, size_t size, unsigned n);
+
+/* Folded text's marks, shared by the reader and the writer. */
+#define KERNEL_SUFFIX "_[k]"
+#define INLINE_SUFFIX "_[i]"
+#define SUFFIX_LEN 4
+#define UTF8_BOM "\xef\xbb\xbf"
+
+/* 1 when @s[0..len) ends with the 4-byte @suffix after at least one
+ * byte of name. */
+static inline int prof_ends_with(const char *s, size_t len, const char *suffix)
+{
+	return SUFFIX_LEN < len &&
+	       memcmp(s + len - SUFFIX_LEN, suffix, SUFFIX_LEN) == 0;
+}
 
 #endif /* HEARTH_PROFILE_IMPL_H */

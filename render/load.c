@@ -74,7 +74,12 @@ static int parse(const char *buf, size_t len, struct prof_profile **out,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = prof_folded_parse_sorted(p, buf, len, 1, err, errlen);
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		struct prof_folded_opts o = { 1, 1, len < ((size_t)1 << 20) || cpus < 2 ? 1 : (unsigned)cpus };
+
+		rc = prof_folded_read(p, buf, len, &o, err, errlen);
+	}
 	if (rc < 0) {
 		if (rc == -ENOMEM)
 			snprintf(err, errlen, "out of memory");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzzes the folded parser. Whatever the bytes, parsing returns 0 or a
- * negative errno with a message; read by two threads that share the text
- * (as big texts are, here from 64 bytes on, in steps of 16), it gives
- * the same result, message, strings, frames and tree size; and when it
+ * negative errno with a message; read on 2 and 4 threads (each a part of
+ * the text), it gives the same result, message, strings, frames and tree
+ * size; and when it
  * succeeds, the written text parses again into a profile with the same
  * total (the writer's output is always valid folded text) and writes
  * again as the same bytes.
@@ -15,25 +15,22 @@
 #include <string.h>
 
 #include "profile/folded.h"
-#include "profile/folded_impl.h"
 #include "profile/profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* @data read by two threads (with thread 0 held back when @hold) gives
- * what one pass gave @p (@ret, @err). */
-static void same_as_split(const uint8_t *data, size_t size, int hold,
+/* @data read on @threads threads gives what one gave @p (@ret, @err). */
+static void same_as_split(const uint8_t *data, size_t size, unsigned threads,
 			  const struct prof_profile *p, int ret, const char *err)
 {
-	struct folded_how how = { 64, 16, 32, { 0, 0 }, hold, 0 };
+	const struct prof_folded_opts o = { (int)(size & 1), threads == 4, threads };
 	struct prof_profile *q = prof_new(PROF_UNIT_SAMPLES);
 	char err2[128];
 	int ret2;
 
 	if (!q)
 		return;
-	ret2 = folded_parse_with(q, (const char *)data, size, size & 1, 0, 0, &how,
-				 err2, sizeof(err2));
+	ret2 = prof_folded_read(q, (const char *)data, size, &o, err2, sizeof(err2));
 	if (ret == -ENOMEM || ret2 == -ENOMEM) {
 		prof_free(q);
 		return;
@@ -64,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	ret = prof_folded_parse(p, (const char *)data, size, size & 1, err,
 				sizeof(err));
-	same_as_split(data, size, (size & 2) != 0, p, ret, err);
+	same_as_split(data, size, 2, p, ret, err);
+	same_as_split(data, size, 4, p, ret, err);
 	if (ret < 0) {
 		if (ret != -EINVAL && ret != -ENOMEM)
 			abort();

@@ -131,9 +131,10 @@ static int ref_parse(struct prof_profile *p, const char *t, size_t len,
 	return 0;
 }
 
-/* Parses @t[0..len) both ways (into a heap copy that ends there, so
- * reading past it is caught) and compares; returns the reader's result. */
-static int check_text(const char *t, size_t len, int procs, int sorted)
+/* Parses @t[0..len) both ways, the reader on @threads threads (into a
+ * heap copy that ends there, so reading past it is caught), and
+ * compares; returns the reader's result. */
+static int check_text(const char *t, size_t len, int procs, unsigned threads)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
 	struct prof_profile *r = prof_new(PROF_UNIT_SAMPLES);
@@ -144,8 +145,11 @@ static int check_text(const char *t, size_t len, int procs, int sorted)
 	assert_non_null(r);
 	assert_non_null(copy);
 	memcpy(copy, t, len);
-	a = sorted ? prof_folded_parse_sorted(p, copy, len, procs, e1, sizeof(e1)) :
-		     prof_folded_parse(p, copy, len, procs, e1, sizeof(e1));
+	{
+		const struct prof_folded_opts o = { procs, (int)(threads & 1) == 0, threads };
+
+		a = prof_folded_read(p, copy, len, &o, e1, sizeof(e1));
+	}
 	b = ref_parse(r, t, len, procs, e2, sizeof(e2));
 	assert_int_equal(a, b);
 	assert_string_equal(e1, e2);
@@ -254,8 +258,8 @@ static size_t line_text(uint64_t *s, char *o, const char *prev, size_t plen)
 	return len;
 }
 
-/* Random texts of up to 60 lines, with and without process rows, both
- * sibling orders, some ending without a line end. */
+/* Random texts of up to 60 lines, with and without process rows, read on
+ * 1, 2 and 4 threads, some ending without a line end. */
 static void test_lines_random(void **state)
 {
 	/* Lines that extend the line before grow by at most 3 frames of
@@ -281,7 +285,7 @@ static void test_lines_random(void **state)
 			if (i + 1 < lines || rng(&s) % 3)
 				t[len++] = '\n';
 		}
-		bad += check_text(t, len, (int)(round & 1), (int)(round >> 1 & 1)) < 0;
+		bad += check_text(t, len, (int)(round & 1), 1u << (round >> 1) % 3) < 0;
 	}
 	/* Both kinds of text were met. */
 	assert_true(100 < bad && bad < 3900);
@@ -318,17 +322,59 @@ static void test_lines_shared_edges(void **state)
 
 		if (i == 14)
 			len = sizeof("a;b;c 1\na;b\0 2\n") - 1;
-		for (int procs = 0; procs < 2; procs++) {
-			check_text(texts[i], len, procs, 0);
-			check_text(texts[i], len, procs, 1);
-		}
+		for (int procs = 0; procs < 2; procs++)
+			for (unsigned threads = 1; threads <= 4; threads *= 2)
+				check_text(texts[i], len, procs, threads);
 	}
+}
+
+/* Text as stackcollapse-perf.pl writes it: a process, user frames with
+ * C++ signatures (spaces, commas, parentheses), [unknown] frames, kernel
+ * frames under them; 40,000 lines (about 2 MiB, in parts of different
+ * lengths), read on 1, 2 and 4 threads. */
+static void test_lines_flamegraph_style(void **state)
+{
+	static const char *const procs[] = { "java", "nginx", "postgres", "bash" };
+	static const char *const user[] = {
+		"start_thread", "main", "[unknown]", "__libc_start_main",
+		"std::vector<int, std::allocator<int> >::push_back(int const&)",
+		"Interpreter::run(Frame*, int)", "ngx_process_events_and_timers",
+		"ExecScan", "LWP::run() const", "operator new(unsigned long)",
+		"memcpy", "PostgresMain", "readline", "Lcom/example/App;::handle",
+	};
+	static const char *const kernel[] = {
+		"entry_SYSCALL_64_after_hwframe_[k]", "do_syscall_64_[k]",
+		"__x64_sys_read_[k]", "ksys_read_[k]", "vfs_read_[k]",
+		"schedule_[k]", "__schedule_[k]", "finish_task_switch.isra.0_[k]",
+	};
+	size_t cap = 8 << 20, len = 0;
+	char *t = malloc(cap);
+	uint64_t s = 0x5eed5eedull;
+
+	(void)state;
+	assert_non_null(t);
+	for (int i = 0; i < 40000; i++) {
+		size_t nu = 1 + rng(&s) % 12, nk = rng(&s) % 3 ? 0 : 1 + rng(&s) % 8;
+
+		len += (size_t)sprintf(t + len, "%s", procs[rng(&s) % 4]);
+		for (size_t j = 0; j < nu; j++)
+			len += (size_t)sprintf(t + len, ";%s",
+					       user[(j * 3 + rng(&s) % 3) %
+						    (sizeof(user) / sizeof(*user))]);
+		for (size_t j = 0; j < nk; j++)
+			len += (size_t)sprintf(t + len, ";%s", kernel[j]);
+		len += (size_t)sprintf(t + len, " %u\n", 1 + (unsigned)(rng(&s) % 50));
+	}
+	for (unsigned threads = 1; threads <= 4; threads *= 2)
+		assert_int_equal(check_text(t, len, 1, threads), 0);
+	free(t);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_random),
+		cmocka_unit_test(test_lines_flamegraph_style),
 		cmocka_unit_test(test_lines_shared_edges),
 	};
 
