@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Order in the tree: sibling lists sorted by how frames read in folded
- * text (prof_sort), so equal names sit together and every writer's output
- * is deterministic; and a whole tree built at once from stacks
- * (prof_build), the way big files load fast: every frame is ranked in
- * that order, the stacks are sorted by their frames' ranks, and each
- * node is then made once, in preorder, without the lookups that would
- * dominate (one per frame of every stack, at random in a big index).
+ * A whole tree built at once from stacks (prof_build), the way big files
+ * load fast: every frame is ranked in prof_sort() order, the stacks are
+ * sorted by their frames' ranks, and each node is then made once, in
+ * preorder, without the lookups that would dominate (one per frame of
+ * every stack, at random in a big index).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,142 +15,6 @@
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
-}
-
-/* ---- frames in folded order --------------------------------------------- */
-
-/* Byte @i of a frame's folded spelling: name, "_[k]" for kernel frames,
- * then ';'. Returns -1 past the end. */
-static int spelled_at(const struct prof_profile *p, const struct prof_frame *f,
-		      size_t i)
-{
-	size_t len = p->str_len[f->name];
-
-	if (i < len)
-		return (unsigned char)p->strs[f->name][i];
-	i -= len;
-	if (f->kind == PROF_KIND_KERNEL) {
-		if (i < SUFFIX_LEN)
-			return (unsigned char)KERNEL_SUFFIX[i];
-		i -= SUFFIX_LEN;
-	}
-	return i == 0 ? ';' : -1;
-}
-
-/* Compares frames @a and @b: their folded spellings bytewise (so sorted
- * siblings give folded lines in LC_ALL=C sort order), then module, file,
- * line, kind, class and language. */
-static int frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
-{
-	const struct prof_frame *fa = &p->frames[a], *fb = &p->frames[b];
-	size_t la = p->str_len[fa->name], lb = p->str_len[fb->name];
-	size_t i = la < lb ? la : lb;
-	int c = memcmp(p->strs[fa->name], p->strs[fb->name], i);
-
-	for (; c == 0; i++) {
-		int ca = spelled_at(p, fa, i), cb = spelled_at(p, fb, i);
-
-		if (ca != cb)
-			return ca < cb ? -1 : 1;
-		if (ca < 0)
-			break;
-	}
-	if (c == 0)
-		c = strcmp(p->strs[fa->module], p->strs[fb->module]);
-	if (c == 0)
-		c = strcmp(p->strs[fa->file], p->strs[fb->file]);
-	if (c)
-		return c;
-	if (fa->line != fb->line)
-		return fa->line < fb->line ? -1 : 1;
-	if (fa->kind != fb->kind)
-		return fa->kind < fb->kind ? -1 : 1;
-	if (fa->cls != fb->cls)
-		return fa->cls < fb->cls ? -1 : 1;
-	return (fa->lang > fb->lang) - (fa->lang < fb->lang);
-}
-
-static int node_cmp(const void *a, const void *b, void *arg)
-{
-	const struct prof_profile *p = arg;
-
-	return frame_cmp(p, p->nodes[*(const uint32_t *)a].frame,
-			 p->nodes[*(const uint32_t *)b].frame);
-}
-
-/* Sorts the children of @parent using @buf (room for all of them). */
-static void sort_children(struct prof_profile *p, uint32_t parent,
-			  uint32_t *buf)
-{
-	uint32_t n = 0, c;
-	int ordered = 1;
-
-	for (c = p->nodes[parent].child; c; c = p->nodes[c].sibling) {
-		if (n && frame_cmp(p, p->nodes[buf[n - 1]].frame,
-				   p->nodes[c].frame) > 0)
-			ordered = 0;
-		buf[n++] = c;
-	}
-	if (ordered)
-		return;
-	qsort_r(buf, n, sizeof(*buf), node_cmp, p);
-	p->nodes[parent].child = buf[0];
-	for (uint32_t i = 0; i + 1 < n; i++)
-		p->nodes[buf[i]].sibling = buf[i + 1];
-	p->nodes[buf[n - 1]].sibling = 0;
-	if (!p->last_child_stale)
-		p->last_child[parent] = buf[n - 1];
-}
-
-/* Relinks every sibling list in id order, which is the sorted order when
- * the ids follow the sorted tree's preorder. A parent comes before its
- * children, so it is reset first. 0 or -ENOMEM. */
-static int relink_by_id(struct prof_profile *p)
-{
-	struct prof_node *nd = p->nodes;
-	uint32_t *last;
-
-	if (prof_last_child_ready(p, p->nnodes, 0) < 0)
-		return -ENOMEM;
-	last = p->last_child;
-	nd[0].child = 0;
-	last[0] = 0;
-	for (uint32_t id = 1; id < p->nnodes; id++) {
-		uint32_t parent = nd[id].parent;
-
-		nd[id].child = nd[id].sibling = 0;
-		last[id] = 0;
-		if (last[parent])
-			nd[last[parent]].sibling = id;
-		else
-			nd[parent].child = id;
-		last[parent] = id;
-	}
-	p->last_child_stale = 0;
-	return 0;
-}
-
-int prof_sort(struct prof_profile *p)
-{
-	uint32_t *buf;
-
-	if (p->sorted)
-		return 0;
-	if (p->pre_sorted) {
-		if (relink_by_id(p) < 0)
-			return -ENOMEM;
-		p->sorted = 1;
-		return 0;
-	}
-	buf = malloc((size_t)p->nnodes * sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < p->nnodes; i++)
-		if (p->nodes[i].child)
-			sort_children(p, i, buf);
-	free(buf);
-	p->sorted = 1;
-	return 0;
 }
 
 /* ---- items sorted by key ---------------------------------------------- */
@@ -253,7 +115,7 @@ static uint64_t spelled_key(const struct prof_profile *p, uint32_t f, size_t at)
 		return k;
 	}
 	for (size_t i = 0; i < 8; i++) {
-		int c = spelled_at(p, fr, at + i);
+		int c = prof_spelled_at(p, fr, at + i);
 
 		k = k << 8 | (uint64_t)(c < 0 ? 0 : c);
 	}
@@ -262,7 +124,7 @@ static uint64_t spelled_key(const struct prof_profile *p, uint32_t f, size_t at)
 
 static int rank_cmp(const void *a, const void *b, void *arg)
 {
-	return frame_cmp(arg, (uint32_t)((const struct prof_item *)a)->at,
+	return prof_frame_cmp(arg, (uint32_t)((const struct prof_item *)a)->at,
 			 (uint32_t)((const struct prof_item *)b)->at);
 }
 

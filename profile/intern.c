@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile's interned strings and frames: each distinct string and
+ * The profile's interned strings and frames, and the order frames sort
+ * in (prof_sort()'s, by their folded spelling): each distinct string and
  * frame is stored once and named by a small id, so stacks are arrays of
  * ids and comparing frames is comparing integers. Both indexes are
  * open-addressing tables of ids (struct id_table, profile_impl.h); the
@@ -301,4 +302,52 @@ const struct prof_frame *prof_frame_get(const struct prof_profile *p,
 uint32_t prof_frame_count(const struct prof_profile *p)
 {
 	return p->nframes;
+}
+
+/* ---- frames in folded order ------------------------------------------------ */
+
+int prof_spelled_at(const struct prof_profile *p, const struct prof_frame *f,
+		      size_t i)
+{
+	size_t len = p->str_len[f->name];
+
+	if (i < len)
+		return (unsigned char)p->strs[f->name][i];
+	i -= len;
+	if (f->kind == PROF_KIND_KERNEL) {
+		if (i < SUFFIX_LEN)
+			return (unsigned char)KERNEL_SUFFIX[i];
+		i -= SUFFIX_LEN;
+	}
+	return i == 0 ? ';' : -1;
+}
+
+int prof_frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
+{
+	const struct prof_frame *fa = &p->frames[a], *fb = &p->frames[b];
+	size_t la = p->str_len[fa->name], lb = p->str_len[fb->name];
+	size_t i = la < lb ? la : lb;
+	int c = memcmp(p->strs[fa->name], p->strs[fb->name], i);
+
+	for (; c == 0; i++) {
+		int ca = prof_spelled_at(p, fa, i), cb = prof_spelled_at(p, fb, i);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+		if (ca < 0)
+			break;
+	}
+	if (c == 0)
+		c = strcmp(p->strs[fa->module], p->strs[fb->module]);
+	if (c == 0)
+		c = strcmp(p->strs[fa->file], p->strs[fb->file]);
+	if (c)
+		return c;
+	if (fa->line != fb->line)
+		return fa->line < fb->line ? -1 : 1;
+	if (fa->kind != fb->kind)
+		return fa->kind < fb->kind ? -1 : 1;
+	if (fa->cls != fb->cls)
+		return fa->cls < fb->cls ? -1 : 1;
+	return (fa->lang > fb->lang) - (fa->lang < fb->lang);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile's life cycle and its call tree (the strings and frames it
- * interns are in intern.c).
+ * The profile's life cycle and its call tree, its sibling order included
+ * (the strings and frames it interns are in intern.c, a whole tree made
+ * at once in build.c).
  *
  * Open-addressing hash tables (linear probing, power-of-two sizes, slot
  * value 0 = empty) index the strings, the frames and the tree's edges.
@@ -515,6 +516,91 @@ int prof_ids_preorder(const struct prof_profile *p)
 uint64_t prof_total(const struct prof_profile *p)
 {
 	return p->nodes[0].total;
+}
+
+/* ---- sibling order ---------------------------------------------------------- */
+
+static int node_cmp(const void *a, const void *b, void *arg)
+{
+	const struct prof_profile *p = arg;
+
+	return prof_frame_cmp(p, p->nodes[*(const uint32_t *)a].frame,
+			 p->nodes[*(const uint32_t *)b].frame);
+}
+
+/* Sorts the children of @parent using @buf (room for all of them). */
+static void sort_children(struct prof_profile *p, uint32_t parent,
+			  uint32_t *buf)
+{
+	uint32_t n = 0, c;
+	int ordered = 1;
+
+	for (c = p->nodes[parent].child; c; c = p->nodes[c].sibling) {
+		if (n && prof_frame_cmp(p, p->nodes[buf[n - 1]].frame,
+				   p->nodes[c].frame) > 0)
+			ordered = 0;
+		buf[n++] = c;
+	}
+	if (ordered)
+		return;
+	qsort_r(buf, n, sizeof(*buf), node_cmp, p);
+	p->nodes[parent].child = buf[0];
+	for (uint32_t i = 0; i + 1 < n; i++)
+		p->nodes[buf[i]].sibling = buf[i + 1];
+	p->nodes[buf[n - 1]].sibling = 0;
+	if (!p->last_child_stale)
+		p->last_child[parent] = buf[n - 1];
+}
+
+/* Relinks every sibling list in id order, which is the sorted order when
+ * the ids follow the sorted tree's preorder. A parent comes before its
+ * children, so it is reset first. 0 or -ENOMEM. */
+static int relink_by_id(struct prof_profile *p)
+{
+	struct prof_node *nd = p->nodes;
+	uint32_t *last;
+
+	if (prof_last_child_ready(p, p->nnodes, 0) < 0)
+		return -ENOMEM;
+	last = p->last_child;
+	nd[0].child = 0;
+	last[0] = 0;
+	for (uint32_t id = 1; id < p->nnodes; id++) {
+		uint32_t parent = nd[id].parent;
+
+		nd[id].child = nd[id].sibling = 0;
+		last[id] = 0;
+		if (last[parent])
+			nd[last[parent]].sibling = id;
+		else
+			nd[parent].child = id;
+		last[parent] = id;
+	}
+	p->last_child_stale = 0;
+	return 0;
+}
+
+int prof_sort(struct prof_profile *p)
+{
+	uint32_t *buf;
+
+	if (p->sorted)
+		return 0;
+	if (p->pre_sorted) {
+		if (relink_by_id(p) < 0)
+			return -ENOMEM;
+		p->sorted = 1;
+		return 0;
+	}
+	buf = malloc((size_t)p->nnodes * sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (p->nodes[i].child)
+			sort_children(p, i, buf);
+	free(buf);
+	p->sorted = 1;
+	return 0;
 }
 
 /* ---- merge and walk ------------------------------------------------------------------ */

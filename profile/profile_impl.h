@@ -117,6 +117,16 @@ int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 /* prof_grow_how() with huge pages asked for. */
 int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size);
 
+/* Byte @i of frame @f's folded spelling: its name, "_[k]" for a kernel
+ * frame, then ';'; -1 past the end. */
+int prof_spelled_at(const struct prof_profile *p, const struct prof_frame *f,
+		    size_t i);
+
+/* Compares frames @a and @b in prof_sort() order: their folded spellings
+ * bytewise (so sorted siblings give folded lines in LC_ALL=C sort order),
+ * then module, file, line, kind, class and language. <0, 0 or >0. */
+int prof_frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b);
+
 /* Makes room for @extra more nodes without touching the edge index or
  * the last children (which go stale). Returns 0 or -ENOMEM. */
 int prof_nodes_room(struct prof_profile *p, size_t extra);
