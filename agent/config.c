@@ -40,21 +40,36 @@ int config_parse_duration(const char *s, uint64_t *ns)
 		{ "us", 1000ull }, { "m", 60 * NS_PER_S }, { "h", 3600 * NS_PER_S },
 		{ "d", 86400 * NS_PER_S },
 	};
-	unsigned long long v;
-	char *end;
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *p = s;
 
 	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].sfx) != 0)
-			continue;
-		if (v > UINT64_MAX / units[i].mult)
+	for (; '0' <= *p && *p <= '9'; p++) {
+		if ((UINT64_MAX - 9) / 10 < whole)
 			return -EINVAL;
-		*ns = v * units[i].mult;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
+		if (*++p < '0' || *p > '9')
+			return -EINVAL;
+		/* Digits past the twelfth are below a nanosecond of any unit. */
+		for (; '0' <= *p && *p <= '9'; p++)
+			if (scale < 1000000000000ull) {
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				scale *= 10;
+			}
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t part;
+
+		if (strcmp(p, units[i].sfx) != 0)
+			continue;
+		part = (uint64_t)((unsigned __int128)frac * units[i].mult / scale);
+		if (UINT64_MAX / units[i].mult < whole ||
+		    UINT64_MAX - whole * units[i].mult < part)
+			return -EINVAL;
+		*ns = whole * units[i].mult + part;
 		return 0;
 	}
 	return -EINVAL;

@@ -58,7 +58,10 @@ int config_parse(struct hearthd_config *c, const char *text, size_t len,
 int config_load(struct hearthd_config *c, const char *path, char *err,
 		size_t errlen);
 
-/* Parsers shared with the flags. Each returns 0 or -EINVAL. */
+/* Parsers shared with the flags and the hearth command. Each returns 0
+ * or -EINVAL. The one duration grammar: a number, decimals allowed, with
+ * us, ms, s, m, h or d (a bare number is seconds): "90", "1.5s", "500ms",
+ * "2d". */
 int config_parse_duration(const char *s, uint64_t *ns);
 int config_parse_size(const char *s, uint64_t *bytes);
 int config_parse_bool(const char *s, bool *v);

@@ -19,8 +19,5 @@ int cmd_diff(int argc, char **argv);
 /* The one error sink: prints "hearth: <sentence>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parses a duration: "30" (seconds), "30s", "500ms", "5m", "2h". Returns
- * 0 and nanoseconds in @ns, or -1 when @s is not a duration. */
-int cli_parse_duration(const char *s, unsigned long long *ns);
 
 #endif

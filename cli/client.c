@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "agent/store_codec.h"
 #include "cli/client.h"
@@ -193,7 +194,7 @@ static int from_local(struct tm *tm, int h, int m, int s, uint64_t *ns)
 
 int cli_parse_time(const char *s, uint64_t now_ns, uint64_t *ns)
 {
-	unsigned long long d;
+	uint64_t d;
 	struct tm tm;
 	time_t now = (time_t)(now_ns / 1000000000ull);
 	int h, m, sec, y, mo, day, n = 0;
@@ -203,7 +204,7 @@ int cli_parse_time(const char *s, uint64_t now_ns, uint64_t *ns)
 	if (!strcmp(s, "now"))
 		return *ns = now_ns, 0;
 	if (s[0] == '-')
-		return cli_parse_duration(s + 1, &d) == 0 && d < now_ns ? (*ns = now_ns - d, 0) : -1;
+		return config_parse_duration(s + 1, &d) == 0 && d < now_ns ? (*ns = now_ns - d, 0) : -1;
 	if (s[0] == '@') {
 		v = strtod(s + 1, &end);
 		if (end == s + 1 || *end || !(v > 0) || v > 1e11)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/viewer.h"
 #include "cli/client.h"
@@ -233,7 +234,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long long ns;
+	uint64_t ns;
 	char *end;
 	long v;
 	int c;
@@ -243,7 +244,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		switch (c) {
 		case 'a': a->mark = optarg; break;
 		case 'w':
-			if (cli_parse_duration(optarg, &ns) < 0 || !ns) {
+			if (config_parse_duration(optarg, &ns) < 0 || !ns) {
 				cli_error("--window takes a duration like 10m, not '%s'.", optarg);
 				return -1;
 			}

@@ -35,29 +35,6 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int cli_parse_duration(const char *s, unsigned long long *ns)
-{
-	static const struct { const char *suffix; unsigned long long mult; } units[] = {
-		{ "", 1000000000ULL }, { "s", 1000000000ULL }, { "ms", 1000000ULL },
-		{ "us", 1000ULL }, { "m", 60000000000ULL }, { "h", 3600000000000ULL },
-	};
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -1;
-	v = strtod(s, &end);
-	if (end == s || v < 0 || v > 1e7)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix) == 0) {
-			*ns = (unsigned long long)(v * (double)units[i].mult);
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: hearth [--version] <command> [options]\n\ncommands:\n");

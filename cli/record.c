@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/sampler.h"
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "profile/profile.h"
@@ -31,7 +32,7 @@ static void on_signal(int sig)
 
 struct record_args {
 	struct sampler_opts opts;
-	unsigned long long duration_ns; /* 0 = until Ctrl-C */
+	uint64_t duration_ns;    /* 0 = until Ctrl-C */
 	const char *output;
 	unsigned out_flags;
 };
@@ -158,7 +159,7 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 
 	switch (c) {
 	case 'd':
-		if (cli_parse_duration(optarg, &a->duration_ns) < 0 || !a->duration_ns) {
+		if (config_parse_duration(optarg, &a->duration_ns) < 0 || !a->duration_ns) {
 			cli_error("'%s' is not a duration: use seconds (10) or a unit (500ms, 30s, 5m).", optarg);
 			return -1;
 		}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
@@ -32,9 +33,9 @@ struct snap_args {
 
 static int parse_span(const char *opt, const char *v, uint64_t *ns)
 {
-	unsigned long long d;
+	uint64_t d;
 
-	if (cli_parse_duration(v, &d) < 0 || d == 0) {
+	if (config_parse_duration(v, &d) < 0 || d == 0) {
 		cli_error("%s takes a duration like 30s, 5m or 2h, not '%s'.", opt, v);
 		return -1;
 	}

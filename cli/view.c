@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/viewer.h"
@@ -123,13 +124,13 @@ static int view_diff(int argc, char **argv, struct rd_window_opts *wo)
 /* Options of --live; returns 0, or -1 after saying what is wrong. */
 static int live_option(int c, struct live_src *src)
 {
-	unsigned long long ns;
+	uint64_t ns;
 	char *end;
 	long v;
 
 	switch (c) {
 	case 'l':
-		if (cli_parse_duration(optarg, &ns) < 0 || !ns) {
+		if (config_parse_duration(optarg, &ns) < 0 || !ns) {
 			cli_error("--last takes a duration like 5m, not '%s'.", optarg);
 			return -1;
 		}

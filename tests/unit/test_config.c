@@ -136,7 +136,18 @@ static void test_flags_and_parsers(void **state)
 	assert_int_equal(config_parse_duration("5m", &v), 0);
 	assert_int_equal(v, 300 * SEC);
 	assert_int_equal(config_parse_duration("", &v), -EINVAL);
-	assert_int_equal(config_parse_duration("1.5s", &v), -EINVAL);
+	/* One grammar for the command and the config: decimals and days. */
+	assert_int_equal(config_parse_duration("1.5s", &v), 0);
+	assert_true(v == 1500000000ull);
+	assert_int_equal(config_parse_duration("0.25", &v), 0);
+	assert_true(v == 250000000ull);
+	assert_int_equal(config_parse_duration("2d", &v), 0);
+	assert_true(v == 2ull * 86400 * 1000000000ull);
+	assert_int_equal(config_parse_duration("0.001ms", &v), 0);
+	assert_true(v == 1000);
+	assert_int_equal(config_parse_duration("1.", &v), -EINVAL);
+	assert_int_equal(config_parse_duration("1.5x", &v), -EINVAL);
+	assert_int_equal(config_parse_duration("99999999999d", &v), -EINVAL);
 	assert_int_equal(config_parse_size("4K", &v), 0);
 	assert_int_equal(v, 4096);
 	assert_int_equal(config_parse_size("2T", &v), 0);
