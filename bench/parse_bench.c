@@ -17,7 +17,7 @@
 #include <time.h>
 
 #include "profile/folded.h"
-#include "render/load.h"
+#include "profile/load.h"
 #include "render/model.h"
 
 struct stamp {
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t0 = stamp();
-	if (rd_load_profile(argv[1], &p, err, sizeof(err)) < 0) {
+	if (prof_load(argv[1], NULL, &p, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "parse_bench: %s\n", err);
 		return 1;
 	}

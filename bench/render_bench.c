@@ -27,7 +27,7 @@
 
 #include "render/calltree.h"
 #include "render/flame.h"
-#include "render/load.h"
+#include "profile/load.h"
 #include "render/model.h"
 #include "render/sdl.h"
 #include "render/ui.h"
@@ -307,7 +307,7 @@ static int load_once(const char *path, int copy, struct prof_profile **pp,
 {
 	double t0 = now(), t1;
 
-	if (rd_load_profile(path, pp, err, errlen) < 0)
+	if (prof_load(path, NULL, pp, NULL, err, errlen) < 0)
 		return -1;
 	t1 = now();
 	t->parse = t1 - t0;

@@ -4,6 +4,7 @@
 #define HEARTH_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Each subcommand takes argv with argv[0] = its own name; returns the exit
  * status. */
@@ -19,5 +20,32 @@ int cmd_diff(int argc, char **argv);
 /* The one error sink: prints "hearth: <sentence>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+
+/* The options every command that reads profile files takes, as getopt
+ * values: --max-input SIZE and --unit UNIT. */
+#define CLI_OPT_MAX_INPUT 0x100
+#define CLI_OPT_UNIT 0x101
+#define CLI_INPUT_OPTIONS                                                      \
+	{ "max-input", required_argument, NULL, CLI_OPT_MAX_INPUT },           \
+	{ "unit", required_argument, NULL, CLI_OPT_UNIT }
+#define CLI_INPUT_HELP                                                         \
+	"      --max-input SIZE  read at most SIZE bytes of a file, or of it\n"   \
+	"                        decompressed (default 1G; K, M, G)\n"            \
+	"      --unit UNIT       what folded counts are: samples (default),\n"    \
+	"                        nanoseconds or bytes\n"
+
+struct prof_load_opts;
+struct prof_profile;
+
+/* Takes the input option @c (CLI_OPT_MAX_INPUT or CLI_OPT_UNIT) with
+ * @arg into @o. Returns 0, or -1 after saying what is wrong. */
+int cli_input_option(int c, const char *arg, struct prof_load_opts *o);
+
+/* Loads the profile file @path ("-": standard input) as @o says (NULL:
+ * the defaults), says what the load left out, and, unless @empty_ok,
+ * refuses a profile with nothing in it. Returns the profile, or NULL after
+ * one sentence. */
+struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
+			      int empty_ok);
 
 #endif

@@ -14,12 +14,9 @@
 #include "cli/viewer.h"
 #include "cli/client.h"
 #include "profile/diff.h"
-#include "profile/folded.h"
-#include "profile/pprof.h"
+#include "profile/load.h"
 #include "render/sdl.h"
 #include "render/views.h"
-
-#define FILE_MAX ((size_t)1 << 30)
 
 static double share(uint64_t v, uint64_t total)
 {
@@ -68,70 +65,6 @@ static int print_table(const struct prof_profile *before,
 	return 0;
 }
 
-/* ---- inputs ---------------------------------------------------------------- */
-
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0;
-	char *buf = NULL;
-
-	if (!f) {
-		cli_error("cannot open %s (%s).", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		char *nb = n + 1 >= cap || !buf ? realloc(buf, cap *= 2) : buf;
-		size_t r;
-
-		if (!nb || cap > FILE_MAX) {
-			cli_error("%s is too large to read.", path);
-			break;
-		}
-		buf = nb;
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0) {
-			if (ferror(f)) {
-				cli_error("cannot read %s (%s).", path, strerror(errno));
-				break;
-			}
-			fclose(f);
-			buf[n] = 0;
-			*len = n;
-			return buf;
-		}
-	}
-	fclose(f);
-	free(buf);
-	return NULL;
-}
-
-static struct prof_profile *load_file(const char *path)
-{
-	struct prof_profile *p = NULL;
-	char err[256] = "";
-	size_t len = 0;
-	char *buf = read_file(path, &len);
-	int rc;
-
-	if (!buf)
-		return NULL;
-	if (prof_pprof_sniff(buf, len)) {
-		rc = prof_pprof_read(buf, len, &p, err, sizeof(err));
-	} else {
-		p = prof_new(PROF_UNIT_SAMPLES);
-		rc = p ? prof_folded_parse(p, buf, len, 1, err, sizeof(err)) : -ENOMEM;
-	}
-	free(buf);
-	if (rc) {
-		prof_free(p);
-		cli_error("%s: %s", path, rc == -ENOMEM ? "out of memory." : err);
-		return NULL;
-	}
-	return p;
-}
-
 struct diff_args {
 	const char *sock;
 	const char *mark;
@@ -139,6 +72,7 @@ struct diff_args {
 	size_t top;
 	double min_pp;
 	struct ctl_snapshot_req filter;
+	struct prof_load_opts load;
 	int view;                 /* --view: open the diff in the viewer */
 	const char *debug_layout; /* its --debug-layout (a test aid) */
 };
@@ -215,8 +149,10 @@ static void usage(FILE *out)
 		"                   [--top N] [--socket PATH] [--view]\n"
 		"Prints the functions whose share of the profile changed most (inclusive\n"
 		"share in percent; change in percentage points), largest change first.\n"
-		"BEFORE and AFTER are folded or pprof files. --view opens the diff in the\n"
-		"viewer instead (hearth view --diff).\n");
+		"BEFORE and AFTER are folded or pprof files, gzip'd or not, told apart by\n"
+		"their content. --view opens the diff in the viewer instead (hearth view\n"
+		"--diff).\n"
+		CLI_INPUT_HELP);
 }
 
 static int parse_args(struct diff_args *a, int argc, char **argv)
@@ -232,6 +168,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		{ "view", no_argument, NULL, 'v' },
 		{ "debug-layout", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_INPUT_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t ns;
@@ -277,6 +214,11 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		case 's': a->sock = optarg; break;
 		case 'v': a->view = 1; break;
 		case 'D': a->debug_layout = optarg; break;
+		case CLI_OPT_MAX_INPUT:
+		case CLI_OPT_UNIT:
+			if (cli_input_option(c, optarg, &a->load) < 0)
+				return -1;
+			break;
 		case 'h': usage(stdout); return 1;
 		default: return -1;
 		}
@@ -311,7 +253,7 @@ static int view_window(const struct diff_args *a, struct prof_profile **p,
 int cmd_diff(int argc, char **argv)
 {
 	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
-			       .top = 20, .min_pp = 0.005 };
+			       .top = 20, .min_pp = 0.005, .load.unit = -1 };
 	struct prof_profile *p[2] = { NULL, NULL };
 	int rc = parse_args(&a, argc, argv), status = 1;
 
@@ -332,7 +274,8 @@ int cmd_diff(int argc, char **argv)
 	if (a.mark) {
 		if (load_around_mark(&a, p) < 0)
 			goto out;
-	} else if (!(p[0] = load_file(argv[optind])) || !(p[1] = load_file(argv[optind + 1]))) {
+	} else if (!(p[0] = cli_load(argv[optind], &a.load, 1)) ||
+		   !(p[1] = cli_load(argv[optind + 1], &a.load, 1))) {
 		goto out;
 	}
 	if (!prof_total(p[0]) || !prof_total(p[1])) {

@@ -11,7 +11,7 @@
 #include "cli/viewer.h"
 #include "profile/folded.h"
 #include "profile/pprof.h"
-#include "render/load.h"
+#include "profile/load.h"
 #include "render/model.h"
 #include "render/svg.h"
 
@@ -21,16 +21,8 @@ struct args {
 	enum fmt fmt;
 	const char *out, *in, *title;
 	int width, height, icicle;
+	struct prof_load_opts load;
 };
-
-/* Prints a library's sentence through the one error sink, with exactly
- * one closing period. */
-static void say(const char *err)
-{
-	size_t n = strlen(err);
-
-	cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
-}
 
 static void usage(FILE *out)
 {
@@ -48,7 +40,11 @@ static void usage(FILE *out)
 		"      --height N     PNG height (default: tall enough for every row)\n"
 		"      --icicle       root on top\n"
 		"      --title TEXT   SVG title\n"
-		"  -h, --help         this text\n");
+		CLI_INPUT_HELP
+		"  -h, --help         this text\n"
+		"\n"
+		"FILE is told apart by its content: folded stacks or pprof, either\n"
+		"gzip'd or not. A file with no samples is an error.\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *v)
@@ -75,7 +71,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "height", required_argument, NULL, 'H' },
 		{ "icicle", no_argument, NULL, 'i' },
 		{ "title", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
+		{ "help", no_argument, NULL, 'h' }, CLI_INPUT_OPTIONS, { 0 },
 	};
 	int c;
 
@@ -96,6 +92,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 					  c == 'w' ? "width" : "height", optarg);
 				return 2;
 			}
+			break;
+		case CLI_OPT_MAX_INPUT:
+		case CLI_OPT_UNIT:
+			if (cli_input_option(c, optarg, &a->load) < 0)
+				return 2;
 			break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
@@ -134,10 +135,9 @@ static int write_text(const struct args *a, struct prof_profile *p,
 
 int cmd_export(int argc, char **argv)
 {
-	struct args a = { 0 };
+	struct args a = { .load.unit = -1 };
 	struct prof_profile *p = NULL;
 	struct rd_model *m = NULL;
-	char err[512];
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
@@ -145,13 +145,11 @@ int cmd_export(int argc, char **argv)
 	if (a.fmt == FMT_PNG) {
 		struct cli_png_args pa = { .in = a.in, .out = a.out,
 					   .width = a.width, .height = a.height,
-					   .icicle = a.icicle };
+					   .icicle = a.icicle, .load = &a.load };
 		return cli_export_png(argv, &pa);
 	}
-	if (rd_load_profile(a.in, &p, err, sizeof(err)) < 0) {
-		say(err);
+	if (!(p = cli_load(a.in, &a.load, 0)))
 		return 1;
-	}
 	if (!(m = rd_model_new(p))) {
 		cli_error("out of memory while reading %s.", a.in);
 		prof_free(p);

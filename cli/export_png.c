@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/viewer.h"
-#include "render/load.h"
+#include "profile/load.h"
 #include "render/model.h"
 #include "render/sdl.h"
 
@@ -21,11 +21,8 @@ int cli_export_png(char **argv, const struct cli_png_args *a)
 	int rc = 0;
 
 	(void)argv;
-	if (rd_load_profile(a->in, &p, err, sizeof(err)) < 0) {
-		n = strlen(err);
-		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+	if (!(p = cli_load(a->in, a->load, 0)))
 		return 1;
-	}
 	if (!(m = rd_model_new(p))) {
 		cli_error("out of memory while reading %s.", a->in);
 		prof_free(p);

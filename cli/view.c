@@ -11,7 +11,7 @@
 #include "cli/client.h"
 #include "cli/viewer.h"
 #include "render/live.h"
-#include "render/load.h"
+#include "profile/load.h"
 #include "render/model.h"
 #include "render/sdl.h"
 #include "render/views.h"
@@ -103,8 +103,10 @@ static int view_live(struct live_src *src, struct rd_window_opts *wo)
 	return rc < 0;
 }
 
-static int view_diff(int argc, char **argv, struct rd_window_opts *wo)
+static int view_diff(int argc, char **argv, struct rd_window_opts *wo,
+		     const struct prof_load_opts *lo)
 {
+	struct prof_profile *b, *a;
 	char err[512], title[512];
 	int rc;
 
@@ -115,7 +117,13 @@ static int view_diff(int argc, char **argv, struct rd_window_opts *wo)
 	snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s \xe2\x80\x94 hearth",
 		 argv[optind], argv[optind + 1]);
 	wo->title = title;
-	rc = rd_views_run_diff(argv[optind], argv[optind + 1], wo, err, sizeof(err));
+	if (!(b = cli_load(argv[optind], lo, 1)))
+		return 1;
+	if (!(a = cli_load(argv[optind + 1], lo, 1))) {
+		prof_free(b);
+		return 1;
+	}
+	rc = rd_views_run_diff_profiles(b, a, wo, err, sizeof(err));
 	if (rc < 0)
 		say(err);
 	return rc < 0;
@@ -163,6 +171,7 @@ int cmd_view(int argc, char **argv)
 	struct rd_window_opts wo = { 0 };
 	struct live_src src = { .sock = CLI_DEFAULT_SOCKET,
 				.req.last_ns = 300000000000ull };
+	struct prof_load_opts lo = { .unit = -1 };
 	struct prof_profile *p = NULL;
 	struct rd_model *m;
 	char err[512], title[512];
@@ -182,6 +191,11 @@ int cmd_view(int argc, char **argv)
 		case 'h': cli_view_usage(stdout); return 0;
 		case 'd': diff = 1; break;
 		case 'L': live = 1; break;
+		case CLI_OPT_MAX_INPUT:
+		case CLI_OPT_UNIT:
+			if (cli_input_option(c, optarg, &lo) < 0)
+				return 2;
+			break;
 		case 'l': case 'p': case 'c': case 'o': case 'k':
 			if (live_option(c, &src) < 0)
 				return 2;
@@ -194,7 +208,7 @@ int cmd_view(int argc, char **argv)
 		return 2;
 	}
 	if (diff)
-		return view_diff(argc, argv, &wo);
+		return view_diff(argc, argv, &wo, &lo);
 	if (live && optind != argc) {
 		cli_error("'hearth view --live' reads from hearthd and takes no file.");
 		return 2;
@@ -205,10 +219,8 @@ int cmd_view(int argc, char **argv)
 		cli_error("'hearth view' takes one profile file (or '-' for stdin); 'hearth view --help' shows the options.");
 		return 2;
 	}
-	if (rd_load_profile(argv[optind], &p, err, sizeof(err)) < 0) {
-		say(err);
+	if (!(p = cli_load(argv[optind], &lo, 0)))
 		return 1;
-	}
 	if (!(m = rd_model_new(p))) {
 		cli_error("out of memory while reading %s.", argv[optind]);
 		prof_free(p);

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "cli/cli.h"
 #include "cli/viewer.h"
 
 const struct option cli_view_options[] = {
@@ -21,6 +22,7 @@ const struct option cli_view_options[] = {
 	{ "off-cpu", no_argument, NULL, 'o' },
 	{ "socket", required_argument, NULL, 'k' },
 	{ "help", no_argument, NULL, 'h' },
+	CLI_INPUT_OPTIONS,
 	{ 0 },
 };
 
@@ -38,7 +40,11 @@ void cli_view_usage(FILE *out)
 		"      --size WxH       window size in screen pixels (default 1280x800)\n"
 		"      --debug-layout F test aid: rewrite F with the box and zone\n"
 		"                       rectangles after every redraw\n"
+		CLI_INPUT_HELP
 		"  -h, --help           this text\n"
+		"\n"
+		"FILE is told apart by its content: folded stacks or pprof, either gzip'd\n"
+		"or not. A file with no samples is an error.\n"
 		"\n"
 		"hearth view --diff BEFORE AFTER: the change between two profiles, red where\n"
 		"  a function's share grew, blue where it shrank (changes within sampling\n"

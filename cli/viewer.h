@@ -27,9 +27,11 @@ void cli_view_usage(FILE *out);
 int cli_view_wants_help(int argc, char **argv);
 
 /* What `hearth export --png` was asked for. */
+struct prof_load_opts;
 struct cli_png_args {
 	const char *in, *out;
 	int width, height, icicle;
+	const struct prof_load_opts *load; /* how to read @in */
 };
 
 /* Writes the PNG (hearth-view), or replaces this process with hearth-view

@@ -70,8 +70,19 @@ int gz_inflate(const void *in, size_t n, size_t max, uint8_t **out,
 		return -ENOMEM;
 	z.next_in = (Bytef *)in;
 	z.avail_in = (uInt)n;
-	while (zr != Z_STREAM_END) {
+	for (;;) {
+		if (zr == Z_STREAM_END) {
+			/* Another member follows: read it too, as gzip does. */
+			if (z.avail_in == 0)
+				break;
+			if (inflateReset(&z) != Z_OK) {
+				ret = -EINVAL;
+				break;
+			}
+		}
 		if (!o || got == cap) {
+			/* The size is checked as it grows: a bomb stops at
+			 * the limit, never past it. */
 			if (max < got) {
 				ret = -EFBIG;
 				break;
@@ -84,7 +95,7 @@ int gz_inflate(const void *in, size_t n, size_t max, uint8_t **out,
 		z.next_out = o + got;
 		z.avail_out = (uInt)(cap - got < UINT32_MAX ? cap - got : UINT32_MAX);
 		zr = inflate(&z, Z_NO_FLUSH);
-		got = z.total_out;
+		got = (size_t)(z.next_out - o);
 		if (zr == Z_MEM_ERROR) {
 			ret = -ENOMEM;
 			break;

@@ -11,9 +11,11 @@
  * @n is beyond what one call can take). */
 int gz_deflate(const void *in, size_t n, void **out, size_t *outlen);
 
-/* Inflates gzip (or zlib) data @in[0..n) into a malloc'd *@out / *@outlen.
- * Returns 0, -EFBIG when the result would exceed @max bytes, -EINVAL for
- * a corrupt or truncated stream, or -ENOMEM. */
+/* Inflates gzip (or zlib) data @in[0..n), every member of it one after
+ * the other as gzip does, into a malloc'd *@out / *@outlen. Returns 0,
+ * -EFBIG as soon as the result would exceed @max bytes (it never holds
+ * more than @max + 1), -EINVAL for a corrupt or truncated stream, or
+ * -ENOMEM. */
 int gz_inflate(const void *in, size_t n, size_t max, uint8_t **out,
 	       size_t *outlen);
 

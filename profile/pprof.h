@@ -22,7 +22,8 @@
  * present; in other files, all but the last Line of a Location read as
  * inline frames and a "[kernel..." mapping as kernel frames. A Location
  * without Lines reads as "module+0xoffset". Samples with negative values
- * are skipped; a stack deeper than 1,048,576 frames is refused.
+ * are left out and counted (prof_meta's negative); a stack deeper than
+ * 1,048,576 frames is refused.
  */
 #ifndef HEARTH_PPROF_H
 #define HEARTH_PPROF_H

@@ -463,6 +463,7 @@ static int decode_sample(struct reader *r, struct span s)
 	if (nvalues != r->ntypes)
 		return pr_bad(r, "a sample has %zu values but the profile declares %zu sample types",
 			   nvalues, r->ntypes);
+	r->negative += value < 0;
 	if (value <= 0)
 		return 0;
 	if ((0 <= proc && (ret = label_frame(r, proc, PROF_KIND_PROCESS, &n)) < 0) ||
@@ -521,6 +522,7 @@ static int build(struct reader *r, const uint8_t *data, size_t len)
 	for (size_t i = 0; i < r->nsamples; i++)
 		if ((ret = decode_sample(r, r->samples[i])) < 0)
 			return ret;
+	m->negative = r->negative;
 	return 0;
 }
 

@@ -62,6 +62,7 @@ struct reader {
 	size_t nlocs, locs_cap;
 	struct span period_type;
 	uint64_t period, time_ns, duration_ns, drops, default_type, attrs;
+	uint64_t negative; /* samples whose value is negative */
 
 	const char *want_type; /* sample type asked for, NULL = default */
 	size_t value_index;

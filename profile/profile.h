@@ -84,6 +84,7 @@ struct prof_meta {
 	uint32_t hz;          /* on-CPU sampling frequency, 0 = not sampled */
 	uint32_t off_cpu;     /* 1 when values are blocked time */
 	uint64_t drops;       /* samples the sampler lost, all causes */
+	uint64_t negative;    /* samples read but left out: a negative value */
 };
 
 struct prof_profile;

@@ -10,7 +10,6 @@
 
 #include "render/filter.h"
 #include "render/format.h"
-#include "render/load.h"
 #include "render/palette.h"
 #include "render/sdl.h"
 #include "render/ui_internal.h"
@@ -134,22 +133,6 @@ int rd_views_run_diff_profiles(struct prof_profile *before,
 	}
 	rd_views_free(v);
 	return rc;
-}
-
-int rd_views_run_diff(const char *before_path, const char *after_path,
-		      const struct rd_window_opts *o, char *err, size_t errlen)
-{
-	struct prof_profile *b = NULL, *a = NULL;
-	int rc = rd_load_profile(before_path, &b, err, errlen);
-
-	if (rc < 0)
-		return rc;
-	rc = rd_load_profile(after_path, &a, err, errlen);
-	if (rc < 0) {
-		prof_free(b);
-		return rc;
-	}
-	return rd_views_run_diff_profiles(b, a, o, err, errlen);
 }
 
 int rd_views_run_live(struct rd_live *live, struct prof_profile *first,

@@ -145,12 +145,6 @@ int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
 /* Stops the live thread and unbinds the window. */
 void rd_views_detach(struct rd_views *v);
 
-/* Loads @before_path and @after_path and runs the window on their diff
- * (rd_window_run with @o). Returns as rd_window_run, or the loader's
- * error, with one sentence in @err. */
-int rd_views_run_diff(const char *before_path, const char *after_path,
-		      const struct rd_window_opts *o, char *err, size_t errlen);
-
 /* Runs the window on the diff of @before and @after (taken). */
 int rd_views_run_diff_profiles(struct prof_profile *before,
 			       struct prof_profile *after,

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Reading the profile files a command is given: one loader for view,
+ * export and diff (profile/load.h), its options, its sentences. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/config.h"
+#include "cli/cli.h"
+#include "profile/load.h"
+
+int cli_input_option(int c, const char *arg, struct prof_load_opts *o)
+{
+	static const char *const units[] = { "samples", "nanoseconds", "bytes" };
+
+	if (c == CLI_OPT_MAX_INPUT) {
+		uint64_t v;
+
+		if (config_parse_size(arg, &v) == 0 && v && v <= SIZE_MAX) {
+			o->max_input = (size_t)v;
+			return 0;
+		}
+		cli_error("--max-input takes a size like 2G or 512M, not '%s'.", arg);
+		return -1;
+	}
+	for (int u = 0; u < 3; u++)
+		if (!strcmp(arg, units[u])) {
+			o->unit = u;
+			return 0;
+		}
+	cli_error("--unit takes samples, nanoseconds or bytes, not '%s'.", arg);
+	return -1;
+}
+
+struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
+			      int empty_ok)
+{
+	struct prof_load_note note;
+	struct prof_profile *p = NULL;
+	char err[512];
+	size_t n;
+
+	if (prof_load(path, o, &p, &note, err, sizeof(err)) < 0) {
+		n = strlen(err);
+		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+		return NULL;
+	}
+	if (note.negative)
+		cli_error("%s: %llu samples with a negative value were left out.",
+			  strcmp(path, "-") ? path : "standard input",
+			  (unsigned long long)note.negative);
+	if (!empty_ok && !prof_total(p)) {
+		cli_error("%s: the profile is empty.", strcmp(path, "-") ? path : "standard input");
+		prof_free(p);
+		return NULL;
+	}
+	return p;
+}

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Opening a profile file: read (bounded), gunzip (bounded as it grows),
+ * recognise, parse. The formats are a table: each recognises its content
+ * and parses it; the first that recognises the bytes reads them, folded
+ * text last, as it takes what no other format claims.
+ */
+#include "load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "gzip.h"
+#include "pprof.h"
+
+struct format {
+	const char *name;
+	/* 1 when @buf[0..len) looks like this format. */
+	int (*sniff)(const void *buf, size_t len);
+	/* Parses it into *@out; 0 or a negative errno with a sentence. */
+	int (*parse)(const void *buf, size_t len, const struct prof_load_opts *o,
+		     struct prof_profile **out, char *err, size_t errlen);
+};
+
+static int pprof_parse(const void *buf, size_t len,
+		       const struct prof_load_opts *o, struct prof_profile **out,
+		       char *err, size_t errlen)
+{
+	return prof_pprof_decode(buf, len, o->max_input, out, err, errlen);
+}
+
+static int folded_sniff(const void *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	return 1;
+}
+
+static int folded_parse(const void *buf, size_t len,
+			const struct prof_load_opts *o, struct prof_profile **out,
+			char *err, size_t errlen)
+{
+	/* Small texts gain nothing from threads. */
+	struct prof_folded_opts fo = { 1, 1, len < ((size_t)1 << 20) ? 1 : o->threads };
+	struct prof_profile *p = prof_new(o->unit < 0 ? PROF_UNIT_SAMPLES :
+					  (enum prof_unit)o->unit);
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	rc = prof_folded_read(p, buf, len, &fo, err, errlen);
+	if (rc < 0) {
+		prof_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+static const struct format formats[] = {
+	{ "pprof", prof_pprof_sniff, pprof_parse },
+	{ "folded", folded_sniff, folded_parse },
+};
+
+static int is_gzip(const unsigned char *b, size_t len)
+{
+	return 2 <= len && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+/* Says "@name: what" in @err; returns @rc. */
+static int say(char *err, size_t errlen, int rc, const char *name,
+	       const char *what)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s %s", name, what);
+	return rc;
+}
+
+int prof_load_bytes(const void *buf, size_t len, const char *name,
+		    const struct prof_load_opts *o, struct prof_profile **out,
+		    struct prof_load_note *note, char *err, size_t errlen)
+{
+	struct prof_load_opts d = { 0, 0, -1 };
+	struct prof_load_note n = { 0 };
+	uint8_t *plain = NULL;
+	char why[256] = "";
+	const struct format *f = formats;
+	int rc;
+
+	*out = NULL;
+	if (o)
+		d = *o;
+	if (!d.max_input)
+		d.max_input = PROF_LOAD_MAX_INPUT;
+	if (!d.threads) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		d.threads = cpus < 1 ? 1 : cpus < 8 ? (unsigned)cpus : 8;
+	}
+	if (is_gzip(buf, len)) {
+		n.gzip = 1;
+		rc = gz_inflate(buf, len, d.max_input, &plain, &len);
+		if (rc == -EFBIG) {
+			snprintf(why, sizeof(why), "is larger than %zu MiB once decompressed "
+				 "(--max-input raises the limit)", d.max_input >> 20);
+			return say(err, errlen, rc, name, why);
+		}
+		if (rc == -EINVAL)
+			return say(err, errlen, rc, name, "is not a whole gzip stream: it is corrupt or cut short");
+		if (rc < 0)
+			return say(err, errlen, rc, name, "cannot be decompressed: out of memory");
+		buf = plain;
+	}
+	while (!f->sniff(buf, len))
+		f++;
+	n.format = f->name;
+	rc = f->parse(buf, len, &d, out, why, sizeof(why));
+	free(plain);
+	if (rc == -ENOMEM)
+		return say(err, errlen, rc, name, "cannot be read: out of memory");
+	if (rc < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: %s", name, why);
+		return rc;
+	}
+	if (prof_total(*out) == UINT64_MAX) {
+		prof_free(*out);
+		*out = NULL;
+		return say(err, errlen, -EOVERFLOW, name,
+			   "has counts that add up to 2^64 or more, past what hearth can count");
+	}
+	n.negative = prof_meta_const(*out)->negative;
+	if (note)
+		*note = n;
+	return 0;
+}
+
+/* Reads @fd whole into *@buf (*@len bytes, a NUL after them): a regular
+ * file's size is known up front and must not change while it is read;
+ * anything else (a pipe, a device) is read until its end. 0, -EFBIG past
+ * @max, -EAGAIN when the file changed size, -EISDIR, -EIO or -ENOMEM. */
+static int read_all(int fd, size_t max, char **buf, size_t *len)
+{
+	struct stat st;
+	size_t cap, n = 0;
+	char *b;
+	int regular;
+
+	if (fstat(fd, &st) < 0)
+		return -EIO;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	regular = S_ISREG(st.st_mode);
+	if (regular && (uint64_t)max < (uint64_t)st.st_size)
+		return -EFBIG;
+	cap = regular ? (size_t)st.st_size + 1 : (size_t)1 << 16;
+	if (!(b = malloc(cap + 1)))
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			size_t c = cap <= max / 2 ? cap * 2 : max + 1;
+			char *nb = n <= max ? realloc(b, c + 1) : NULL;
+
+			if (!nb) {
+				free(b);
+				return max < n ? -EFBIG : -ENOMEM;
+			}
+			b = nb;
+			cap = c;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno == EISDIR ? -EISDIR : -EIO;
+
+			free(b);
+			return e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (max < n || (regular && n != (size_t)st.st_size)) {
+		free(b);
+		return max < n ? -EFBIG : -EAGAIN;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int prof_load(const char *path, const struct prof_load_opts *o,
+	      struct prof_profile **out, struct prof_load_note *note,
+	      char *err, size_t errlen)
+{
+	int std = !strcmp(path, "-");
+	const char *name = std ? "standard input" : path;
+	int fd = std ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	size_t max = o && o->max_input ? o->max_input : PROF_LOAD_MAX_INPUT, len;
+	char *buf = NULL, why[128];
+	int rc;
+
+	*out = NULL;
+	if (fd < 0) {
+		rc = -errno;
+		if (err && errlen)
+			snprintf(err, errlen, "cannot open %s: %s", name, strerror(errno));
+		return rc;
+	}
+	rc = read_all(fd, max, &buf, &len);
+	if (!std)
+		close(fd);
+	switch (rc) {
+	case 0:
+		break;
+	case -EISDIR:
+		return say(err, errlen, rc, name, "is a directory");
+	case -EFBIG:
+		snprintf(why, sizeof(why), "is larger than %zu MiB (--max-input raises the limit)",
+			 max >> 20);
+		return say(err, errlen, rc, name, why);
+	case -EAGAIN:
+		return say(err, errlen, rc, name, "changed while it was read");
+	case -ENOMEM:
+		return say(err, errlen, rc, name, "cannot be read: out of memory");
+	default:
+		return say(err, errlen, rc, name, "cannot be read: input/output error");
+	}
+	rc = prof_load_bytes(buf, len, name, o, out, note, err, errlen);
+	free(buf);
+	return rc;
+}
