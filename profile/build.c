@@ -336,58 +336,84 @@ static int sort_stacks(const uint32_t *rec, const uint32_t *rank, uint32_t top,
 
 /* ---- the tree, made in order ------------------------------------------ */
 
-/* The path being built, by depth + 1 (0 = the root): its nodes, the
- * values gathered under them so far, each one's last child. */
+/* What a part leaves for the nodes of the part before it, which that part
+ * may still write: values to add, and a first child (@child) or next
+ * sibling (@link) it gives such a node. */
+struct fix {
+	uint32_t node, link;
+	int child;
+	uint64_t total, self;
+};
+
+/* A part of the sorted items, @a[from..to), made from id @next on; the
+ * path being built, by depth + 1 (0 = the root): its nodes, the values
+ * gathered under them so far, each one's last child. Nodes below @lo are
+ * the part before's: what goes to them waits in @fixes. */
 struct path {
+	struct prof_node *nodes;
+	const uint32_t *rec;
+	const struct prof_item *a;
+	size_t from, to;
+	uint32_t next, lo;
 	uint32_t *node, *last;
 	uint64_t *total, *self;
 	/* Without @first: none. Else each entry's first stack (the least
 	 * record offset: records lie in text order) and per node, once
 	 * finished, @firsts. */
 	uint64_t *first, *firsts;
+	struct fix *fixes;
+	size_t nfix;
 };
 
-/* Path entry @i (>= 1) is complete: its node gets its values, its parent
- * its total. */
-static void finish(struct prof_node *nodes, struct path *b, size_t i)
+static const uint32_t *rec_of(const struct path *b, size_t i)
 {
-	nodes[b->node[i]].total = b->total[i];
-	nodes[b->node[i]].self = b->self[i];
+	return b->rec + (b->a[i].at & (((uint64_t)1 << PROF_ITEM_BITS) - 1));
+}
+
+/* Path entry @i (>= 1) is complete: its node gets its values (or a fix
+ * does), its parent its total. */
+static void finish(struct path *b, size_t i)
+{
+	uint32_t x = b->node[i];
+
 	b->total[i - 1] = sat_add(b->total[i - 1], b->total[i]);
+	if (x < b->lo) {
+		b->fixes[b->nfix++] = (struct fix){ x, 0, 0, b->total[i], b->self[i] };
+		return;
+	}
+	b->nodes[x].total = b->total[i];
+	b->nodes[x].self = b->self[i];
 	if (b->first) {
-		b->firsts[b->node[i]] = b->first[i];
+		b->firsts[x] = b->first[i];
 		if (b->first[i] < b->first[i - 1])
 			b->first[i - 1] = b->first[i];
 	}
 }
 
-/* Makes the nodes of the sorted items @a[0..n) from id 1 on. */
-static void make_nodes(struct prof_profile *p, const uint32_t *rec,
-		       const struct prof_item *a, size_t n, struct path *b)
+/* Makes the nodes of part @arg, then finishes its entries. */
+static void *make_nodes(void *arg)
 {
-	struct prof_node *nodes = p->nodes;
-	uint32_t next = 1;
-	size_t open = 0;
+	struct path *b = arg;
+	struct prof_node *nodes = b->nodes;
+	size_t open = b->from ? (uint32_t)b->a[b->from].key : 0;
 
-	b->node[0] = b->last[0] = 0;
-	b->total[0] = b->self[0] = 0;
-	if (b->first)
-		b->first[0] = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		const uint32_t *r = rec + (a[i].at & (((uint64_t)1 << PROF_ITEM_BITS) - 1));
-		size_t k = (uint32_t)a[i].key, len = a[i].key >> 32;
+	for (size_t i = b->from; i < b->to; i++) {
+		const uint32_t *r = rec_of(b, i);
+		size_t k = (uint32_t)b->a[i].key, len = b->a[i].key >> 32;
 		uint64_t v = (uint64_t)r[2] << 32 | r[1];
 
-		if (i + 8 < n)
-			__builtin_prefetch(rec + (a[i + 8].at & (((uint64_t)1 << PROF_ITEM_BITS) - 1)));
+		if (i + 8 < b->to)
+			__builtin_prefetch(rec_of(b, i + 8));
 		for (; k < open; open--)
-			finish(nodes, b, open);
+			finish(b, open);
 		for (size_t j = k; j < len; j++) {
-			uint32_t id = next++, up = b->node[j];
+			uint32_t id = b->next++, up = b->node[j], left = b->last[j];
 
 			nodes[id] = (struct prof_node){ .frame = r[3 + j], .parent = up };
-			if (b->last[j])
-				nodes[b->last[j]].sibling = id;
+			if ((left ? left : up) < b->lo)
+				b->fixes[b->nfix++] = (struct fix){ left ? left : up, id, !left, 0, 0 };
+			else if (left)
+				nodes[left].sibling = id;
 			else
 				nodes[up].child = id;
 			b->last[j] = id;
@@ -398,16 +424,118 @@ static void make_nodes(struct prof_profile *p, const uint32_t *rec,
 				b->first[j + 1] = UINT64_MAX;
 		}
 		open = len;
-		if (b->first && a[i].at << (64 - PROF_ITEM_BITS) < b->first[len])
-			b->first[len] = a[i].at << (64 - PROF_ITEM_BITS);
+		if (b->first && b->a[i].at << (64 - PROF_ITEM_BITS) < b->first[len])
+			b->first[len] = b->a[i].at << (64 - PROF_ITEM_BITS);
 		b->self[len] = sat_add(b->self[len], v);
 		b->total[len] = sat_add(b->total[len], v);
 	}
 	for (; open; open--)
-		finish(nodes, b, open);
-	nodes[0].total = sat_add(nodes[0].total, b->total[0]);
-	nodes[0].self = sat_add(nodes[0].self, b->self[0]);
-	p->nnodes = next;
+		finish(b, open);
+	return NULL;
+}
+
+/* Sets the path of part @b, which starts at item b->from on the nodes the
+ * part before made (from id b->lo): the entries the first item shares
+ * with the item before, found from the items' lengths and shared counts
+ * walking back from b->lo, and each one's last child. */
+static void part_enter(struct path *b)
+{
+	const struct prof_item *a = b->a;
+	size_t k = (uint32_t)a[b->from].key, top = a[b->from - 1].key >> 32;
+	uint32_t id = b->lo;
+
+	if (k + 1 < top)
+		top = k + 1;
+	for (size_t i = b->from; top && i--;) {
+		size_t ki = (uint32_t)a[i].key, len = a[i].key >> 32;
+
+		id -= (uint32_t)(len - ki); /* item i's first new node */
+		for (; ki < top; top--)
+			b->node[top] = id + (uint32_t)(top - 1 - ki);
+	}
+	b->node[0] = 0;
+	for (size_t j = 0; j <= k; j++) {
+		b->total[j] = b->self[j] = 0;
+		b->last[j] = j < (a[b->from - 1].key >> 32) ? b->node[j + 1] : 0;
+	}
+}
+
+/* Gives the part before's nodes what part @b left for them. */
+static void part_fix(struct prof_node *nodes, const struct path *b)
+{
+	for (size_t i = 0; i < b->nfix; i++) {
+		const struct fix *f = &b->fixes[i];
+
+		if (f->link && f->child)
+			nodes[f->node].child = f->link;
+		else if (f->link)
+			nodes[f->node].sibling = f->link;
+		nodes[f->node].total = sat_add(nodes[f->node].total, f->total);
+		nodes[f->node].self = sat_add(nodes[f->node].self, f->self);
+	}
+}
+
+/* Path arrays for @deep + 1 entries. 0 or -ENOMEM. */
+static int path_alloc(struct path *b, size_t deep)
+{
+	b->node = malloc((deep + 2) * sizeof(*b->node));
+	b->last = malloc((deep + 2) * sizeof(*b->last));
+	b->total = malloc((deep + 2) * sizeof(*b->total));
+	b->self = malloc((deep + 2) * sizeof(*b->self));
+	b->fixes = malloc(2 * (deep + 2) * sizeof(*b->fixes));
+	return b->node && b->last && b->total && b->self && b->fixes ? 0 : -ENOMEM;
+}
+
+static void path_free(struct path *b)
+{
+	free(b->node);
+	free(b->last);
+	free(b->total);
+	free(b->self);
+	free(b->first);
+	free(b->firsts);
+	free(b->fixes);
+}
+
+/* Items from which the nodes are made in two parts, on two threads. */
+#define PARTS_MIN ((size_t)1 << 16)
+
+/* Makes the nodes of the sorted items @a[0..n) (@made of them, from id
+ * 1): in two parts of about as many nodes on two threads when many and
+ * @two, else in one. */
+static void build_nodes(struct prof_profile *p, struct path *x, struct path *y,
+			size_t n, size_t made, int two)
+{
+	uint32_t id = 1;
+	size_t cut = 0;
+
+	for (size_t i = 0; two && PARTS_MIN <= n && i < n; i++) {
+		if (made / 2 <= id - 1u && (uint32_t)x->a[i].key) {
+			cut = i;
+			break;
+		}
+		id += (uint32_t)((x->a[i].key >> 32) - (uint32_t)x->a[i].key);
+	}
+	x->from = 0;
+	x->to = cut ? cut : n;
+	x->next = 1;
+	x->node[0] = x->last[0] = 0;
+	x->total[0] = x->self[0] = 0;
+	if (x->first)
+		x->first[0] = UINT64_MAX;
+	if (!cut) {
+		make_nodes(x);
+	} else {
+		y->from = cut;
+		y->to = n;
+		y->next = y->lo = id;
+		part_enter(y);
+		prof_run_parts(make_nodes, x, (char *)y - (char *)x, 2);
+		part_fix(p->nodes, y);
+	}
+	p->nodes[0].total = sat_add(x->total[0], cut ? y->total[0] : 0);
+	p->nodes[0].self = sat_add(x->self[0], cut ? y->self[0] : 0);
+	p->nnodes = (uint32_t)made + 1;
 }
 
 static int first_cmp(const void *a, const void *b, void *arg)
@@ -451,7 +579,7 @@ int prof_build(struct prof_profile *p, const uint32_t *rec,
 	       struct prof_item *items, size_t n, int in_order)
 {
 	uint32_t *rank = malloc((size_t)p->nframes * sizeof(*rank));
-	struct path b = { 0 };
+	struct path b[2] = { { .rec = rec, .a = items }, { .rec = rec, .a = items } };
 	uint32_t *buf = NULL;
 	size_t made = 0, deep = 0;
 	int err = -ENOMEM;
@@ -468,32 +596,26 @@ int prof_build(struct prof_profile *p, const uint32_t *rec,
 		if (deep < items[i].key >> 32)
 			deep = items[i].key >> 32;
 	}
-	b.node = malloc((deep + 1) * sizeof(*b.node));
-	b.last = malloc((deep + 1) * sizeof(*b.last));
-	b.total = malloc((deep + 1) * sizeof(*b.total));
-	b.self = malloc((deep + 1) * sizeof(*b.self));
 	if (!in_order) {
 		/* Room to relink in the text's order, made before the nodes. */
-		b.first = malloc((deep + 1) * sizeof(*b.first));
-		b.firsts = malloc((made + 1) * sizeof(*b.firsts));
+		b[0].first = malloc((deep + 2) * sizeof(*b[0].first));
+		b[0].firsts = malloc((made + 1) * sizeof(*b[0].firsts));
 		buf = malloc((made + 1) * sizeof(*buf));
 	}
-	if (!b.node || !b.last || !b.total || !b.self ||
-	    (!in_order && (!b.first || !b.firsts || !buf)) ||
-	    prof_nodes_room(p, made) < 0)
+	if (path_alloc(&b[0], deep) < 0 || (in_order && path_alloc(&b[1], deep) < 0) ||
+	    (!in_order && (!b[0].first || !b[0].firsts || !buf)) ||
+	    (uint64_t)UINT32_MAX - 1 < made || prof_nodes_room(p, made) < 0)
 		goto out;
-	make_nodes(p, rec, items, n, &b);
+	b[0].nodes = b[1].nodes = p->nodes;
+	/* Text order needs the first stacks of one walk: one part. */
+	build_nodes(p, &b[0], &b[1], n, made, in_order);
 	p->pre_sorted = 1;
-	p->sorted = in_order || !relink_first(p, b.firsts, buf);
+	p->sorted = in_order || !relink_first(p, b[0].firsts, buf);
 	err = 0;
 out:
 	free(rank);
-	free(b.node);
-	free(b.last);
-	free(b.total);
-	free(b.self);
-	free(b.first);
-	free(b.firsts);
+	path_free(&b[0]);
+	path_free(&b[1]);
 	free(buf);
 	return err;
 }

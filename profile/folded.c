@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "profile_impl.h"
 
@@ -28,10 +29,11 @@
 #define INLINE_BYTES (8u * INLINE_WORDS)
 #define PROC 0x80000000u /* a text number's process-row bit */
 #define PARTS_MAX 64u
+#define WINDOW ((size_t)1 << 20) /* bytes of a file read at a time */
 
-/* A distinct text of a part: where the text first shows it. */
+/* A distinct text of a part: its copy in the part's arena. */
 struct text {
-	const char *s;
+	size_t at;
 	uint32_t len, proc;
 };
 
@@ -57,10 +59,18 @@ struct line {
 	uint64_t count;
 };
 
-/* One part of the text, read by one thread into records from rec[word]. */
+/* One part of the text, read by one thread into records from rec[word]:
+ * the bytes [from, to) of a buffer, or of a file (@fd, from offset @pos
+ * to @pos_end, read a window at a time into @buf). */
 struct part {
-	const char *from, *to, *end; /* end: of the whole buffer */
+	const char *from, *to, *end; /* end: of the bytes that may be read */
+	int fd;
+	uint64_t pos, pos_end;
+	char *buf;
+	size_t buf_cap;
 	int procs;
+	char *arena; /* the texts' bytes */
+	size_t arena_len, arena_cap;
 	struct slot *slots;
 	size_t cap, used;
 	struct text *texts;
@@ -141,7 +151,8 @@ static uint32_t text_find(const struct part *c, const struct token *t,
 		if (t->len < INLINE_BYTES)
 			return s->id;
 		x = &c->texts[(s->id & ~PROC) - 1];
-		if (x->len == t->len && memcmp(x->s + INLINE_BYTES, t->s + INLINE_BYTES,
+		if (x->len == t->len && memcmp(c->arena + x->at + INLINE_BYTES,
+					       t->s + INLINE_BYTES,
 					       t->len - INLINE_BYTES) == 0)
 			return s->id;
 	}
@@ -193,7 +204,20 @@ static uint32_t text_get(struct part *c, const struct token *t, uint32_t proc)
 		c->texts = x;
 		c->texts_cap = cap;
 	}
-	c->texts[c->ntexts++] = (struct text){ t->s, t->len, proc };
+	if (c->arena_cap - c->arena_len < t->len) {
+		size_t cap = c->arena_cap ? c->arena_cap * 2 : 1 << 16;
+		char *a;
+
+		while (cap - c->arena_len < t->len)
+			cap *= 2;
+		if (!(a = realloc(c->arena, cap)))
+			return 0;
+		c->arena = a;
+		c->arena_cap = cap;
+	}
+	memcpy(c->arena + c->arena_len, t->s, t->len);
+	c->texts[c->ntexts++] = (struct text){ c->arena_len, t->len, proc };
+	c->arena_len += t->len;
 	s.id = (uint32_t)c->ntexts | proc;
 	memcpy(s.w, t->w, sizeof(s.w));
 	slot_put(c->slots, c->cap, &s);
@@ -320,54 +344,119 @@ static int line_resolve(struct part *c, const struct line *l)
 	return 0;
 }
 
+/* The next window of part @c's text, whole lines from [*@s, *@stop):
+ * the rest of a buffer at once, or of a file the next bytes read into
+ * c->buf after the part of a line the window before left (at its
+ * start). 1 when there is one, 0 at the part's end, or -1 (c->err set:
+ * -EAGAIN when the file ended early, -EIO, -ENOMEM). */
+static int part_window(struct part *c, const char **s, const char **stop)
+{
+	size_t keep = 0, got;
+
+	if (c->fd < 0) {
+		*s = c->from;
+		*stop = c->to;
+		c->from = c->to;
+		return *s < *stop;
+	}
+	if (c->from < c->to) { /* a line's start, left by the window before */
+		keep = (size_t)(c->to - c->from);
+		memmove(c->buf, c->from, keep);
+	}
+	if (c->pos == c->pos_end) { /* the file's last line, without its end */
+		*s = c->buf;
+		*stop = c->end = c->buf + keep;
+		c->from = c->to;
+		return keep != 0;
+	}
+	if (c->buf_cap - keep < WINDOW / 2) {
+		char *b = realloc(c->buf, c->buf_cap * 2 + WINDOW);
+
+		if (!b)
+			return c->err = -ENOMEM, -1;
+		c->buf = b;
+		c->buf_cap = c->buf_cap * 2 + WINDOW;
+	}
+	got = c->buf_cap - keep;
+	if (c->pos_end - c->pos < got)
+		got = (size_t)(c->pos_end - c->pos);
+	for (size_t n = 0; n < got;) {
+		ssize_t r = pread(c->fd, c->buf + keep + n, got - n, (off_t)(c->pos + n));
+
+		if (r <= 0 && !(r < 0 && errno == EINTR))
+			return c->err = r == 0 ? -EAGAIN : -EIO, -1;
+		n += r < 0 ? 0 : (size_t)r;
+	}
+	c->pos += got;
+	*s = c->buf;
+	*stop = c->end = c->buf + keep + got;
+	if (c->pos < c->pos_end) {
+		/* Whole lines only: the last line's start waits for more. */
+		const char *nl = memrchr(*s, '\n', (size_t)(*stop - *s));
+
+		c->from = nl ? nl + 1 : *s;
+		c->to = *stop;
+		*stop = c->from;
+	} else {
+		c->from = c->to = *stop;
+	}
+	return 1;
+}
+
 /* Reads the lines of part @arg. Each line is prepared, then looked up
  * while the next is prepared; a bad line stops the part after the lines
  * before it. */
 static void *part_read(void *arg)
 {
 	struct part *c = arg;
-	const char *s = c->from;
+	const char *s, *stop;
 	int pending = 0, cur = 0;
 
-	while (s < c->to) {
-		const char *nl = memchr(s, '\n', (size_t)(c->to - s));
-		size_t len = nl ? (size_t)(nl - s) : (size_t)(c->to - s);
-		int ret;
+	while (!c->err && part_window(c, &s, &stop) > 0) {
+		while (s < stop) {
+			const char *nl = memchr(s, '\n', (size_t)(stop - s));
+			size_t len = nl ? (size_t)(nl - s) : (size_t)(stop - s);
+			int ret;
 
-		c->lines++;
-		ret = line_prepare(c, &c->ln[cur], s, len);
+			c->lines++;
+			ret = line_prepare(c, &c->ln[cur], s, len);
+			if (pending && line_resolve(c, &c->ln[!cur]) < 0)
+				return NULL;
+			pending = ret > 0;
+			if (ret < 0)
+				return NULL;
+			if (pending)
+				cur = !cur;
+			s += len + 1;
+		}
+		/* The window's bytes may move: its last line is looked up. */
 		if (pending && line_resolve(c, &c->ln[!cur]) < 0)
-			break;
-		pending = ret > 0;
-		if (ret < 0)
-			break;
-		if (pending)
-			cur = !cur;
-		s += len + 1;
+			return NULL;
+		pending = 0;
 	}
-	if (pending && !c->err)
-		line_resolve(c, &c->ln[!cur]);
 	return NULL;
 }
 
 /* ---- the parts joined --------------------------------------------------- */
 
-/* The frame of text @x, interned in @p; UINT32_MAX on ENOMEM. */
-static uint32_t text_frame(struct prof_profile *p, const struct text *x)
+/* The frame of text @x (its bytes at @s), interned in @p; UINT32_MAX on
+ * ENOMEM. */
+static uint32_t text_frame(struct prof_profile *p, const struct text *x,
+			   const char *s)
 {
 	struct prof_frame f = { 0 };
 	size_t len = x->len;
 
 	if (x->proc) {
 		f.kind = PROF_KIND_PROCESS;
-	} else if (prof_ends_with(x->s, len, KERNEL_SUFFIX)) {
+	} else if (prof_ends_with(s, len, KERNEL_SUFFIX)) {
 		f.kind = PROF_KIND_KERNEL;
 		len -= SUFFIX_LEN;
-	} else if (prof_ends_with(x->s, len, INLINE_SUFFIX)) {
+	} else if (prof_ends_with(s, len, INLINE_SUFFIX)) {
 		f.kind = PROF_KIND_INLINE;
 		len -= SUFFIX_LEN;
 	}
-	f.name = prof_intern(p, x->s, len);
+	f.name = prof_intern(p, s, len);
 	return f.name == UINT32_MAX ? UINT32_MAX : prof_frame_intern(p, &f);
 }
 
@@ -400,12 +489,27 @@ void prof_run_parts(void *(*fn)(void *), void *args, size_t size, unsigned n)
 	free(ok);
 }
 
+/* Sets the parts' records: each from where the one before may end. A
+ * line of n frames takes 2n + 2 bytes or more (2n + 1 without its line
+ * end), for n + 3 words: a part of b bytes takes b + 4 words at most. */
+static void parts_rec(struct part *c, unsigned n, uint32_t *rec, int procs)
+{
+	size_t word = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		c[i].rec = rec;
+		c[i].word = c[i].first_word = word;
+		c[i].procs = procs;
+		word += (c[i].fd < 0 ? (size_t)(c[i].to - c[i].from) :
+				       (size_t)(c[i].pos_end - c[i].pos)) + 4;
+	}
+}
+
 /* Cuts @buf[from..len) into @n parts at line ends. */
 static void cut_parts(struct part *c, unsigned n, const char *buf, size_t from,
-		      size_t len, uint32_t *rec, int procs)
+		      size_t len)
 {
 	const char *s = buf + from, *end = buf + len;
-	size_t word = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		const char *to = i + 1 == n ? end : s + (size_t)(end - s) / (n - i);
@@ -413,12 +517,40 @@ static void cut_parts(struct part *c, unsigned n, const char *buf, size_t from,
 
 		if (i + 1 < n)
 			to = nl ? nl + 1 : end;
-		c[i] = (struct part){ .from = s, .to = to, .end = end, .procs = procs,
-				      .rec = rec, .word = word, .first_word = word };
-		/* A line of n frames takes 2n + 2 bytes or more (2n + 1 without its
-		 * line end), for n + 3 words. */
-		word += (size_t)(to - s) + 4;
+		c[i] = (struct part){ .from = s, .to = to, .end = end, .fd = -1 };
 		s = to;
+	}
+}
+
+/* The offset after the first line end at or past @at in @fd (before
+ * @end), or @end. */
+static uint64_t next_line(int fd, uint64_t at, uint64_t end)
+{
+	char b[4096];
+
+	while (at < end) {
+		ssize_t r = pread(fd, b, end - at < sizeof(b) ? (size_t)(end - at) : sizeof(b),
+				  (off_t)at);
+		const char *nl = r > 0 ? memchr(b, '\n', (size_t)r) : NULL;
+
+		if (r <= 0)
+			return end; /* the part reading it says what went wrong */
+		if (nl)
+			return at + (uint64_t)(nl - b) + 1;
+		at += (uint64_t)r;
+	}
+	return end;
+}
+
+/* Cuts the file @fd's bytes [from, end) into @n parts at line ends. */
+static void cut_file(struct part *c, unsigned n, int fd, uint64_t from,
+		     uint64_t end)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t to = i + 1 == n ? end : next_line(fd, from + (end - from) / (n - i), end);
+
+		c[i] = (struct part){ .fd = fd, .pos = from, .pos_end = to };
+		from = to;
 	}
 }
 
@@ -434,7 +566,9 @@ static int join_texts(struct prof_profile *p, struct part *c, unsigned n)
 		if (!c[k].map)
 			return -ENOMEM;
 		for (size_t i = 0; i < c[k].ntexts; i++)
-			if ((c[k].map[i + 1] = text_frame(p, &c[k].texts[i])) == UINT32_MAX)
+			if ((c[k].map[i + 1] = text_frame(p, &c[k].texts[i],
+							  c[k].arena + c[k].texts[i].at)) ==
+			    UINT32_MAX)
 				return -ENOMEM;
 		if (c[k].err)
 			return (int)k + 1;
@@ -483,35 +617,39 @@ static int report(struct part *c, unsigned kept, char *err, size_t errlen)
 		line += c[k].lines;
 		if (!c[k].err)
 			continue;
-		if (err && errlen && c[k].err == -EINVAL)
+		if (!err || !errlen)
+			return c[k].err;
+		if (c[k].err == -EINVAL)
 			snprintf(err, errlen, "line %zu %s", line, c[k].what);
-		else if (err && errlen)
+		else if (c[k].err == -EAGAIN)
+			snprintf(err, errlen, "it changed while it was read");
+		else if (c[k].err == -EIO)
+			snprintf(err, errlen, "it cannot be read: input/output error");
+		else
 			snprintf(err, errlen, "out of memory at line %zu", line);
 		return c[k].err;
 	}
 	return 0;
 }
 
-int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
-		     const struct prof_folded_opts *o, char *err,
-		     size_t errlen)
+/* Reads the parts @c[0..n) (cut) into @p. 0 or a negative errno. */
+static int read_parts(struct prof_profile *p, struct part *c, unsigned n,
+		      size_t words, const struct prof_folded_opts *o, char *err,
+		      size_t errlen)
 {
-	unsigned n = o->threads < 1 ? 1 : o->threads < PARTS_MAX ? o->threads : PARTS_MAX;
-	size_t from = 3 <= len && memcmp(buf, UTF8_BOM, 3) == 0 ? 3 : 0;
-	struct part *c = calloc(n, sizeof(*c));
-	uint32_t *rec = malloc((len - from + 4 * (size_t)n) * sizeof(*rec));
+	uint32_t *rec = malloc(words * sizeof(*rec));
 	int ret = -ENOMEM, kept;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!c || !rec)
+	if (!rec)
 		goto out;
-	prof_want_huge(rec, (len - from + 4 * (size_t)n) * sizeof(*rec));
-	cut_parts(c, n, buf, from, len, rec, o->first_is_process);
+	prof_want_huge(rec, words * sizeof(*rec));
+	parts_rec(c, n, rec, o->first_is_process);
 	prof_run_parts(part_read, c, sizeof(*c), n);
 	for (unsigned k = 0; k < n; k++) {
 		free(c[k].slots);
+		free(c[k].buf);
 		c[k].slots = NULL;
+		c[k].buf = NULL;
 	}
 	kept = join_texts(p, c, n);
 	if (kept < 0)
@@ -523,16 +661,66 @@ int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
 out:
 	if (ret == -ENOMEM && err && errlen && !err[0])
 		snprintf(err, errlen, "out of memory");
-	for (unsigned k = 0; c && k < n; k++) {
+	for (unsigned k = 0; k < n; k++) {
 		free(c[k].slots);
+		free(c[k].buf);
 		free(c[k].texts);
+		free(c[k].arena);
 		free(c[k].map);
 		free(c[k].at);
 		free(c[k].ln[0].tok);
 		free(c[k].ln[1].tok);
 	}
-	free(c);
 	free(rec);
+	return ret;
+}
+
+static unsigned parts_for(const struct prof_folded_opts *o)
+{
+	return o->threads < 1 ? 1 : o->threads < PARTS_MAX ? o->threads : PARTS_MAX;
+}
+
+int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
+		     const struct prof_folded_opts *o, char *err,
+		     size_t errlen)
+{
+	unsigned n = parts_for(o);
+	size_t from = 3 <= len && memcmp(buf, UTF8_BOM, 3) == 0 ? 3 : 0;
+	struct part *c = calloc(n, sizeof(*c));
+	int ret = -ENOMEM;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (c) {
+		cut_parts(c, n, buf, from, len);
+		ret = read_parts(p, c, n, len - from + 4 * (size_t)n, o, err, errlen);
+	} else if (err && errlen) {
+		snprintf(err, errlen, "out of memory");
+	}
+	free(c);
+	return ret;
+}
+
+int prof_folded_read_fd(struct prof_profile *p, int fd, uint64_t len,
+			const struct prof_folded_opts *o, char *err,
+			size_t errlen)
+{
+	unsigned n = parts_for(o);
+	char bom[3];
+	uint64_t from = pread(fd, bom, 3, 0) == 3 && memcmp(bom, UTF8_BOM, 3) == 0 ? 3 : 0;
+	struct part *c = calloc(n, sizeof(*c));
+	int ret = -ENOMEM;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (c && len <= SIZE_MAX / 2) {
+		cut_file(c, n, fd, from < len ? from : len, len);
+		ret = read_parts(p, c, n, (size_t)(len - from) + 4 * (size_t)n, o, err,
+				 errlen);
+	} else if (err && errlen) {
+		snprintf(err, errlen, "out of memory");
+	}
+	free(c);
 	return ret;
 }
 

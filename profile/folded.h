@@ -12,6 +12,7 @@
 #define HEARTH_FOLDED_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
@@ -49,6 +50,14 @@ struct prof_folded_opts {
 int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
 		     const struct prof_folded_opts *o, char *err,
 		     size_t errlen);
+
+/* prof_folded_read() of the first @len bytes of the file @fd, read a
+ * window at a time by each thread (never mapped, never read whole): the
+ * same result, and -EAGAIN with a sentence when the file ends before
+ * @len bytes (it changed while it was read), -EIO. */
+int prof_folded_read_fd(struct prof_profile *p, int fd, uint64_t len,
+			const struct prof_folded_opts *o, char *err,
+			size_t errlen);
 
 /* prof_folded_read() on one thread, siblings in the text's order. */
 int prof_folded_parse(struct prof_profile *p, const char *buf, size_t len,

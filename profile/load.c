@@ -68,6 +68,17 @@ static const struct format formats[] = {
 	{ "folded", folded_sniff, folded_parse },
 };
 
+/* The threads a big folded text is read on: @asked, or one per online
+ * CPU (at most 8). */
+static unsigned threads(unsigned asked)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (asked)
+		return asked;
+	return cpus < 1 ? 1 : cpus < 8 ? (unsigned)cpus : 8;
+}
+
 static int is_gzip(const unsigned char *b, size_t len)
 {
 	return 2 <= len && b[0] == 0x1f && b[1] == 0x8b;
@@ -82,6 +93,24 @@ static int say(char *err, size_t errlen, int rc, const char *name,
 	return rc;
 }
 
+/* Hands over the loaded @p in *@out, with what the load met in @note (or
+ * NULL), unless its counts add up past what it can hold. 0 or
+ * -EOVERFLOW. */
+static int checked(struct prof_profile *p, const char *name,
+		   struct prof_load_note *note, struct prof_profile **out,
+		   const char *format, char *err, size_t errlen)
+{
+	if (prof_total(p) == UINT64_MAX) {
+		prof_free(p);
+		return say(err, errlen, -EOVERFLOW, name,
+			   "has counts that add up to 2^64 or more, past what hearth can count");
+	}
+	if (note)
+		*note = (struct prof_load_note){ format, 0, prof_meta_const(p)->negative };
+	*out = p;
+	return 0;
+}
+
 int prof_load_bytes(const void *buf, size_t len, const char *name,
 		    const struct prof_load_opts *o, struct prof_profile **out,
 		    struct prof_load_note *note, char *err, size_t errlen)
@@ -91,6 +120,7 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 	uint8_t *plain = NULL;
 	char why[256] = "";
 	const struct format *f = formats;
+	struct prof_profile *p;
 	int rc;
 
 	*out = NULL;
@@ -98,11 +128,7 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 		d = *o;
 	if (!d.max_input)
 		d.max_input = PROF_LOAD_MAX_INPUT;
-	if (!d.threads) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		d.threads = cpus < 1 ? 1 : cpus < 8 ? (unsigned)cpus : 8;
-	}
+	d.threads = threads(d.threads);
 	if (is_gzip(buf, len)) {
 		n.gzip = 1;
 		rc = gz_inflate(buf, len, d.max_input, &plain, &len);
@@ -129,16 +155,12 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 			snprintf(err, errlen, "%s: %s", name, why);
 		return rc;
 	}
-	if (prof_total(*out) == UINT64_MAX) {
-		prof_free(*out);
-		*out = NULL;
-		return say(err, errlen, -EOVERFLOW, name,
-			   "has counts that add up to 2^64 or more, past what hearth can count");
-	}
-	n.negative = prof_meta_const(*out)->negative;
-	if (note)
-		*note = n;
-	return 0;
+	p = *out;
+	*out = NULL;
+	rc = checked(p, name, note, out, n.format, err, errlen);
+	if (rc == 0 && note)
+		note->gzip = n.gzip;
+	return rc;
 }
 
 /* Reads @fd whole into *@buf (*@len bytes, a NUL after them): a regular
@@ -199,6 +221,44 @@ static int read_all(int fd, size_t max, char **buf, size_t *len)
 	return 0;
 }
 
+/* A regular file of folded text, read by parts straight from @fd (no
+ * copy of the whole file in memory): 1 when it is one and was read (rc
+ * in *@rc), 0 when it is not (read it whole). */
+static int folded_file(int fd, const char *name, const struct prof_load_opts *o,
+		       struct prof_profile **out, struct prof_load_note *note,
+		       char *err, size_t errlen, int *rc)
+{
+	unsigned char head[4096];
+	struct prof_folded_opts fo = { 1, 1, o && o->threads ? o->threads : 0 };
+	size_t max = o && o->max_input ? o->max_input : PROF_LOAD_MAX_INPUT;
+	struct prof_profile *p;
+	char why[256] = "";
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)max < (uint64_t)st.st_size ||
+	    (n = pread(fd, head, sizeof(head), 0)) < 0 || is_gzip(head, (size_t)n) ||
+	    formats[0].sniff(head, (size_t)n))
+		return 0;
+	fo.threads = st.st_size < (1 << 20) ? 1 : threads(fo.threads);
+	if (!(p = prof_new(o && 0 <= o->unit ? (enum prof_unit)o->unit : PROF_UNIT_SAMPLES))) {
+		*rc = say(err, errlen, -ENOMEM, name, "cannot be read: out of memory");
+		return 1;
+	}
+	*rc = prof_folded_read_fd(p, fd, (uint64_t)st.st_size, &fo, why, sizeof(why));
+	if (*rc == -EAGAIN)
+		*rc = say(err, errlen, *rc, name, "changed while it was read");
+	else if (*rc == -ENOMEM)
+		*rc = say(err, errlen, *rc, name, "cannot be read: out of memory");
+	else if (*rc < 0 && err && errlen)
+		snprintf(err, errlen, "%s: %s", name, why);
+	if (*rc == 0)
+		*rc = checked(p, name, note, out, "folded", err, errlen);
+	else
+		prof_free(p);
+	return 1;
+}
+
 int prof_load(const char *path, const struct prof_load_opts *o,
 	      struct prof_profile **out, struct prof_load_note *note,
 	      char *err, size_t errlen)
@@ -215,6 +275,10 @@ int prof_load(const char *path, const struct prof_load_opts *o,
 		rc = -errno;
 		if (err && errlen)
 			snprintf(err, errlen, "cannot open %s: %s", name, strerror(errno));
+		return rc;
+	}
+	if (!std && folded_file(fd, name, o, out, note, err, errlen, &rc)) {
+		close(fd);
 		return rc;
 	}
 	rc = read_all(fd, max, &buf, &len);
