@@ -7,6 +7,7 @@
  * every stack, at random in a big index).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,26 @@
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return UINT64_MAX - a < b ? UINT64_MAX : a + b;
+}
+
+/* ---- parts on threads -------------------------------------------------- */
+
+void prof_run_parts(void *(*fn)(void *), void *args, size_t size, unsigned n)
+{
+	pthread_t *th = n > 1 ? calloc(n, sizeof(*th)) : NULL;
+	char *ok = n > 1 ? calloc(n, 1) : NULL;
+
+	for (unsigned i = 1; th && ok && i < n; i++)
+		ok[i] = pthread_create(&th[i], NULL, fn, (char *)args + i * size) == 0;
+	fn(args);
+	for (unsigned i = 1; i < n; i++) {
+		if (ok && ok[i])
+			pthread_join(th[i], NULL);
+		else
+			fn((char *)args + i * size);
+	}
+	free(th);
+	free(ok);
 }
 
 /* ---- items sorted by key ---------------------------------------------- */

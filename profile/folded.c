@@ -17,7 +17,6 @@
 #include "folded.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +54,8 @@ struct token {
 /* A prepared line: its tokens (@n), its count. */
 struct line {
 	struct token *tok;
-	size_t n, cap;
+	size_t n;
+	uint32_t cap;
 	uint64_t count;
 };
 
@@ -70,15 +70,17 @@ struct part {
 	size_t buf_cap;
 	int procs;
 	char *arena; /* the texts' bytes */
-	size_t arena_len, arena_cap;
+	size_t arena_len;
+	uint32_t arena_cap;
 	struct slot *slots;
 	size_t cap, used;
 	struct text *texts;
-	size_t ntexts, texts_cap;
+	uint32_t ntexts, texts_cap;
 	uint32_t *rec, *map; /* map: text number + 1 -> frame */
 	size_t word, first_word;
 	uint64_t *at; /* prof_item_at() of each stack */
-	size_t nat, at_cap;
+	size_t nat;
+	uint32_t at_cap;
 	size_t lines;
 	int err;
 	const char *what; /* with -EINVAL */
@@ -195,26 +197,11 @@ static uint32_t text_get(struct part *c, const struct token *t, uint32_t proc)
 		return id;
 	if ((c->used + 1) * 2 > c->cap && table_grow(c) < 0)
 		return 0;
-	if (c->ntexts == c->texts_cap) {
-		size_t cap = c->texts_cap ? c->texts_cap * 2 : 1024;
-		struct text *x = realloc(c->texts, cap * sizeof(*x));
-
-		if (!x || PROC <= cap)
-			return 0;
-		c->texts = x;
-		c->texts_cap = cap;
-	}
-	if (c->arena_cap - c->arena_len < t->len) {
-		size_t cap = c->arena_cap ? c->arena_cap * 2 : 1 << 16;
-		char *a;
-
-		while (cap - c->arena_len < t->len)
-			cap *= 2;
-		if (!(a = realloc(c->arena, cap)))
-			return 0;
-		c->arena = a;
-		c->arena_cap = cap;
-	}
+	if (PROC - 1 <= c->ntexts ||
+	    prof_grow_how((void **)&c->texts, &c->texts_cap, c->ntexts + 1,
+			  sizeof(*c->texts), 0) < 0 ||
+	    prof_grow_how((void **)&c->arena, &c->arena_cap, c->arena_len + t->len, 1, 0) < 0)
+		return 0;
 	memcpy(c->arena + c->arena_len, t->s, t->len);
 	c->texts[c->ntexts++] = (struct text){ c->arena_len, t->len, proc };
 	c->arena_len += t->len;
@@ -290,16 +277,8 @@ static int line_prepare(struct part *c, struct line *l, const char *s,
 
 		if (e == at)
 			return fail(c, "has an empty frame");
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? l->cap * 2 : 64;
-
-			if (!(t = realloc(l->tok, cap * sizeof(*t)))) {
-				c->err = -ENOMEM;
-				return -ENOMEM;
-			}
-			l->tok = t;
-			l->cap = cap;
-		}
+		if (prof_grow_how((void **)&l->tok, &l->cap, l->n + 1, sizeof(*t), 0) < 0)
+			return c->err = -ENOMEM;
 		t = &l->tok[l->n];
 		t->s = s + at;
 		t->len = (uint32_t)(e - at);
@@ -319,15 +298,8 @@ static int line_resolve(struct part *c, const struct line *l)
 {
 	uint32_t *o = c->rec + c->word;
 
-	if (c->nat == c->at_cap) {
-		size_t cap = c->at_cap ? c->at_cap * 2 : 1024;
-		uint64_t *a = realloc(c->at, cap * sizeof(*a));
-
-		if (!a)
-			return c->err = -ENOMEM;
-		c->at = a;
-		c->at_cap = cap;
-	}
+	if (prof_grow_how((void **)&c->at, &c->at_cap, c->nat + 1, sizeof(*c->at), 0) < 0)
+		return c->err = -ENOMEM;
 	for (size_t i = 0; i < l->n; i++) {
 		uint32_t proc = i == 0 && c->procs ? PROC : 0;
 
@@ -469,24 +441,6 @@ static void *part_renumber(void *arg)
 		for (uint32_t i = 0; i < c->rec[w]; i++)
 			c->rec[w + 3 + i] = c->map[c->rec[w + 3 + i] & ~PROC];
 	return NULL;
-}
-
-void prof_run_parts(void *(*fn)(void *), void *args, size_t size, unsigned n)
-{
-	pthread_t *th = n > 1 ? calloc(n, sizeof(*th)) : NULL;
-	char *ok = n > 1 ? calloc(n, 1) : NULL;
-
-	for (unsigned i = 1; th && ok && i < n; i++)
-		ok[i] = pthread_create(&th[i], NULL, fn, (char *)args + i * size) == 0;
-	fn(args);
-	for (unsigned i = 1; i < n; i++) {
-		if (ok && ok[i])
-			pthread_join(th[i], NULL);
-		else
-			fn((char *)args + i * size);
-	}
-	free(th);
-	free(ok);
 }
 
 /* Sets the parts' records: each from where the one before may end. A
