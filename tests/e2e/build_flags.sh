@@ -55,7 +55,7 @@ expect "FIXTURE_FLAGS" "FIXTURE fixtures/record_work "
 mk FIXTURE_FLAGS='-O1 -g' "$B/fixtures/record_work"
 expect "FIXTURE_FLAGS again" ""
 
-obj=profile/units.o
+obj=profile/gzip.o
 mk SAN=1 "$B/$obj"
 expect "SAN=1" "CC $obj "
 nm "$B/$obj" | grep -q __asan || fail "SAN=1 compiled $obj without ASan"
