@@ -41,6 +41,10 @@ $(SYM_FIX)/sym_buildid: $(SYM_FIX)/sym_funcs
 	mkdir -p $$d && objcopy --only-keep-debug $< $$d/$$(echo $$id | cut -c3-).debug
 	$(Q)strip --strip-all -o $@ $<
 
+# Rust names are demangled by libiberty, linked in statically.
+PKGS_BUILD += libiberty-dev
+LDLIBS_EXTRA += -liberty
+
 # Linked by LLD, which puts the read-only and the executable segments on
 # the same file page: the load bias must come from the segment holding an
 # address, not from the page. -gdwarf-aranges because eu-addr2line, which
@@ -62,20 +66,36 @@ $(SYM_FIX)/sym_cxx_lld: tests/fixtures/lldcxx/main.cc $(SYM_FIX)/libshapes_lld.s
 	$(call msg,FIXTURE,$@)
 	$(Q)clang++ $(LLD_FLAGS) -o $@ $< -L$(SYM_FIX) -lshapes_lld -Wl,-rpath,'$$ORIGIN'
 
-# Rust, by Debian's rustc (not a toolchain earlier on PATH): the default
-# (legacy) mangling, linked by LLD.
+# Rust, by Debian's rustc (not a toolchain earlier on PATH), in both
+# manglings (legacy is rustc's default), linked by BFD and by LLD.
 RUSTC := /usr/bin/rustc
 RUST_FLAGS := -g -C opt-level=1 -C force-frame-pointers=yes \
 	-C llvm-args=-generate-arange-section
-$(SYM_FIX)/sym_rust_legacy_lld: tests/fixtures/rust/sym_rust.rs
+RUST_FIX := $(foreach m,legacy v0,$(foreach l,bfd lld,$(SYM_FIX)/sym_rust_$(m)_$(l)))
+$(RUST_FIX): tests/fixtures/rust/sym_rust.rs
 	$(call msg,RUSTC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(RUSTC) $(RUST_FLAGS) -C link-arg=-fuse-ld=lld -o $@ $<
+	$(Q)$(RUSTC) $(RUST_FLAGS) $(if $(findstring _v0_,$@),-C symbol-mangling-version=v0) \
+		-C link-arg=-fuse-ld=$(lastword $(subst _, ,$@)) -o $@ $<
+
+# rustfilt's demangling (rustc-demangle, Debian's source of the crate):
+# what the tests compare Rust names with.
+PKGS_TEST += librust-rustc-demangle-dev
+RUSTC_DEMANGLE_SRC = $(firstword $(wildcard /usr/share/cargo/registry/rustc-demangle-*/src/lib.rs))
+$(SYM_FIX)/librustfilt_demangle.rlib:
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC) --edition 2015 --crate-type rlib --crate-name rustfilt_demangle \
+		-C opt-level=1 -o $@ $(RUSTC_DEMANGLE_SRC)
+$(SYM_FIX)/rustfilt: tests/fixtures/rust/rustfilt.rs $(SYM_FIX)/librustfilt_demangle.rlib
+	$(call msg,RUSTC,$@)
+	$(Q)$(RUSTC) --edition 2018 -C opt-level=1 \
+		--extern rustfilt_demangle=$(SYM_FIX)/librustfilt_demangle.rlib -o $@ $<
 
 SYM_EXTRA := $(SYM_FIX)/libsymlib.so $(SYM_FIX)/sym_stripped \
 	$(SYM_FIX)/sym_dbglink $(SYM_FIX)/sym_buildid \
-	$(SYM_FIX)/sym_funcs_lld $(SYM_FIX)/sym_cxx_lld \
-	$(SYM_FIX)/sym_rust_legacy_lld
+	$(SYM_FIX)/sym_funcs_lld $(SYM_FIX)/sym_cxx_lld $(RUST_FIX) \
+	$(SYM_FIX)/rustfilt
 fixtures: $(SYM_EXTRA)
 
 $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a

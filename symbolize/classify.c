@@ -129,6 +129,54 @@ uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 	return PROF_CLASS_YOURS;
 }
 
+/* The crate of a v0 Rust symbol's path ("_RNvNtCs<hash>_3std2rt5f":
+ * "std"), its length in *@len; NULL when it is not one. The path's
+ * innermost part comes first: namespaces (N and a letter), impls (X, M,
+ * Y) and generic arguments (I) lead to the crate root (C). */
+static const char *v0_crate(const char *name, size_t *len)
+{
+	const char *p = name + 2;
+	if (name[0] != '_' || name[1] != 'R')
+		return NULL;
+	for (;;) {
+		if (*p == 'N' && p[1])
+			p += 2;
+		else if (*p && strchr("XMYI", *p))
+			p++;
+		else
+			break;
+	}
+	if (*p++ != 'C')
+		return NULL;
+	if (*p == 's') { /* disambiguator: s<base62>_ */
+		while (*p && *p != '_')
+			p++;
+		if (*p++ != '_')
+			return NULL;
+	}
+	size_t n = 0;
+	while (*p >= '0' && *p <= '9' && n < 4096)
+		n = n * 10 + (size_t)(*p++ - '0');
+	if (*p == '_')
+		p++;
+	if (n == 0 || strnlen(p, n) < n)
+		return NULL;
+	*len = n;
+	return p;
+}
+
+/* Rust's standard library crates, whatever the mangling */
+static bool rust_runtime(const char *name)
+{
+	static const char *const crates[] = { "std", "core", "alloc", NULL };
+	size_t n;
+	const char *c = v0_crate(name, &n);
+	for (size_t i = 0; c && crates[i]; i++)
+		if (strlen(crates[i]) == n && memcmp(c, crates[i], n) == 0)
+			return true;
+	return false;
+}
+
 uint8_t sym_class_for_symbol(const struct sym_ctx *ctx, const char *name)
 {
 	const struct sym_options *o = &ctx->opts;
@@ -144,7 +192,7 @@ uint8_t sym_class_for_symbol(const struct sym_ctx *ctx, const char *name)
 		if (r->match == MATCH_SYMBOL && has_prefix(name, r->pattern))
 			return r->cls;
 	}
-	return PROF_CLASS_UNKNOWN;
+	return rust_runtime(name) ? PROF_CLASS_RUNTIME : PROF_CLASS_UNKNOWN;
 }
 
 static bool is_hex(char c)
@@ -152,10 +200,12 @@ static bool is_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
-/* Legacy Rust mangling: _ZN...17h<16 hex>E */
+/* Legacy Rust mangling: _ZN...17h<16 hex>E, maybe with LLVM's suffix
+ * ".llvm.<n>" (a local it promoted) */
 static bool rust_legacy(const char *name)
 {
-	size_t n = strlen(name);
+	const char *llvm = strstr(name, ".llvm.");
+	size_t n = llvm ? (size_t)(llvm - name) : strlen(name);
 	if (n < 4 + 20 || strncmp(name, "_ZN", 3) != 0 || name[n - 1] != 'E')
 		return false;
 	const char *h = name + n - 1 - 16;

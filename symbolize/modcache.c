@@ -16,6 +16,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <libiberty/demangle.h>
+
 #include "sym_internal.h"
 
 #define ADDR_CACHE_MAX (1u << 16) /* entries per module before a reset */
@@ -397,25 +399,35 @@ static bool demangler(struct sym_ctx *ctx)
 	return ctx->demangle != NULL;
 }
 
+/* Rust's names, both manglings (legacy "_ZN...17h<hash>E" and v0 "_R..."),
+ * by libiberty, printed as rustfilt prints them: no hash, no "$LT$"
+ * escapes, no ".llvm.<n>" suffix. NULL when @name is not one. */
+static char *rust_demangled(const char *name)
+{
+	if (sym_lang_for_symbol(name) != PROF_LANG_RUST)
+		return NULL;
+	return cplus_demangle(name, DMGL_RUST | DMGL_PARAMS);
+}
+
 /* The demangled form of @name in @m's arena, or @name itself (not
- * mangled, no demangler, or it failed). Rust's legacy "::h<hash>" suffix
- * is dropped. */
+ * mangled, no demangler, or it failed). */
 static const char *demangled(struct sym_ctx *ctx, struct sym_module *m,
 			     const char *name)
 {
-	if (name[0] != '_' || name[1] != 'Z' || !demangler(ctx))
+	if (!ctx->opts.demangle || name[0] != '_')
 		return name;
-	int st = -1;
-	char *d = ctx->demangle(name, NULL, NULL, &st);
-	if (!d || st != 0) {
-		free(d);
-		return name;
+	char *d = rust_demangled(name);
+	if (!d && name[1] == 'Z' && demangler(ctx)) {
+		int st = -1;
+		d = ctx->demangle(name, NULL, NULL, &st);
+		if (d && st != 0) {
+			free(d);
+			d = NULL;
+		}
 	}
-	size_t len = strlen(d);
-	if (sym_lang_for_symbol(name) == PROF_LANG_RUST && len > 19 &&
-	    memcmp(d + len - 19, "::h", 3) == 0)
-		len -= 19;
-	const char *c = sym_arena_strdup(&m->pool_names, d, len);
+	if (!d)
+		return name;
+	const char *c = sym_arena_strdup(&m->pool_names, d, strlen(d));
 	free(d);
 	return c ? c : name;
 }

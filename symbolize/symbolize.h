@@ -90,11 +90,13 @@ struct sym_options {
 	 * copied: they must outlive the context. */
 	const struct sym_class_rule *class_rules;
 	size_t nclass_rules;
-	/* 1: C++ and Rust names demangled ("ns::f(int)" for "_ZN2ns1fEi"),
-	 * with libstdc++'s demangler loaded at run time (names stay mangled
-	 * where it is missing); 0: names as the binary spells them, as
-	 * `eu-addr2line -f` prints them. Class and language are decided on
-	 * the mangled name either way. */
+	/* 1: C++ and Rust names demangled: C++ ("ns::f(int)" for
+	 * "_ZN2ns1fEi") with libstdc++'s demangler loaded at run time (names
+	 * stay mangled where it is missing), Rust in both manglings (legacy
+	 * "_ZN...17h<hash>E", v0 "_R...") by libiberty as rustfilt prints
+	 * them ("<a::S as a::T>::f", no hash); 0: names as the binary spells
+	 * them, as `eu-addr2line -f` prints them. Class and language are
+	 * decided on the mangled name either way. */
 	int demangle;
 };
 

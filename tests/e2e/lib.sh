@@ -58,6 +58,32 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + b == 0) print "nan"; else pri
 # between X LO HI (floating point)
 between() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 
+# spin_record SECONDS FIXTURE...: runs each fixture spinning ("spin",
+# twice SECONDS) and records them all for SECONDS, user frames only, into
+# $T/p.folded (standard error in $T/err).
+spin_record() {
+	sr_secs=$1; shift
+	sr_pids=
+	for sr_f in "$@"; do
+		bg "$FIXTURES/$sr_f" spin $((2 * sr_secs))
+		sr_pids="$sr_pids -p $LAST_PID"
+	done
+	"$HEARTH" record -d "$sr_secs" $sr_pids --no-kernel -o "$T/p.folded" 2>"$T/err" || { cat "$T/err"; fail "record failed"; }
+}
+
+# expect_under COMM REGEX WHAT [MIN]: at least MIN% (default 90) of the
+# samples of process COMM in $T/p.folded (more than 15 of them) have a
+# stack matching REGEX after the process name; WHAT says it in words.
+expect_under() {
+	eu_all=$(sum "$T/p.folded" "^$1;")
+	eu_n=$(sum "$T/p.folded" "^$1;.*$2")
+	eu_pct=$(ratio "$eu_n" $((eu_all - eu_n)))
+	echo "$1: $eu_n of $eu_all samples under $3"
+	[ "$eu_all" -gt 15 ] || { cat "$T/err"; fail "too few samples of $1: $eu_all"; }
+	between "$eu_pct" "${4:-90}" 100 || { grep "^$1;" "$T/p.folded" | sort -t' ' -k2 -rn | head -5; fail "$1: only $eu_pct% of samples under $3"; }
+	ok "$1: $eu_pct% of samples under $3"
+}
+
 # ---- hearthd (the daemon_* scripts) ---------------------------------------
 # Those scripts use $T, keep their own fail() (which shows hearthd's log)
 # and cleanup() (which kills $HD and removes $T), and name hearthd's

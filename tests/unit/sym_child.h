@@ -8,11 +8,38 @@
 #define HEARTH_TEST_SYM_CHILD_H
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The fixtures' folder: $FIXTURES, else build-test/fixtures made
+ * absolute. */
+static inline const char *fixture_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *d = getenv("FIXTURES");
+	if (dir[0])
+		return dir;
+	if (d)
+		snprintf(dir, sizeof(dir), "%s", d);
+	else if (!realpath("build-test/fixtures", dir))
+		snprintf(dir, sizeof(dir), "build-test/fixtures");
+	return dir;
+}
+
+/* The path of fixture @name, valid until the fourth call after. */
+static inline const char *fix(const char *name)
+{
+	static char buf[4][PATH_MAX + 64];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", fixture_dir(), name);
+	return buf[k];
+}
 
 struct child {
 	pid_t pid;

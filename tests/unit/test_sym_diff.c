@@ -33,17 +33,6 @@
 
 #include "sym_child.h"
 
-static char fixdir[PATH_MAX];
-
-static const char *fix(const char *name)
-{
-	static char buf[4][PATH_MAX + 64];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", fixdir, name);
-	return buf[k];
-}
-
 /* ---- differential check against eu-addr2line ---- */
 
 struct a2l_frame {
@@ -378,7 +367,7 @@ static size_t proc_files(pid_t pid, struct proc_file *pf, size_t max)
 		char perms[8], file[PATH_MAX];
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start,
 			   &end, perms, &pgoff, file) != 5 ||
-		    strncmp(file, fixdir, strlen(fixdir)) != 0)
+		    strncmp(file, fixture_dir(), strlen(fixture_dir())) != 0)
 			continue;
 		size_t i = 0;
 		while (i < n && strcmp(pf[i].path, file) != 0)
@@ -656,11 +645,6 @@ static void test_differential(void **state)
 
 int main(void)
 {
-	const char *d = getenv("FIXTURES");
-	if (d)
-		snprintf(fixdir, sizeof(fixdir), "%s", d);
-	else if (!realpath("build-test/fixtures", fixdir))
-		snprintf(fixdir, sizeof(fixdir), "build-test/fixtures");
 	/* libstdc++ mapped here too, so its path is known */
 	void *cxx = dlopen("libstdc++.so.6", RTLD_NOW);
 	if (!cxx) {
