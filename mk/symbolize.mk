@@ -92,10 +92,21 @@ $(SYM_FIX)/rustfilt: tests/fixtures/rust/rustfilt.rs $(SYM_FIX)/librustfilt_dema
 	$(Q)$(RUSTC) --edition 2018 -C opt-level=1 \
 		--extern rustfilt_demangle=$(SYM_FIX)/librustfilt_demangle.rlib -o $@ $<
 
+# Go (golang-go): one program built with its symbols and DWARF, and
+# stripped of both as production builds are, named from .gopclntab.
+$(SYM_FIX)/sym_go: tests/fixtures/gofix/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)go build -o $@ $<
+$(SYM_FIX)/sym_go_stripped: tests/fixtures/gofix/main.go
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)go build -ldflags='-s -w' -o $@ $<
+
 SYM_EXTRA := $(SYM_FIX)/libsymlib.so $(SYM_FIX)/sym_stripped \
 	$(SYM_FIX)/sym_dbglink $(SYM_FIX)/sym_buildid \
 	$(SYM_FIX)/sym_funcs_lld $(SYM_FIX)/sym_cxx_lld $(RUST_FIX) \
-	$(SYM_FIX)/rustfilt
+	$(SYM_FIX)/rustfilt $(SYM_FIX)/sym_go $(SYM_FIX)/sym_go_stripped
 fixtures: $(SYM_EXTRA)
 
 $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
@@ -108,4 +119,6 @@ FUZZ_SRCS_fuzz_sym_text := symbolize/maps_parse.c symbolize/perf_map.c \
 	symbolize/kallsyms.c symbolize/symtab.c
 FUZZ_SRCS_fuzz_sym_elf := symbolize/elf_module.c symbolize/symtab.c
 FUZZ_SRCS_fuzz_sym_ksym := symbolize/ksym_parse.c symbolize/ksym_cache.c \
+	symbolize/symtab.c
+FUZZ_SRCS_fuzz_sym_gopcln := symbolize/gopclntab.c symbolize/elf_module.c \
 	symbolize/symtab.c

@@ -105,6 +105,8 @@ static void module_unload(struct sym_ctx *ctx, struct sym_module *m)
 	sym_symtab_free(&m->symtab);
 	sym_dwarf_free(m->dwarf);
 	m->dwarf = NULL;
+	sym_gopcln_free(m->gopcln);
+	m->gopcln = NULL;
 	free(m->cache);
 	m->cache = NULL;
 	m->cache_cap = m->cache_used = 0;
@@ -308,6 +310,11 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 	m->dwarf = sym_dwarf_open(m->debug_fd >= 0 ? m->debug_fd : m->fd,
 				  &m->dwarf_bytes);
 	m->has_debug = m->dwarf != NULL;
+	/* a Go binary stripped of symbols and DWARF still has its table */
+	if (!m->dwarf && m->fd >= 0)
+		m->gopcln = sym_gopcln_open(m->fd, &m->dwarf_bytes);
+	if (m->gopcln)
+		m->stripped = false;
 	/* the DWARF lives in its own mapping now: descriptors can go */
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
@@ -476,7 +483,8 @@ static size_t resolve_into_pool(struct sym_ctx *ctx,
 {
 	struct sym_dwarf_frame df[SYM_INLINE_MAX];
 	size_t nd = m->dwarf ? sym_dwarf_resolve(m->dwarf, vaddr, df,
-						 SYM_INLINE_MAX) : 0;
+						 SYM_INLINE_MAX) :
+		    sym_gopcln_resolve(m->gopcln, vaddr, df, SYM_INLINE_MAX);
 	const struct sym_elfsym *s = sym_symtab_find(&m->symtab, vaddr);
 	const char *symname = s ? sym_symtab_name(&m->symtab, s) : NULL;
 	if (nd == 0) {

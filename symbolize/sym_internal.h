@@ -114,6 +114,7 @@ struct sym_module {
 	uint8_t lang;       /* language guess when DWARF has none */
 	struct sym_symtab symtab;
 	struct sym_dwarf *dwarf;
+	struct sym_gopcln *gopcln; /* Go's table, when there is no DWARF */
 
 	/* per-address cache of resolved frames */
 	struct sym_addr_entry *cache;
@@ -124,7 +125,7 @@ struct sym_module {
 	struct sym_arena pool_names; /* "module+0x..." and names built here */
 	int fd;             /* the open file, -1 when closed */
 	int debug_fd;       /* the separate debug file, -1 = none */
-	size_t dwarf_bytes; /* memory estimate of the DWARF handle */
+	size_t dwarf_bytes; /* memory estimate of the DWARF or Go table */
 	char debug_path[256]; /* separate debug file used, "" = none */
 
 	size_t bytes;       /* memory held while loaded */
@@ -242,6 +243,23 @@ void sym_dwarf_free(struct sym_dwarf *d);
 /* The start address of the line-table row holding @vaddr (tests use it
  * to explain eu-addr2line's answers). Returns 0 or -ENOENT. */
 int sym_dwarf_line_addr(struct sym_dwarf *d, uint64_t vaddr, uint64_t *row);
+
+/* ---- Go's own table (gopclntab.c) ---- */
+struct sym_gopcln;
+/* Reads the .gopclntab of the ELF file on @fd (Go 1.18 and later; the
+ * caller keeps @fd), mapping the file. Returns NULL when there is none or
+ * it cannot be read. Adds its memory estimate to *@bytes. */
+struct sym_gopcln *sym_gopcln_open(int fd, size_t *bytes);
+/* The same over a table in memory, with go:func.* at @gofunc (NULL: no
+ * inlined calls); the memory must outlive the result (tests, fuzzing). */
+struct sym_gopcln *sym_gopcln_mem(const void *tab, size_t len,
+				  const void *gofunc, size_t gofunc_len);
+/* Resolves @vaddr like sym_dwarf_resolve(): inlined calls innermost
+ * first, the function last. Returns the frames written (0: no Go
+ * function holds @vaddr). */
+size_t sym_gopcln_resolve(const struct sym_gopcln *g, uint64_t vaddr,
+			  struct sym_dwarf_frame *out, size_t max);
+void sym_gopcln_free(struct sym_gopcln *g);
 
 /* ---- separate debug files (debug_file.c) ---- */
 /* Opens the separate debug file of @m (by build-id, then .gnu_debuglink),
