@@ -7,6 +7,8 @@ SYM_FIX := $(BUILD)/fixtures
 PKGS_TEST += libc6-dbg
 # tests/e2e/sym_ksym.sh checks which path read /proc/kallsyms.
 PKGS_TEST += strace
+# tests/e2e/sym_jit_runtimes.sh: JIT runtimes' perf maps.
+PKGS_TEST += nodejs openjdk-17-jdk-headless
 
 $(SYM_FIX)/sym_funcs: FIXTURE_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline
 $(SYM_FIX)/sym_cpp: FIXTURE_FLAGS := -O2 -g -fno-omit-frame-pointer

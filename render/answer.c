@@ -9,6 +9,7 @@
  * other candidates it calls. The sentence names the candidate answerable
  * for the most, with its total, and the callee holding most of it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,11 +214,14 @@ static size_t unnamed_prefix(const char *name)
 }
 
 /* Names the binaries whose unnamed frames hold at least 1% (their self
- * time, which never double counts); @cand tells which those are. */
+ * time, which never double counts), and says how to name them: their
+ * distribution's debug packages or a debuginfod server; JIT code
+ * ("[anon]") by its runtime's perf map. @cand tells which those are. */
 static void write_notice(struct rd_model *m, const uint8_t *cand)
 {
 	struct mod { const char *name; size_t len; uint64_t v; } mods[8];
 	size_t nm = 0, o = 0;
+	bool jit = false;
 
 	m->notice[0] = '\0';
 	for (uint32_t f = 1; f < m->nfn && m->total; f++) {
@@ -247,12 +251,18 @@ static void write_notice(struct rd_model *m, const uint8_t *cand)
 		o += (size_t)snprintf(m->notice + o, sizeof(m->notice) - o,
 				      "%s%.*s (%s)", o ? ", " : "Unnamed frames: ",
 				      (int)mods[k].len, mods[k].name, share);
+		jit |= mods[k].len == 6 && !strncmp(mods[k].name, "[anon]", 6);
 		if (o >= sizeof(m->notice))
 			break;
 	}
 	if (o && o < sizeof(m->notice))
-		snprintf(m->notice + o, sizeof(m->notice) - o,
-			 " ran without symbols; install debug symbols to name them.");
+		snprintf(m->notice + o, sizeof(m->notice) - o, "%s",
+			 jit ? " ran without symbols; install -dbgsym packages or "
+			       "set DEBUGINFOD_URLS, and run JITs with their perf "
+			       "map (node --perf-basic-prof, jcmd PID "
+			       "Compiler.perfmap)." :
+			       " ran without symbols; install their -dbgsym "
+			       "packages or set DEBUGINFOD_URLS to name them.");
 }
 
 int rd_answer_write(struct rd_model *m, const struct rd_answer_in *in)

@@ -49,7 +49,7 @@ ch() { printf '%d' "0x$(echo "$1" | cut -c$2-$(($2 + 1)))"; }
 
 [ "$(field answer)" = "Over 30 s, 73% of CPU time was in build_report, mostly inside json_dumps (28%)." ] ||
 	fail "answer: $(field answer)"
-[ "$(field notice)" = "Unnamed frames: report-api (2.1%) ran without symbols; install debug symbols to name them." ] ||
+[ "$(field notice)" = "Unnamed frames: report-api (2.1%) ran without symbols; install their -dbgsym packages or set DEBUGINFOD_URLS to name them." ] ||
 	fail "notice: $(field notice)"
 for c in "your code" libraries runtime system; do
 	awk -v c="$c" '$1 == "zone" && $2 == 4 { $1=$2=$3=$4=$5=$6=$7=""; sub(/^ +/, ""); if ($0 == c) f = 1 } END { exit !f }' "$dl" ||

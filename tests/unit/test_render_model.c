@@ -193,7 +193,18 @@ static void test_notice(void **state)
 
 	(void)state;
 	assert_string_equal(m->notice, "Unnamed frames: app (5.0%) ran without "
-			    "symbols; install debug symbols to name them.");
+			    "symbols; install their -dbgsym packages or set "
+			    "DEBUGINFOD_URLS to name them.");
+	rd_model_free(m);
+	prof_free(p);
+	/* JIT code without a perf map: the runtimes' flags */
+	p = parse("node;main;[anon]+0x7f3a0 30\n"
+		  "node;main 70\n");
+	m = rd_model_new(p);
+	assert_string_equal(m->notice, "Unnamed frames: [anon] (30%) ran "
+			    "without symbols; install -dbgsym packages or set "
+			    "DEBUGINFOD_URLS, and run JITs with their perf map "
+			    "(node --perf-basic-prof, jcmd PID Compiler.perfmap).");
 	rd_model_free(m);
 	prof_free(p);
 	p = parse("app;main 5\n");
