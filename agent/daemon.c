@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,10 @@
  * checked every POLL_MS while any is connected. */
 #define IDLE_POLL_MS 1000
 #define STORE_OK_STREAK 3
+/* ...and the file system must have this much room again: a nearly full
+ * one takes small windows into the slack of a file's last page, many in
+ * a row, without anyone having freed space. */
+#define STORE_RESUME_FREE (256 * 1024)
 #define FLUSH_MS 2000
 
 void daemon_log(const char *fmt, ...)
@@ -241,9 +246,20 @@ static void fill_counters(struct daemon *d, struct store_window *w)
 	}
 }
 
+/* True when the state directory's file system has room for more than
+ * the slack of a page (or when that cannot be told). */
+static bool store_has_room(const struct daemon *d)
+{
+	struct statvfs sv;
+
+	if (statvfs(d->cfg.state_dir, &sv) != 0)
+		return true;
+	return (uint64_t)sv.f_bavail * sv.f_frsize >= STORE_RESUME_FREE;
+}
+
 /* Logs a failing store once per episode: an episode ends only after
- * STORE_OK_STREAK windows in a row were written (a nearly full disk can
- * take a small window now and then). */
+ * STORE_OK_STREAK windows in a row were written with room on the disk
+ * (a nearly full disk can take a small window now and then). */
 static void store_result(struct daemon *d, int rc)
 {
 	if (rc) {
@@ -251,6 +267,10 @@ static void store_result(struct daemon *d, int rc)
 			daemon_log("cannot store windows in %s (%s); still sampling, skipping windows until writing works again",
 				   d->cfg.state_dir, strerror(-rc));
 		d->store_failing = true;
+		d->store_ok_streak = 0;
+		return;
+	}
+	if (d->store_failing && !store_has_room(d)) {
 		d->store_ok_streak = 0;
 		return;
 	}
