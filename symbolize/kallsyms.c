@@ -10,6 +10,7 @@
  * symbols come in address order, so only what follows them (modules, BPF)
  * is sorted, then merged in.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -373,11 +374,24 @@ static bool has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* A JITed program's name: "bpf_prog_" and its 16-hex-digit tag. The
+ * core kernel's own bpf_prog_load, bpf_prog_run_* are real frames. */
+static bool is_prog_name(const char *name)
+{
+	if (!has_prefix(name, "bpf_prog_"))
+		return false;
+	name += strlen("bpf_prog_");
+	for (int i = 0; i < 16; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return false;
+	return name[16] == '\0' || name[16] == '_';
+}
+
 bool sym_kernel_name_is_bpf(const char *name, const char *module)
 {
 	if (module && (strcmp(module, "bpf") == 0))
 		return true; /* JITed programs, trampolines, dispatchers */
-	return has_prefix(name, "bpf_prog_") ||
+	return is_prog_name(name) ||
 	       has_prefix(name, "bpf_trace_run") ||
 	       has_prefix(name, "__bpf_trace_") ||
 	       has_prefix(name, "bpf_trampoline_") ||

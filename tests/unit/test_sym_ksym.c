@@ -542,6 +542,12 @@ static void test_cache_ranges_and_unload(void **state)
 	assert_int_equal(sym_ksym_find(k, 0xffffffffa0001008ull, t, &h), 0);
 	assert_string_equal(h.module, "bpf");
 	assert_true(sym_kernel_name_is_bpf(h.name, h.module));
+	/* by name alone: a program's tag makes it one; the core kernel's
+	 * bpf_prog_load under a bpf() call is a real frame */
+	assert_true(sym_kernel_name_is_bpf("bpf_prog_0123456789abcdef_on_cpu", NULL));
+	assert_true(sym_kernel_name_is_bpf("bpf_prog_0123456789abcdef", NULL));
+	assert_false(sym_kernel_name_is_bpf("bpf_prog_load", NULL));
+	assert_false(sym_kernel_name_is_bpf("bpf_prog_run_array_cg", NULL));
 	/* init text is the core kernel's */
 	c.answer = "init_fn+0x0/0x10";
 	assert_int_equal(sym_ksym_find(k, 0xffffffff83000000ull, t, &h), 0);
