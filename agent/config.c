@@ -31,6 +31,7 @@ void config_defaults(struct hearthd_config *c)
 	c->kernel_stacks = true;
 	c->unwind = SAMPLER_UNWIND_FP;
 	c->max_clients = 16;
+	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
 }
 
 int config_parse_duration(const char *s, uint64_t *ns)
@@ -196,6 +197,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return config_parse_duration(v, &c->retention_age_ns);
 	if (!strcmp(k, "retention_size"))
 		return config_parse_size(v, &c->retention_bytes);
+	if (!strcmp(k, "full_disk_hold"))
+		return config_parse_duration(v, &c->full_disk_hold_ns);
 	if (!strcmp(k, "frequency"))
 		return set_u32(&c->frequency, v, 1, 10000);
 	if (!strcmp(k, "on_cpu"))

@@ -37,6 +37,8 @@ struct hearthd_config {
 	char exclude_comm[CONFIG_EXCLUDE_MAX][CONFIG_COMM_LEN];
 	size_t nexclude;
 	uint32_t max_clients;
+	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
+					   * store cannot write; 0 = none */
 };
 
 /* Fills @c with the documented defaults. */

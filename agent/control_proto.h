@@ -100,7 +100,7 @@ struct ctl_status {
 	uint64_t cpu_pct_milli;    /* of one core, over the last window, x1000 */
 	uint64_t rss_bytes;
 	uint64_t last_window_end_ns;
-	uint64_t windows_skipped;  /* not written: disk full or I/O error */
+	uint64_t windows_skipped;  /* lost: not written, not held in memory */
 	uint64_t store_error;      /* errno of the last failed write, 0 = none */
 	uint64_t retention_bytes;
 	uint64_t retention_age_ns;
@@ -112,6 +112,7 @@ struct ctl_status {
 	uint64_t sym_module_bytes; /* memory they take */
 	uint64_t sym_module_limit; /* its budget (least recently used evicted past it) */
 	uint64_t sym_evictions;    /* modules evicted to stay within it */
+	uint64_t windows_held;     /* in memory while the store cannot write */
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
 /* The fields of the first status reply (up to bpf_run_cnt): the least a

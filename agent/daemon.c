@@ -34,6 +34,8 @@
  * one takes small windows into the slack of a file's last page, many in
  * a row, without anyone having freed space. */
 #define STORE_RESUME_FREE (256 * 1024)
+/* The most windows full_disk_hold keeps, whatever the window length. */
+#define HOLD_MAX 100000
 #define FLUSH_MS 2000
 
 void daemon_log(const char *fmt, ...)
@@ -264,7 +266,7 @@ static void store_result(struct daemon *d, int rc)
 {
 	if (rc) {
 		if (!d->store_failing)
-			daemon_log("cannot store windows in %s (%s); still sampling, skipping windows until writing works again",
+			daemon_log("cannot store windows in %s (%s); still sampling, holding windows in memory until writing works again",
 				   d->cfg.state_dir, strerror(-rc));
 		d->store_failing = true;
 		d->store_ok_streak = 0;
@@ -278,6 +280,129 @@ static void store_result(struct daemon *d, int rc)
 		daemon_log("writing windows again: the store accepts data");
 		d->store_failing = false;
 	}
+}
+
+static void log_stored(uint64_t start_ns, uint64_t end_ns, size_t len)
+{
+	if (getenv("HEARTHD_LOG_WINDOWS"))
+		daemon_log("stored window %llu %llu (%zu bytes)", (unsigned long long)start_ns,
+			   (unsigned long long)end_ns, len);
+}
+
+/* How many windows full_disk_hold keeps (0: none). */
+static size_t hold_limit(const struct daemon *d)
+{
+	uint64_t n;
+
+	if (!d->cfg.full_disk_hold_ns || !d->cfg.window_ns)
+		return 0;
+	n = d->cfg.full_disk_hold_ns / d->cfg.window_ns;
+	return n < 1 ? 1 : n > HOLD_MAX ? HOLD_MAX : (size_t)n;
+}
+
+static void drop_oldest_held(struct daemon *d)
+{
+	free(d->held[0].blob);
+	memmove(d->held, d->held + 1, (d->nheld - 1) * sizeof(*d->held));
+	d->nheld--;
+	d->windows_lost++;
+	if (!d->hold_full_logged)
+		daemon_log("the windows held in memory reached full_disk_hold; dropping the oldest");
+	d->hold_full_logged = true;
+}
+
+/* Keeps a packed window (taking @blob) until the store takes data again.
+ * Past full_disk_hold the oldest held window is dropped and counted. */
+static void hold_window(struct daemon *d, uint64_t start_ns, uint64_t end_ns,
+			void *blob, size_t len)
+{
+	size_t lim = hold_limit(d);
+
+	while (d->nheld && d->nheld >= lim)
+		drop_oldest_held(d);
+	if (!lim) {
+		free(blob);
+		d->windows_lost++;
+		return;
+	}
+	if (d->nheld == d->held_cap) {
+		size_t cap = d->held_cap ? d->held_cap * 2 : 16;
+		struct held_window *h = realloc(d->held, cap * sizeof(*h));
+
+		if (!h) {
+			free(blob);
+			d->windows_lost++;
+			return;
+		}
+		d->held = h;
+		d->held_cap = cap;
+	}
+	d->held[d->nheld++] = (struct held_window){ start_ns, end_ns, blob, len };
+}
+
+/* Writes the held windows, oldest first, until one fails. Returns 0 once
+ * none is left, or the store's error. */
+static int write_held(struct daemon *d)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < d->nheld; i++) {
+		struct held_window *h = &d->held[i];
+
+		rc = store_append(d->store, h->start_ns, h->end_ns, h->blob, h->len);
+		if (rc)
+			break;
+		log_stored(h->start_ns, h->end_ns, h->len);
+		free(h->blob);
+	}
+	if (i) {
+		memmove(d->held, d->held + i, (d->nheld - i) * sizeof(*d->held));
+		d->nheld -= i;
+		daemon_log("wrote %zu window(s) held in memory while the store could not write", i);
+	}
+	if (!d->nheld)
+		d->hold_full_logged = false;
+	return rc;
+}
+
+/* A window the store refused for what it is (too large), not for where it
+ * goes: holding it would block every later one. */
+static bool store_refused_window(int rc)
+{
+	return rc == -EFBIG || rc == -EINVAL;
+}
+
+/* Stores a packed window (taking @blob) after those held, or holds it. */
+static void store_window(struct daemon *d, uint64_t start_ns, uint64_t end_ns,
+			 void *blob, size_t len)
+{
+	int rc = d->nheld ? write_held(d) : 0;
+
+	if (!rc)
+		rc = store_append(d->store, start_ns, end_ns, blob, len);
+	if (!rc) {
+		log_stored(start_ns, end_ns, len);
+		free(blob);
+	} else if (store_refused_window(rc)) {
+		free(blob);
+		d->windows_lost++;
+	} else {
+		hold_window(d, start_ns, end_ns, blob, len);
+	}
+	store_result(d, rc);
+}
+
+/* At exit: the held windows get a last chance, then are counted lost. */
+static void release_held(struct daemon *d)
+{
+	if (d->nheld && write_held(d) != 0)
+		daemon_log("%zu window(s) held in memory are lost: the store still cannot write", d->nheld);
+	for (size_t i = 0; i < d->nheld; i++)
+		free(d->held[i].blob);
+	free(d->held);
+	d->held = NULL;
+	d->nheld = d->held_cap = 0;
 }
 
 /* Cuts the open window: drain, store, answer waiting snapshots. */
@@ -296,15 +421,13 @@ static void cut_window(struct daemon *d)
 	else {
 		fill_counters(d, &w);
 		rc = store_codec_window_pack(&w, &blob, &len);
-		if (!rc)
-			rc = store_append(d->store, w.start_ns, w.end_ns, blob, len);
-		store_result(d, rc);
-		if (!rc && getenv("HEARTHD_LOG_WINDOWS"))
-			daemon_log("stored window %llu %llu (%zu bytes)",
-				   (unsigned long long)w.start_ns,
-				   (unsigned long long)w.end_ns, len);
+		if (!rc) {
+			store_window(d, w.start_ns, w.end_ns, blob, len);
+		} else {
+			d->windows_lost++;
+			daemon_log("packing a window failed (%s); this window is lost", strerror(-rc));
+		}
 	}
-	free(blob);
 	d->last_end_ns = w.end_ns;
 	d->win_start_ns = w.end_ns;
 	store_window_clear(&w);
@@ -572,6 +695,7 @@ int daemon_run(const struct daemon_args *a)
 		sd_notify(0, "STOPPING=1");
 		if (d->smp)
 			cut_window(d); /* the current window is not lost */
+		release_held(d);
 		daemon_answer_pending(d, true);
 		flush_clients(d);
 		status = d->smp ? 0 : 1;

@@ -24,6 +24,14 @@ struct pending_snap {
 	uint64_t until_ns;
 };
 
+/* A packed window the store could not take yet. */
+struct held_window {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	void *blob;
+	size_t len;
+};
+
 struct daemon {
 	const struct daemon_args *args;
 	struct hearthd_config cfg;
@@ -48,6 +56,12 @@ struct daemon {
 
 	bool store_failing;
 	unsigned store_ok_streak;
+	/* Windows held while the store fails, oldest first, written in order
+	 * once it takes data again (full_disk_hold). */
+	struct held_window *held;
+	size_t nheld, held_cap;
+	uint64_t windows_lost;      /* dropped: the hold was full, or none */
+	bool hold_full_logged;
 	uint64_t ev_count[CTL_EV_COUNT];
 	uint64_t watchdog_usec;
 	uint64_t test_hang_ns;      /* HEARTHD_TEST_HANG_AFTER, 0 = off */

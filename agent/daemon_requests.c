@@ -52,7 +52,8 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.cpu_pct_milli = d->cpu_pct_milli;
 	st.rss_bytes = daemon_rss_bytes();
 	st.last_window_end_ns = d->last_end_ns;
-	st.windows_skipped = ts.skipped;
+	st.windows_skipped = d->windows_lost;
+	st.windows_held = d->nheld;
 	st.store_error = (uint64_t)(ts.last_error < 0 ? -ts.last_error : 0);
 	st.retention_bytes = d->cfg.retention_bytes;
 	st.retention_age_ns = d->cfg.retention_age_ns;

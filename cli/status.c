@@ -79,11 +79,18 @@ static void print_status(const struct ctl_status *st)
 		cli_format_time(st->last_window_end_ns, last, sizeof(last));
 		printf("last window:    ended %s\n", last);
 	}
-	if (st->store_error)
-		printf("store:          NOT WRITING: %s (%llu windows skipped)\n",
+	if (st->store_error && st->windows_held)
+		printf("store:          NOT WRITING: %s (%llu windows held in memory, %llu lost)\n",
+		       strerror((int)st->store_error), (unsigned long long)st->windows_held,
+		       (unsigned long long)st->windows_skipped);
+	else if (st->store_error)
+		printf("store:          NOT WRITING: %s (%llu windows lost)\n",
 		       strerror((int)st->store_error), (unsigned long long)st->windows_skipped);
+	else if (st->windows_skipped)
+		printf("store:          writing (%llu windows were lost earlier)\n",
+		       (unsigned long long)st->windows_skipped);
 	else
-		printf("store:          writing%s\n", st->windows_skipped ? " (some windows were skipped earlier)" : "");
+		printf("store:          writing\n");
 	printf("clients:        %llu\n", (unsigned long long)st->clients);
 }
 

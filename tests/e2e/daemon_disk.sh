@@ -1,10 +1,10 @@
 #!/bin/sh
 # Full disk: the state directory lives on a 2 MiB tmpfs. After a few
 # windows are stored, a filler file takes every free page. hearthd must log
-# the problem once (not once per window), keep sampling, report skipped
-# windows, keep answering snapshots from what it has, corrupt nothing, and
-# write again (logged once, after three windows in a row) once the filler
-# is gone.
+# the problem once (not once per window), keep sampling, hold the windows it
+# cannot write in memory and say so, keep answering snapshots from what it
+# has, corrupt nothing, and write again (logged once) once the filler is
+# gone: the held windows first, so that no window of the full disk is lost.
 set -u
 . "$(dirname "$0")/lib.sh"
 M=$T/mnt
@@ -55,8 +55,8 @@ grep "cannot store windows" "$T/hearthd.log" | grep -q "No space left on device"
 # (A nearly full tmpfs can still take a small window into the slack of a
 # file's last page, so the store may write now and then: every window it
 # reports stored is checked below.)
-grep -Eq "NOT WRITING: No space left on device|some windows were skipped" "$T/st" ||
-	fail "status does not say windows were skipped"
+grep -Eq "NOT WRITING: No space left on device \([1-9][0-9]* windows held in memory, 0 lost\)" "$T/st" ||
+	fail "status does not say windows are held in memory"
 "$HEARTH" snapshot $S --last 1m -o "$T/old.folded" || fail "no snapshot from the stored windows on a full disk"
 grep -q ';main;shifting' "$T/old.folded" || fail "the snapshot lacks the workload"
 "$HEARTHD" --verify-store "$M/state" > "$T/verify" || fail "corrupt store on a full disk: $(tail -2 "$T/verify")"
@@ -74,4 +74,27 @@ wait_stored 3 "after space returned"
 "$HEARTH" status $S | grep -q "^store: *writing" || fail "status still says not writing"
 "$HEARTHD" --verify-store "$M/state" > "$T/verify" || fail "corrupt store after resuming: $(tail -2 "$T/verify")"
 tail -1 "$T/verify"
+grep -q "wrote [1-9][0-9]* window(s) held in memory" "$T/hearthd.log" || fail "the held windows were not written"
+# No window of the full disk is lost: each window starts where the one
+# before it ended, from the first to the last.
+awk '/^window / { print $2, $3 }' "$T/verify" | sort -n > "$T/all"
+gaps=$(awk 'NR > 1 && $1 != end { n++ } { end = $2 } END { print n + 0 }' "$T/all")
+[ "$gaps" -eq 0 ] || fail "$gaps gap(s) between stored windows: windows of the full disk were lost"
+"$HEARTH" status $S | grep -q "^store: *writing$" || fail "status reports lost windows"
+
+# Past full_disk_hold the oldest held windows are dropped and counted.
+kill "$HD"; wait "$HD"; HD=
+rm -rf "$M/state"
+hearthd_start --state-dir "$M/state" $S --window 300ms --full-disk-hold 900ms
+wait_stored 2 "before filling the disk again"
+dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
+sleep 3
+"$HEARTH" status $S | grep "^store:" | tee "$T/st"
+grep -Eq "NOT WRITING: No space left on device \(3 windows held in memory, [1-9][0-9]* lost\)" "$T/st" ||
+	fail "status does not show a full hold of 3 windows and the lost ones"
+grep -q "reached full_disk_hold; dropping the oldest" "$T/hearthd.log" || fail "the full hold was not logged"
+rm "$M/filler"
+wait_stored 5 "after space returned again"
+"$HEARTH" status $S | grep -Eq "^store: *writing \([1-9][0-9]* windows were lost earlier\)" ||
+	fail "status does not count the windows lost past the hold"
 echo ok
