@@ -80,8 +80,8 @@ BPF_SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 # The viewer and PNG export draw with SDL: they are linked into
 # hearth-view only, which hearth execs for them (cli/viewer.h), so every
 # other subcommand starts without loading SDL and its libraries.
-VIEWER_SRCS := cli/view.c cli/export_png.c
-LAUNCH_SRCS := cli/viewer_exec.c
+VIEWER_SRCS := cli/view.c cli/export_png.c cli/view_main.c
+LAUNCH_SRCS := cli/viewer_exec.c cli/hearth_main.c
 CLI_SRCS := $(filter-out $(VIEWER_SRCS) $(LAUNCH_SRCS),$(wildcard cli/*.c))
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 VIEWER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(VIEWER_SRCS))

@@ -6,16 +6,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct cli_viewer;
+
+/* Runs the command line @argv (argv[1] the subcommand) with the viewer
+ * @v this binary has (cli/viewer.h). Returns the exit status. */
+int cli_main(int argc, char **argv, const struct cli_viewer *v);
+
 /* Each subcommand takes argv with argv[0] = its own name; returns the exit
- * status. */
+ * status. Those that may draw take the viewer too. (`hearth view` is the
+ * viewer's: cli/viewer.h.) */
 int cmd_record(int argc, char **argv);
-int cmd_view(int argc, char **argv);
-int cmd_export(int argc, char **argv);
+int cmd_export(int argc, char **argv, const struct cli_viewer *v);
 int cmd_snapshot(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_mark(int argc, char **argv);
 int cmd_marks(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
+int cmd_diff(int argc, char **argv, const struct cli_viewer *v);
 
 /* The one error sink: prints "hearth: <sentence>\n" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

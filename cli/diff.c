@@ -16,7 +16,6 @@
 #include "profile/diff.h"
 #include "profile/load.h"
 #include "render/sdl.h"
-#include "render/views.h"
 
 static double share(uint64_t v, uint64_t total)
 {
@@ -229,11 +228,10 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 /* --view: the diff in the viewer's window instead of the table. Takes
  * the profiles. Returns the exit status. */
 static int view_window(const struct diff_args *a, struct prof_profile **p,
-		       int argc, char **argv)
+		       int argc, char **argv, const struct cli_viewer *v)
 {
 	struct rd_window_opts wo = { .debug_layout = a->debug_layout };
-	char err[512], title[512];
-	size_t n;
+	char title[512];
 	int rc;
 
 	if (a->mark)
@@ -242,15 +240,12 @@ static int view_window(const struct diff_args *a, struct prof_profile **p,
 		snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s \xe2\x80\x94 hearth",
 			 argv[argc - 2], argv[argc - 1]);
 	wo.title = title;
-	rc = rd_views_run_diff_profiles(p[0], p[1], &wo, err, sizeof(err));
+	rc = v->diff_window(p[0], p[1], &wo);
 	p[0] = p[1] = NULL;
-	n = strlen(err);
-	if (rc < 0)
-		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
-	return rc < 0;
+	return rc;
 }
 
-int cmd_diff(int argc, char **argv)
+int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 {
 	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
 			       .top = 20, .min_pp = 0.005, .load.unit = -1 };
@@ -269,8 +264,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	/* The window is drawn by hearth-view: hand over before loading
 	 * anything, so the inputs are read (or asked for) once. */
-	if (a.view && cli_view_handoff(argv))
-		return 1;
+	if (a.view && v->handoff)
+		return v->handoff(argv);
 	if (a.mark) {
 		if (load_around_mark(&a, p) < 0)
 			goto out;
@@ -284,7 +279,7 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (a.view) {
-		status = view_window(&a, p, argc, argv);
+		status = view_window(&a, p, argc, argv, v);
 		goto out;
 	}
 	if (print_table(p[0], p[1], a.top, a.min_pp) < 0)

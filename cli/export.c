@@ -133,7 +133,7 @@ static int write_text(const struct args *a, struct prof_profile *p,
 	return cli_out_close(&o, rc) < 0 ? 1 : 0;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(int argc, char **argv, const struct cli_viewer *v)
 {
 	struct args a = { .load.unit = -1 };
 	struct prof_profile *p = NULL;
@@ -146,7 +146,7 @@ int cmd_export(int argc, char **argv)
 		struct cli_png_args pa = { .in = a.in, .out = a.out,
 					   .width = a.width, .height = a.height,
 					   .icicle = a.icicle, .load = &a.load };
-		return cli_export_png(argv, &pa);
+		return v->png(argv, &pa);
 	}
 	if (!(p = cli_load(a.in, &a.load, 0)))
 		return 1;

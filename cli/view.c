@@ -41,7 +41,45 @@ static int parse_size(const char *s, int *w, int *h)
 	return 0;
 }
 
-/* ---- diff and live (render/views) ---------------------------------------- */
+/* ---- the window, with the views' panes (render/views) -------------------- */
+
+/* Runs the window on @m with the views @v (taken; NULL: the flame graph
+ * alone). Returns the exit status, after saying what went wrong. */
+static int run_window(struct rd_model *m, struct rd_views *v,
+		      const struct rd_window_opts *o)
+{
+	struct rd_window_opts wo = *o;
+	char err[512];
+	int rc;
+
+	wo.panes = rd_views_panes(v);
+	rc = rd_window_run(m, &wo, err, sizeof(err));
+	if (rc < 0)
+		say(err);
+	rd_views_free(v);
+	return rc < 0;
+}
+
+int cli_view_diff_window(struct prof_profile *before, struct prof_profile *after,
+			 const struct rd_window_opts *wo)
+{
+	struct rd_views *v = rd_views_new();
+	struct rd_model *m;
+	char err[512];
+
+	if (!v) {
+		prof_free(before);
+		prof_free(after);
+		cli_error("out of memory.");
+		return 1;
+	}
+	if (rd_views_set_diff(v, before, after, &m, err, sizeof(err)) < 0) {
+		say(err);
+		rd_views_free(v);
+		return 1;
+	}
+	return run_window(m, v, wo);
+}
 
 struct live_src {
 	const char *sock;
@@ -77,9 +115,10 @@ static int live_fetch(void *ctx, int snapshot, struct rd_live_answer *a)
 static int view_live(struct live_src *src, struct rd_window_opts *wo)
 {
 	struct rd_live_answer a = { 0 };
+	struct rd_views *v;
+	struct rd_model *m;
 	struct rd_live *l;
 	char err[512];
-	int rc;
 
 	if (rd_live_check(src->sock, err, sizeof(err)) < 0) {
 		say(err);
@@ -97,18 +136,25 @@ static int view_live(struct live_src *src, struct rd_window_opts *wo)
 	if (live_fetch(src, 0, &st) == 0)
 		rd_live_set_window(l, st.window_ns);
 	wo->title = "live \xe2\x80\x94 hearth";
-	rc = rd_views_run_live(l, a.p, a.from_ns, a.to_ns, wo, err, sizeof(err));
-	if (rc < 0)
-		say(err);
-	return rc < 0;
+	if (!(v = rd_views_new())) {
+		rd_live_free(l);
+		prof_free(a.p);
+		cli_error("out of memory.");
+		return 1;
+	}
+	if (rd_views_set_live(v, l, a.p, a.from_ns, a.to_ns, &m) < 0) {
+		rd_views_free(v);
+		cli_error("out of memory.");
+		return 1;
+	}
+	return run_window(m, v, wo);
 }
 
 static int view_diff(int argc, char **argv, struct rd_window_opts *wo,
 		     const struct prof_load_opts *lo)
 {
 	struct prof_profile *b, *a;
-	char err[512], title[512];
-	int rc;
+	char title[512];
 
 	if (optind != argc - 2) {
 		cli_error("'hearth view --diff' takes two profiles, BEFORE and AFTER.");
@@ -123,10 +169,7 @@ static int view_diff(int argc, char **argv, struct rd_window_opts *wo,
 		prof_free(b);
 		return 1;
 	}
-	rc = rd_views_run_diff_profiles(b, a, wo, err, sizeof(err));
-	if (rc < 0)
-		say(err);
-	return rc < 0;
+	return cli_view_diff_window(b, a, wo);
 }
 
 /* Options of --live; returns 0, or -1 after saying what is wrong. */
@@ -174,7 +217,7 @@ int cmd_view(int argc, char **argv)
 	struct prof_load_opts lo = { .unit = -1 };
 	struct prof_profile *p = NULL;
 	struct rd_model *m;
-	char err[512], title[512];
+	char title[512];
 	int c, rc, diff = 0, live = 0;
 
 	optind = 1;
@@ -228,18 +271,9 @@ int cmd_view(int argc, char **argv)
 	}
 	snprintf(title, sizeof(title), "%s \xe2\x80\x94 hearth", argv[optind]);
 	wo.title = title;
-	wo.views = rd_views_new(); /* sandwich and call tree; NULL: without */
-	rc = rd_window_run(m, &wo, err, sizeof(err));
-	if (rc < 0)
-		say(err);
-	rd_views_free(wo.views);
+	/* the sandwich and call tree panes; without them when out of memory */
+	rc = run_window(m, rd_views_new(), &wo);
 	rd_model_free(m);
 	prof_free(p);
-	return rc < 0 ? 1 : 0;
-}
-
-int cli_view_handoff(char **argv)
-{
-	(void)argv; /* this is hearth-view: load and draw here */
-	return 0;
+	return rc;
 }

@@ -34,21 +34,51 @@ struct cli_png_args {
 	const struct prof_load_opts *load; /* how to read @in */
 };
 
-/* Writes the PNG (hearth-view), or replaces this process with hearth-view
- * running the same command line (hearth). Returns the exit status. */
+struct prof_profile;
+struct rd_window_opts;
+
+/* What of the command draws with SDL. hearth-view has the window
+ * (cli/view_main.c: cli/view.c, cli/export_png.c); hearth hands the same
+ * command line over to hearth-view (cli/hearth_main.c:
+ * cli/viewer_exec.c). Exactly one of handoff and diff_window is set. */
+struct cli_viewer {
+	/* `hearth view`: returns the exit status. */
+	int (*view)(int argc, char **argv);
+	/* `hearth export --png` (@argv the subcommand's arguments): writes
+	 * the PNG, or hands over. Returns the exit status. */
+	int (*png)(char **argv, const struct cli_png_args *a);
+	/* `hearth diff --view`, before anything is loaded (so the inputs
+	 * are read, or asked for, once): replaces this process with
+	 * hearth-view running the same command line; returns only when it
+	 * could not, after saying why: 1. */
+	int (*handoff)(char **argv);
+	/* Draws the diff of @before and @after (both taken) in a window
+	 * opened as @wo says. Returns the exit status, after saying what
+	 * went wrong. */
+	int (*diff_window)(struct prof_profile *before, struct prof_profile *after,
+			   const struct rd_window_opts *wo);
+};
+
+/* hearth-view's: `hearth view` (cli/view.c). */
+int cmd_view(int argc, char **argv);
+
+/* hearth-view's: the diff window of `view --diff` and `diff --view`
+ * (cli/view.c), as cli_viewer.diff_window says. */
+int cli_view_diff_window(struct prof_profile *before, struct prof_profile *after,
+			 const struct rd_window_opts *wo);
+
+/* hearth-view's: writes the PNG (cli/export_png.c), as cli_viewer.png
+ * says. */
 int cli_export_png(char **argv, const struct cli_png_args *a);
+
+/* hearth's: `hearth view` answered by hearth for --help, else handed to
+ * hearth-view (cli/viewer_exec.c). Returns the exit status. */
+int cli_view_launch(int argc, char **argv);
 
 /* Replaces this process with hearth-view running the command line this
  * process was started with (@argv, the subcommand's arguments with argv[0]
  * its name, when that cannot be read). Returns only when it could not
  * start the viewer, after saying why: the exit status, 1. */
 int cli_exec_viewer(char **argv);
-
-/* For commands that load their input before drawing it (`diff --view`):
- * in hearth, replaces this process with hearth-view running the same
- * command line before anything is loaded, and returns only when it could
- * not, after saying why: 1. In hearth-view, returns 0 and the caller goes
- * on to load and draw. */
-int cli_view_handoff(char **argv);
 
 #endif

@@ -3,7 +3,7 @@
  * hearth's side of the viewer: `view`, `export --png` and `diff --view`
  * exec hearth-view, found next to this binary (the build tree, or both in
  * one folder) or in the folder it is installed in. Only hearth links this
- * file; hearth-view links the real ones (view.c, export_png.c).
+ * file (cli/hearth_main.c); hearth-view draws (cli/view_main.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,6 @@
 
 #include "cli/cli.h"
 #include "cli/viewer.h"
-#include "profile/profile.h"
-#include "render/views.h"
 
 #ifndef HEARTH_LIBEXEC_DIR
 #define HEARTH_LIBEXEC_DIR "/usr/local/libexec/hearth"
@@ -130,7 +128,7 @@ int cli_exec_viewer(char **argv)
 	return 1;
 }
 
-int cmd_view(int argc, char **argv)
+int cli_view_launch(int argc, char **argv)
 {
 	/* The help text is hearth's own: it needs no viewer. */
 	if (cli_view_wants_help(argc, argv)) {
@@ -138,31 +136,4 @@ int cmd_view(int argc, char **argv)
 		return 0;
 	}
 	return cli_exec_viewer(argv);
-}
-
-int cli_export_png(char **argv, const struct cli_png_args *a)
-{
-	(void)a;
-	return cli_exec_viewer(argv);
-}
-
-int cli_view_handoff(char **argv)
-{
-	return cli_exec_viewer(argv);
-}
-
-/* cli/diff.c calls this to draw; in hearth, cli_view_handoff() has
- * already handed `diff --view` to hearth-view before any profile was
- * loaded, so this is never reached. (render/views.c's function would link
- * SDL into hearth.) */
-int rd_views_run_diff_profiles(struct prof_profile *before,
-			       struct prof_profile *after,
-			       const struct rd_window_opts *o, char *err,
-			       size_t errlen)
-{
-	(void)o;
-	prof_free(before);
-	prof_free(after);
-	snprintf(err, errlen, "the diff window is drawn by %s", VIEWER_NAME);
-	return -1;
 }

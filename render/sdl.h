@@ -12,6 +12,7 @@
 
 #include "render/draw.h"
 #include "render/model.h"
+#include "render/ui.h"
 
 struct rd_canvas;
 
@@ -32,16 +33,14 @@ int rd_canvas_draw(struct rd_canvas *c, const struct rd_list *l);
 /* Writes the canvas as PNG to @f (left open). Returns 0 or -EIO. */
 int rd_canvas_save_png(struct rd_canvas *c, FILE *f);
 
-struct rd_views;
-
 struct rd_window_opts {
 	const char *title;        /* the window's title */
 	const char *debug_layout; /* test aid: file rewritten after each
 				   * layout with rd_ui_dump(), or NULL */
 	const char *query;        /* initial search, or NULL */
 	int width, height;        /* initial size, 0 = default */
-	struct rd_views *views;   /* other views to attach (render/views),
-				   * or NULL */
+	struct rd_panes panes;    /* other panes to attach (render/views);
+				   * ops NULL: the flame graph alone */
 };
 
 /* Opens the viewer on @m and runs until the window is closed. The metrics

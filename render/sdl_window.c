@@ -11,7 +11,6 @@
 #include "render/sdl.h"
 #include "render/sdl_draw.h"
 #include "render/ui.h"
-#include "render/ui_hooks.h"
 
 struct win {
 	SDL_Window *w;
@@ -87,7 +86,7 @@ static int handle(struct win *v, const SDL_Event *e)
 	int s = 0;
 
 	if (v->wake_type != (Uint32)-1 && e->type == v->wake_type)
-		return RD_HOOK(&v->ui, rd_views_update) ? rd_views_update(&v->ui) : 0;
+		return rd_ui_update(&v->ui);
 	switch (e->type) {
 	case SDL_QUIT:
 		return -1;
@@ -257,8 +256,7 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 	if (o->query)
 		rd_ui_set_query(&v.ui, o->query);
 	v.wake_type = SDL_RegisterEvents(1);
-	if (o->views && rd_views_attach &&
-	    (rc = rd_views_attach(o->views, &v.ui, wake, &v)) < 0) {
+	if ((rc = rd_ui_attach(&v.ui, &o->panes, wake, &v)) < 0) {
 		snprintf(err, errlen, "cannot start the view: %s", strerror(-rc));
 		rd_ui_release(&v.ui);
 		goto out;
@@ -266,8 +264,7 @@ int rd_window_run(struct rd_model *m, const struct rd_window_opts *o,
 	rc = loop(&v);
 	if (rc < 0)
 		snprintf(err, errlen, "out of memory while drawing");
-	if (o->views && rd_views_detach)
-		rd_views_detach(o->views);
+	rd_ui_detach(&v.ui);
 	rd_ui_release(&v.ui);
 out:
 	rd_fonts_free(v.fonts);

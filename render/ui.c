@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "render/palette.h"
-#include "render/ui.h"
-#include "render/ui_hooks.h"
+#include "render/ui_internal.h"
 
 int rd_ui_init(struct rd_ui *ui, struct rd_model *m, const struct rd_text *t)
 {
@@ -32,6 +31,30 @@ void rd_ui_release(struct rd_ui *ui)
 	rd_model_free(ui->fm);
 	rd_filtered_free(&ui->filt);
 	memset(ui, 0, sizeof(*ui));
+}
+
+int rd_ui_attach(struct rd_ui *ui, const struct rd_panes *p,
+		 void (*wake)(void *arg), void *wake_arg)
+{
+	int rc = 0;
+
+	ui->panes = *p;
+	if (RD_PANE(ui, attach) &&
+	    (rc = ui->panes.ops->attach(ui->panes.ctx, ui, wake, wake_arg)) < 0)
+		ui->panes = (struct rd_panes){ 0 };
+	return rc;
+}
+
+void rd_ui_detach(struct rd_ui *ui)
+{
+	if (RD_PANE(ui, detach))
+		ui->panes.ops->detach(ui->panes.ctx);
+	ui->panes = (struct rd_panes){ 0 };
+}
+
+int rd_ui_update(struct rd_ui *ui)
+{
+	return RD_PANE(ui, update) ? ui->panes.ops->update(ui) : 0;
 }
 
 int rd_ui_set_filter(struct rd_ui *ui, unsigned flags)
@@ -143,8 +166,8 @@ uint32_t rd_ui_box_color(const struct rd_ui *ui, const struct rd_box *b)
 	unsigned cls = node_class(ui, b->last);
 	uint32_t c;
 
-	if (RD_HOOK(ui, rd_views_box_color) && rd_views_box_color(ui, b, &c))
-		; /* a view colours it (diff) */
+	if (RD_PANE(ui, box_color) && ui->panes.ops->box_color(ui, b, &c))
+		; /* a pane colours it (diff) */
 	else if (b->node == 0)
 		c = 0xE4E1DA;
 	else if (b->flags & RD_BOX_SMALL)
@@ -243,7 +266,7 @@ int rd_ui_click(struct rd_ui *ui, int x, int y)
 	const struct rd_box *b;
 	int was_typing = ui->typing, r;
 
-	if (RD_HOOK(ui, rd_views_click) && (r = rd_views_click(ui, x, y)) >= 0)
+	if (RD_PANE(ui, click) && (r = ui->panes.ops->click(ui, x, y)) >= 0)
 		return r;
 	ui->typing = 0;
 	if (z) {
@@ -288,7 +311,7 @@ int rd_ui_motion(struct rd_ui *ui, int x, int y)
 	ui->mouse_x = x;
 	ui->mouse_y = y;
 	ui->mouse_in = 1;
-	if (RD_HOOK(ui, rd_views_motion) && rd_views_motion(ui))
+	if (RD_PANE(ui, motion) && ui->panes.ops->motion(ui))
 		return 1;
 	if (ui->dragging) {
 		int pad = (int)(8 * ui->scale);
@@ -415,7 +438,7 @@ int rd_ui_key(struct rd_ui *ui, enum rd_key key)
 
 	if (ui->typing)
 		return key_typing(ui, key);
-	if (RD_HOOK(ui, rd_views_key) && (r = rd_views_key(ui, (int)key)) >= 0)
+	if (RD_PANE(ui, key) && (r = ui->panes.ops->key(ui, (int)key)) >= 0)
 		return r;
 	b = selected_box(ui);
 	switch (key) {
@@ -467,8 +490,8 @@ int rd_ui_text(struct rd_ui *ui, const char *utf8)
 	size_t l = strlen(ui->query), n = strlen(utf8);
 	int r;
 
-	if (!ui->typing && RD_HOOK(ui, rd_views_text) &&
-	    (r = rd_views_text(ui, utf8)) > 0)
+	if (!ui->typing && RD_PANE(ui, text) &&
+	    (r = ui->panes.ops->text(ui, utf8)) > 0)
 		return r;
 	if (!ui->typing) {
 		if (!strcmp(utf8, "/")) {
@@ -522,7 +545,7 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 		fprintf(out, "zone %d %d %d %d %d %u %s\n", z->kind, z->r.x,
 			z->r.y, z->r.w, z->r.h, z->arg, name);
 	}
-	if (RD_HOOK(ui, rd_views_dump))
-		rd_views_dump(ui, out);
+	if (RD_PANE(ui, dump))
+		ui->panes.ops->dump(ui, out);
 	return ferror(out) ? -EIO : 0;
 }

@@ -50,7 +50,53 @@ enum rd_key {
 	RD_KEY_ESCAPE, RD_KEY_BACKSPACE, RD_KEY_SLASH,
 };
 
-struct rd_views; /* render/views: diff, sandwich, call tree, live */
+struct rd_ui;
+
+/*
+ * The panes a window shows besides its flame graph (render/views: the
+ * sandwich, the call tree, a diff's panes, live data). The UI core knows
+ * them only through this table, given to it by whoever opens the window
+ * (rd_ui_attach); it never links them. Every entry may be NULL (then the
+ * window does as without it).
+ *
+ * attach binds @ctx to @ui once the window is initialised, with @wake to
+ * call from another thread when update() has new data (0 or -errno);
+ * detach undoes it. bar lays out a toolbar row at @y and returns the y
+ * below it; graph lays out the graph area instead of the flame graph (0 or
+ * -ENOMEM); tooltip, called after the table, returns 1 when it drew the
+ * tooltip itself; tip_lines adds up to @max lines to a graph box's
+ * tooltip and returns how many; box_color returns 1 with the colour of a
+ * graph box it colours. click, key and text take input first and return
+ * -1 (click, key) or 0 (text) to leave it to the window, else what the
+ * window's input functions return; motion returns 1 when the panes must
+ * be drawn again. dump adds their state to rd_ui_dump(); update takes new
+ * data, 1 when it did.
+ */
+struct rd_pane_ops {
+	int (*attach)(void *ctx, struct rd_ui *ui, void (*wake)(void *arg),
+		      void *wake_arg);
+	void (*detach)(void *ctx);
+	int (*bar)(struct rd_ui *ui, int y);
+	int (*graph)(struct rd_ui *ui);
+	int (*tooltip)(struct rd_ui *ui);
+	int (*tip_lines)(const struct rd_ui *ui, const struct rd_box *b,
+			 char (*lines)[256], int max);
+	int (*box_color)(const struct rd_ui *ui, const struct rd_box *b,
+			 uint32_t *color);
+	int (*click)(struct rd_ui *ui, int x, int y);
+	int (*motion)(struct rd_ui *ui);
+	int (*key)(struct rd_ui *ui, int key);
+	int (*text)(struct rd_ui *ui, const char *utf8);
+	void (*dump)(const struct rd_ui *ui, FILE *out);
+	int (*update)(struct rd_ui *ui);
+};
+
+/* A window's panes: their table and their state. */
+struct rd_panes {
+	const struct rd_pane_ops *ops; /* NULL: the flame graph alone */
+	void *ctx;                     /* passed back to attach and detach;
+					* the others find it in ui->panes */
+};
 
 struct rd_zone {
 	int kind; /* enum rd_zone_kind */
@@ -65,7 +111,7 @@ struct rd_ui {
 	unsigned avail;        /* rd_filter_available() of the base */
 	struct rd_filtered filt;
 	struct rd_model *fm;   /* model of filt.p, owned */
-	struct rd_views *views; /* other views attached to the window, or NULL */
+	struct rd_panes panes;  /* other panes of the window (ops NULL: none) */
 	struct rd_text text;
 	/* View state. */
 	uint32_t focus;     /* zoomed node, 0 = everything */
@@ -101,6 +147,19 @@ int rd_ui_init(struct rd_ui *ui, struct rd_model *m, const struct rd_text *t);
 
 /* Frees what @ui allocated (not the model). */
 void rd_ui_release(struct rd_ui *ui);
+
+/* Gives @ui the panes @p (copied) and attaches them (their attach entry,
+ * with @wake and @wake_arg). Returns 0, or attach's negative errno (then
+ * @ui has no panes). */
+int rd_ui_attach(struct rd_ui *ui, const struct rd_panes *p,
+		 void (*wake)(void *arg), void *wake_arg);
+
+/* Detaches the panes of @ui, if any, and forgets them. */
+void rd_ui_detach(struct rd_ui *ui);
+
+/* Lets the panes take new data (their update entry). Returns 1 when the
+ * window must be drawn again, 0 when nothing changed. */
+int rd_ui_update(struct rd_ui *ui);
 
 /* Lays out the whole window at @w x @h pixels. Returns 0 or -ENOMEM. */
 int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale);

@@ -6,7 +6,6 @@
 
 #include "render/format.h"
 #include "render/palette.h"
-#include "render/ui_hooks.h"
 #include "render/ui_internal.h"
 
 #define S(ui, v) RD_S(ui, v)
@@ -161,8 +160,8 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 		snprintf(lines[k++], 256, "Hatched: %s (%s) in code it called that is not yours",
 			 rd_fmt_value(v, sizeof(v), ui->filt.hidden[b->last], u),
 			 rd_fmt_pct(p, sizeof(p), pct_of(ui, ui->filt.hidden[b->last])));
-	if (RD_HOOK(ui, rd_views_tip_lines))
-		k += rd_views_tip_lines(ui, b, lines + k, TIP_MAX - k);
+	if (RD_PANE(ui, tip_lines))
+		k += ui->panes.ops->tip_lines(ui, b, lines + k, TIP_MAX - k);
 	return k;
 }
 

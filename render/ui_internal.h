@@ -7,6 +7,9 @@
 
 #define RD_S(ui, v) ((int)((v) * (ui)->scale + 0.5))
 
+/* 1 when the window's panes have the entry @fn. */
+#define RD_PANE(ui, fn) ((ui)->panes.ops && (ui)->panes.ops->fn)
+
 /* Lays out the flame graph into ui->graph: boxes, fills, labels.
  * Returns 0 or -ENOMEM. */
 int rd_ui_graph(struct rd_ui *ui);

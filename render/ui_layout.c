@@ -8,7 +8,6 @@
 
 #include "render/format.h"
 #include "render/palette.h"
-#include "render/ui_hooks.h"
 #include "render/ui_internal.h"
 
 #define S(ui, v) RD_S(ui, v)
@@ -306,8 +305,8 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 		y += ui->text.line_h[RD_FONT_NORMAL] + S(ui, 6);
 	}
 	y = lay_toolbar(ui, y);
-	if (RD_HOOK(ui, rd_views_bar))
-		y = rd_views_bar(ui, y);
+	if (RD_PANE(ui, bar))
+		y = ui->panes.ops->bar(ui, y);
 	y = lay_legend(ui, y);
 	y = lay_crumbs(ui, y);
 	if (ui->show_table) {
@@ -325,7 +324,7 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 	ui->table = (struct rd_rect){ w - pad - tbl, y, tbl, h - y - pad };
 	if (ui->graph.w < 1 || ui->graph.h < 1)
 		ui->graph = (struct rd_rect){ pad, y, 1, 1 };
-	if ((RD_HOOK(ui, rd_views_graph) ? rd_views_graph(ui) : rd_ui_graph(ui)) < 0)
+	if ((RD_PANE(ui, graph) ? ui->panes.ops->graph(ui) : rd_ui_graph(ui)) < 0)
 		return -ENOMEM;
 	if (tbl) {
 		rd_ui_zone(ui, RD_Z_DIVIDER, 0, ui->graph.x + ui->graph.w, y,
@@ -334,7 +333,7 @@ int rd_ui_layout(struct rd_ui *ui, int w, int h, double scale)
 			     S(ui, 2), ui->graph.h, RD_COL_LINE);
 		rd_ui_table(ui);
 	}
-	if (!(RD_HOOK(ui, rd_views_tooltip) && rd_views_tooltip(ui)))
+	if (!(RD_PANE(ui, tooltip) && ui->panes.ops->tooltip(ui)))
 		rd_ui_tooltip(ui);
 	return ui->oom || ui->list.oom ? -ENOMEM : 0;
 }

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* The views' life cycle, toolbar row, input, dump and live updates. The
- * panes are laid out next to their pure parts: the sandwich pane in
- * render/sandwich.c, the call tree pane in render/calltree.c, side by side
- * in render/diff_view.c. */
+/* The views' life cycle, their table of panes, the toolbar row, input,
+ * dump and live updates. The panes themselves are in render/sandwich_pane.c,
+ * render/calltree_pane.c and render/diff_pane.c, their models beside them
+ * (render/sandwich_model.c, calltree_model.c, diff_model.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render/filter.h"
-#include "render/format.h"
 #include "render/palette.h"
-#include "render/sdl.h"
+#include "render/panes.h"
 #include "render/ui_internal.h"
-#include "render/views.h"
 
 #define S(ui, v) RD_S(ui, v)
 
@@ -89,11 +87,13 @@ int rd_views_set_live(struct rd_views *v, struct rd_live *live,
 	return 0;
 }
 
-int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
-		    rd_live_wake_fn wake, void *wake_arg)
+/* rd_pane_ops.attach: @ui has the views as its panes already. */
+static int views_start(void *ctx, struct rd_ui *ui, rd_live_wake_fn wake,
+		       void *wake_arg)
 {
+	struct rd_views *v = ctx;
+
 	v->ui = ui;
-	ui->views = v;
 	if (v->diff)
 		ui->avail = 0; /* the filters would renumber the diff's nodes */
 	if (v->live)
@@ -101,64 +101,30 @@ int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
 	return 0;
 }
 
-void rd_views_detach(struct rd_views *v)
+/* rd_pane_ops.detach. */
+static void views_stop(void *ctx)
 {
+	struct rd_views *v = ctx;
+
 	if (v->live)
 		rd_live_stop(v->live);
-	if (v->ui)
-		v->ui->views = NULL;
 	v->ui = NULL;
 }
 
-int rd_views_run_diff_profiles(struct prof_profile *before,
-			       struct prof_profile *after,
-			       const struct rd_window_opts *o, char *err,
-			       size_t errlen)
+int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
+		    rd_live_wake_fn wake, void *wake_arg)
 {
-	struct rd_views *v = rd_views_new();
-	struct rd_window_opts wo = *o;
-	struct rd_model *m;
-	int rc;
+	struct rd_panes p = rd_views_panes(v);
 
-	if (!v) {
-		prof_free(before);
-		prof_free(after);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rc = rd_views_set_diff(v, before, after, &m, err, errlen);
-	if (rc == 0) {
-		wo.views = v;
-		rc = rd_window_run(m, &wo, err, errlen);
-	}
-	rd_views_free(v);
-	return rc;
+	return rd_ui_attach(ui, &p, wake, wake_arg);
 }
 
-int rd_views_run_live(struct rd_live *live, struct prof_profile *first,
-		      uint64_t from_ns, uint64_t to_ns,
-		      const struct rd_window_opts *o, char *err, size_t errlen)
+void rd_views_detach(struct rd_views *v)
 {
-	struct rd_views *v = rd_views_new();
-	struct rd_window_opts wo = *o;
-	struct rd_model *m;
-	int rc;
-
-	if (!v) {
-		rd_live_free(live);
-		prof_free(first);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	rc = rd_views_set_live(v, live, first, from_ns, to_ns, &m);
-	if (rc == 0) {
-		wo.views = v;
-		rc = rd_window_run(m, &wo, err, errlen);
-	} else {
-		snprintf(err, errlen, "out of memory");
-	}
-	rd_views_free(v);
-	return rc;
+	if (v->ui)
+		rd_ui_detach(v->ui); /* calls views_stop */
+	else
+		views_stop(v);
 }
 
 /* ---- the toolbar row -------------------------------------------------- */
@@ -194,9 +160,9 @@ static int vbutton(struct rd_ui *ui, int x, int y, int h, int id,
 	return x + w + S(ui, 6);
 }
 
-int rd_views_bar(struct rd_ui *ui, int y)
+static int views_bar(struct rd_ui *ui, int y)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 	int h = ui->text.line_h[RD_FONT_NORMAL] + S(ui, 10), x = S(ui, 8);
 	int ty = y + (h - ui->text.line_h[0]) / 2;
 	char line[320];
@@ -261,9 +227,9 @@ void rd_views_draw_box(struct rd_ui *ui, const struct rd_box *b,
 
 /* ---- panes and colours -------------------------------------------------- */
 
-int rd_views_graph(struct rd_ui *ui)
+static int views_graph(struct rd_ui *ui)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 
 	switch (v->pane) {
 	case RD_PANE_SANDWICH:
@@ -307,9 +273,9 @@ static void table_buttons(struct rd_ui *ui)
 	}
 }
 
-int rd_views_tooltip(struct rd_ui *ui)
+static int views_tooltip(struct rd_ui *ui)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 
 	/* Called after the window's table: a diff's table replaces it; the
 	 * window's rows get a sandwich button. */
@@ -331,7 +297,7 @@ int rd_views_tooltip(struct rd_ui *ui)
 
 int rd_views_diff_on(const struct rd_ui *ui)
 {
-	const struct rd_views *v = ui->views;
+	const struct rd_views *v = rd_views_of(ui);
 
 	return v && v->diff && ui->m == v->own_m;
 }
@@ -344,16 +310,16 @@ int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 	if (b->flags & RD_BOX_SMALL || b->node == 0)
 		return 0;
 	if (rd_views_diff_on(ui))
-		k = rd_diff_tip(ui->views->diff, b->node, &ui->views->dopt, lines, max);
+		k = rd_diff_tip(rd_views_of(ui)->diff, b->node, &rd_views_of(ui)->dopt, lines, max);
 	if (k < max)
 		snprintf(lines[k++], 256, "s: its callers and callees (sandwich)");
 	return k;
 }
 
-int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,
-		       uint32_t *color)
+static int views_box_color(const struct rd_ui *ui, const struct rd_box *b,
+			   uint32_t *color)
 {
-	const struct rd_views *v = ui->views;
+	const struct rd_views *v = rd_views_of(ui);
 
 	if (!rd_views_diff_on(ui) || (b->flags & RD_BOX_SMALL))
 		return 0; /* "N small functions" stay the window's grey */
@@ -396,7 +362,7 @@ static int open_sandwich_here(struct rd_ui *ui)
 
 static int press(struct rd_ui *ui, uint32_t id)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 
 	switch (id) {
 	case RD_VB_SANDWICH:
@@ -428,9 +394,9 @@ static int press(struct rd_ui *ui, uint32_t id)
 	}
 }
 
-int rd_views_click(struct rd_ui *ui, int x, int y)
+static int views_click(struct rd_ui *ui, int x, int y)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 	const struct rd_rect *g = &ui->graph;
 
 	for (size_t i = ui->nzones; i-- > 0;) {
@@ -459,16 +425,16 @@ int rd_views_click(struct rd_ui *ui, int x, int y)
 	return -1;
 }
 
-int rd_views_motion(struct rd_ui *ui)
+static int views_motion(struct rd_ui *ui)
 {
 	/* The panes' hover tooltips follow the mouse; the divider drag stays
 	 * the window's. */
-	return ui->views->pane != RD_PANE_GRAPH && !ui->dragging;
+	return rd_views_of(ui)->pane != RD_PANE_GRAPH && !ui->dragging;
 }
 
-int rd_views_key(struct rd_ui *ui, int key)
+static int views_key(struct rd_ui *ui, int key)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 
 	if (v->pane == RD_PANE_SANDWICH && key == RD_KEY_ESCAPE)
 		return rd_views_sandwich_escape(ui);
@@ -483,9 +449,9 @@ int rd_views_key(struct rd_ui *ui, int key)
 	return -1;
 }
 
-int rd_views_text(struct rd_ui *ui, const char *utf8)
+static int views_text(struct rd_ui *ui, const char *utf8)
 {
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 
 	if (!strcmp(utf8, "s")) {
 		if (v->pane == RD_PANE_SANDWICH)
@@ -501,10 +467,10 @@ int rd_views_text(struct rd_ui *ui, const char *utf8)
 
 /* ---- dump ------------------------------------------------------------------ */
 
-void rd_views_dump(const struct rd_ui *ui, FILE *out)
+static void views_dump(const struct rd_ui *ui, FILE *out)
 {
 	static const char *const panes[] = { "graph", "sandwich", "calltree", "side" };
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 	char line[320];
 
 	fprintf(out, "view %s\n", panes[v->pane]);
@@ -589,7 +555,7 @@ uint32_t rd_views_find_path(const struct prof_profile *p, const char **path,
 int rd_views_update(struct rd_ui *ui)
 {
 	const char *fpath[RD_PATH_MAX], *spath[RD_PATH_MAX];
-	struct rd_views *v = ui->views;
+	struct rd_views *v = rd_views_of(ui);
 	struct prof_profile *p, *old_p = v->live_p;
 	struct rd_model *m, *old_m = v->live_m;
 	uint64_t from, to, arrived;
@@ -634,4 +600,27 @@ int rd_views_update(struct rd_ui *ui)
 	v->live_arrived_ns = arrived;
 	v->live_pending = 1;
 	return 1;
+}
+
+/* ---- the table the window is given --------------------------------------- */
+
+static const struct rd_pane_ops views_ops = {
+	.attach = views_start,
+	.detach = views_stop,
+	.bar = views_bar,
+	.graph = views_graph,
+	.tooltip = views_tooltip,
+	.tip_lines = rd_views_tip_lines,
+	.box_color = views_box_color,
+	.click = views_click,
+	.motion = views_motion,
+	.key = views_key,
+	.text = views_text,
+	.dump = views_dump,
+	.update = rd_views_update,
+};
+
+struct rd_panes rd_views_panes(struct rd_views *v)
+{
+	return (struct rd_panes){ .ops = v ? &views_ops : NULL, .ctx = v };
 }

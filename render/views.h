@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * render/views: the viewer's other views, plugged into the window
- * (render/ui) through small hooks: diff colouring of the flame graph, the
+ * render/views: the viewer's other panes, given to the window (render/ui)
+ * as a table (rd_views_panes): diff colouring of the flame graph, the
  * sandwich of a function, the call tree pane, before and after side by
  * side, and live data from hearthd. Pure code like render/ui: it lays out
- * draw commands and zones and reacts to abstract input. A window without
- * views (ui->views == NULL) behaves exactly as before.
+ * draw commands and zones and reacts to abstract input; it calls the UI
+ * core and the models (render/sandwich.h, calltree.h, diff_view.h), never
+ * a window. A window without panes behaves exactly as before.
  *
- * Hooks (each called only when ui->views is set): rd_views_bar() lays out
- * the views' toolbar row; rd_views_graph() lays out the graph area (the
- * sandwich, the call tree, side by side, or the normal graph);
- * rd_views_tooltip() draws the tooltip of those panes; rd_views_tip_lines()
- * adds diff lines to the graph's tooltip; rd_views_box_color() colours a
- * graph box by change; rd_views_click/motion/key/text() take input first
- * and return -1 when they leave it to the window; rd_views_dump() adds the
- * views' state to the debug layout; rd_views_update() takes live data.
+ * The panes' entries: the toolbar row; the graph area (the sandwich, the
+ * call tree, side by side, or the normal graph); the tooltip of those
+ * panes; diff lines in the graph's tooltip; graph boxes coloured by
+ * change; input first (the window has what they leave); their state in the
+ * debug layout; live data.
  */
 #ifndef HEARTH_RENDER_VIEWS_H
 #define HEARTH_RENDER_VIEWS_H
@@ -29,8 +27,7 @@
 #include "render/live.h"
 #include "render/sandwich.h"
 
-struct rd_ui;
-struct rd_window_opts;
+#include "render/ui.h"
 
 enum rd_pane {
 	RD_PANE_GRAPH = 0,
@@ -137,98 +134,33 @@ int rd_views_set_live(struct rd_views *v, struct rd_live *live,
 		      struct prof_profile *first, uint64_t from_ns,
 		      uint64_t to_ns, struct rd_model **m);
 
-/* Binds @v to the window @ui once it is initialised (starts the live
- * thread with @wake). Returns 0 or a negative errno. */
+/* The table of these panes for the window (render/ui.h), with @v as
+ * their state: what opens a window with views passes it in
+ * rd_window_opts.panes, or to rd_ui_attach(). */
+struct rd_panes rd_views_panes(struct rd_views *v);
+
+/* rd_ui_attach() of rd_views_panes(@v): binds @v to the window @ui once
+ * it is initialised (starts the live thread with @wake). Returns 0 or a
+ * negative errno. */
 int rd_views_attach(struct rd_views *v, struct rd_ui *ui,
 		    rd_live_wake_fn wake, void *wake_arg);
 
 /* Stops the live thread and unbinds the window. */
 void rd_views_detach(struct rd_views *v);
 
-/* Runs the window on the diff of @before and @after (taken). */
-int rd_views_run_diff_profiles(struct prof_profile *before,
-			       struct prof_profile *after,
-			       const struct rd_window_opts *o, char *err,
-			       size_t errlen);
-
-/* Runs the window live from @live (taken) showing @first (taken) first. */
-int rd_views_run_live(struct rd_live *live, struct prof_profile *first,
-		      uint64_t from_ns, uint64_t to_ns,
-		      const struct rd_window_opts *o, char *err, size_t errlen);
-
-/* ---- hooks ------------------------------------------------------------- */
-
-int rd_views_bar(struct rd_ui *ui, int y);
-int rd_views_graph(struct rd_ui *ui);
-int rd_views_tooltip(struct rd_ui *ui);
-int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
-		       char (*lines)[256], int max);
-int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,
-		       uint32_t *color);
-int rd_views_click(struct rd_ui *ui, int x, int y);
-int rd_views_motion(struct rd_ui *ui);
-int rd_views_key(struct rd_ui *ui, int key);
-int rd_views_text(struct rd_ui *ui, const char *utf8);
-void rd_views_dump(const struct rd_ui *ui, FILE *out);
-int rd_views_update(struct rd_ui *ui);
-
-/* Opens the sandwich of the function named @name (from the profile shown).
- * Returns 1 when shown, 0 when no such function, -ENOMEM. */
+/* Opens the sandwich of the function named @name (from the profile shown)
+ * in the window @ui the views are attached to. Returns 1 when shown, 0
+ * when no such function, -ENOMEM. */
 int rd_views_sandwich(struct rd_ui *ui, const char *name);
 
-/* ---- between the views' files -------------------------------------------- */
+/* The panes' tooltip lines for graph box @b of @ui (the diff's, and how
+ * to open the sandwich): rd_pane_ops.tip_lines. */
+int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
+		       char (*lines)[256], int max);
 
-/* Fitted text at (x, y) within @w; returns the width drawn. */
-int rd_views_text_at(struct rd_ui *ui, int x, int y, int w, int font,
-		     uint32_t color, const char *s);
-/* Draws box @b of a pane with @label and fill @c. */
-void rd_views_draw_box(struct rd_ui *ui, const struct rd_box *b,
-		       const char *label, uint32_t c);
-#define RD_PATH_MAX 512
-/* The names from the top to @node (the root excluded) into @path, as
- * pointers into @p; returns how many, 0 when deeper than RD_PATH_MAX. */
-int rd_views_name_path(const struct prof_profile *p, uint32_t node,
-		       const char **path);
-/* The node reached from the root by the names @path[0..n) in @p, or 0. */
-uint32_t rd_views_find_path(const struct prof_profile *p, const char **path,
-			    int n);
-/* 1 when the graph shows the diff tree (diff colours apply). */
-int rd_views_diff_on(const struct rd_ui *ui);
-
-/* The sandwich pane (render/sandwich.c). */
-void rd_views_sandwich_clear(struct rd_views *v);
-int rd_views_sandwich_graph(struct rd_ui *ui);
-int rd_views_sandwich_tooltip(struct rd_ui *ui);
-int rd_views_sandwich_click(struct rd_ui *ui, int x, int y);
-int rd_views_sandwich_leave(struct rd_ui *ui);
-int rd_views_sandwich_escape(struct rd_ui *ui);
-int rd_views_sandwich_here(struct rd_ui *ui);
-void rd_views_sandwich_dump(const struct rd_ui *ui, FILE *out);
-void rd_views_sandwich_refresh(struct rd_ui *ui);
-
-/* The call tree pane (render/calltree.c). */
-void rd_views_calltree_clear(struct rd_views *v);
-/* Before new data replaces the model: remembers the open rows (and the
- * callers/callees tree shown) so the pane reopens them on the new data. */
-void rd_views_calltree_keep(struct rd_ui *ui);
-int rd_views_calltree_graph(struct rd_ui *ui);
-int rd_views_calltree_click(struct rd_ui *ui, int kind, uint32_t arg);
-int rd_views_calltree_step(struct rd_ui *ui, int dir);
-void rd_views_calltree_dump(const struct rd_ui *ui, FILE *out);
-
-/* A small "sandwich" button at the right end of a table's name column,
- * with zone @kind and @arg. */
-void rd_views_row_sandwich(struct rd_ui *ui, int x, int y, int h, int kind,
-			   uint32_t arg);
-
-/* The top table of a diff, drawn over the window's (render/diff_view.c). */
-int rd_views_diff_table(struct rd_ui *ui);
-int rd_views_diff_table_click(struct rd_ui *ui, int kind, uint32_t arg);
-
-/* Side by side (render/diff_view.c). */
-int rd_views_side_graph(struct rd_ui *ui);
-int rd_views_side_tooltip(struct rd_ui *ui);
-int rd_views_side_click(struct rd_ui *ui, int x, int y);
-void rd_views_side_dump(const struct rd_ui *ui, FILE *out);
+/* Takes the newest live data, if any, keeping the zoom, selection and
+ * open panes where the new data still has them: rd_pane_ops.update.
+ * Returns 1 when it took some, 0 when none was waiting. */
+int rd_views_update(struct rd_ui *ui);
 
 #endif /* HEARTH_RENDER_VIEWS_H */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The window's hooks for other views: with ui->views set, input goes to
- * the view first and falls back to the window on -1, the view may colour
- * boxes, replace the graph and add to the dump; without it nothing is
- * called. The view here is a stand-in that records the calls. */
+/* The window's table of other panes: with ui->panes set, input goes to
+ * the panes first and falls back to the window on -1, the panes may colour
+ * boxes, replace the graph and add to the dump; without them nothing is
+ * called. The panes here are a stand-in that records the calls. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,6 @@
 
 #include "profile/folded.h"
 #include "render/ui.h"
-#include "render/ui_hooks.h"
 #include "render/ui_internal.h"
 
 struct calls {
@@ -23,17 +22,18 @@ struct calls {
 	int click_ret, key_ret;
 };
 
-/* The stand-in view lives in ui->views; its calls are counted there. */
+/* The stand-in panes' state is ui->panes.ctx; their calls are counted
+ * there. */
 static struct calls *C(const struct rd_ui *ui)
 {
-	return (struct calls *)(void *)ui->views;
+	return ui->panes.ctx;
 }
 
-int rd_views_bar(struct rd_ui *ui, int y) { C(ui)->bar++; return y + 10; }
-int rd_views_graph(struct rd_ui *ui) { C(ui)->graph++; return rd_ui_graph(ui); }
-int rd_views_tooltip(struct rd_ui *ui) { (void)ui; return 0; }
-int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
-		       char (*lines)[256], int max)
+static int bar(struct rd_ui *ui, int y) { C(ui)->bar++; return y + 10; }
+static int graph(struct rd_ui *ui) { C(ui)->graph++; return rd_ui_graph(ui); }
+static int tooltip(struct rd_ui *ui) { (void)ui; return 0; }
+static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
+		     char (*lines)[256], int max)
 {
 	(void)ui, (void)b;
 	if (max < 1)
@@ -41,19 +41,25 @@ int rd_views_tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 	snprintf(lines[0], 256, "view line");
 	return 1;
 }
-int rd_views_box_color(const struct rd_ui *ui, const struct rd_box *b,
-		       uint32_t *color)
+static int box_color(const struct rd_ui *ui, const struct rd_box *b,
+		     uint32_t *color)
 {
 	(void)b;
 	C(ui)->color++;
 	*color = 0x123456;
 	return 1;
 }
-int rd_views_click(struct rd_ui *ui, int x, int y) { (void)x, (void)y; C(ui)->click++; return C(ui)->click_ret; }
-int rd_views_motion(struct rd_ui *ui) { C(ui)->motion++; return 0; }
-int rd_views_key(struct rd_ui *ui, int key) { (void)key; C(ui)->key++; return C(ui)->key_ret; }
-int rd_views_text(struct rd_ui *ui, const char *utf8) { (void)utf8; C(ui)->text++; return 0; }
-void rd_views_dump(const struct rd_ui *ui, FILE *out) { C(ui)->dump++; fputs("view graph\n", out); }
+static int click(struct rd_ui *ui, int x, int y) { (void)x, (void)y; C(ui)->click++; return C(ui)->click_ret; }
+static int motion(struct rd_ui *ui) { C(ui)->motion++; return 0; }
+static int key(struct rd_ui *ui, int k) { (void)k; C(ui)->key++; return C(ui)->key_ret; }
+static int text(struct rd_ui *ui, const char *utf8) { (void)utf8; C(ui)->text++; return 0; }
+static void dump(const struct rd_ui *ui, FILE *out) { C(ui)->dump++; fputs("view graph\n", out); }
+
+static const struct rd_pane_ops stand_in = {
+	.bar = bar, .graph = graph, .tooltip = tooltip, .tip_lines = tip_lines,
+	.box_color = box_color, .click = click, .motion = motion, .key = key,
+	.text = text, .dump = dump,
+};
 
 static int measure7(void *ctx, int font, const char *s, size_t n)
 {
@@ -61,7 +67,7 @@ static int measure7(void *ctx, int font, const char *s, size_t n)
 	return (int)n * 7;
 }
 
-static void test_hooks(void **state)
+static void test_panes(void **state)
 {
 	static const char text[] = "app;main;a 3\napp;main;b 1\n";
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -78,14 +84,15 @@ static void test_hooks(void **state)
 	assert_int_equal(prof_folded_parse(p, text, strlen(text), 1, err, sizeof(err)), 0);
 	m = rd_model_new(p);
 	assert_int_equal(rd_ui_init(&ui, m, &t), 0);
-	/* Without a view: none of the hooks runs (they would crash on the
-	 * NULL views pointer). */
+	/* Without panes: none of them runs (they would crash on the NULL
+	 * state pointer). */
 	assert_int_equal(rd_ui_layout(&ui, 800, 600, 1), 0);
 	y_plain = ui.graph.y;
 	rd_ui_click(&ui, ui.boxes.v[2].x + 1, ui.boxes.v[2].y + 1);
 	rd_ui_key(&ui, RD_KEY_ESCAPE);
-	/* With one. */
-	ui.views = (struct rd_views *)(void *)&calls;
+	/* With them. */
+	assert_int_equal(rd_ui_attach(&ui, &(struct rd_panes){ &stand_in, &calls },
+				      NULL, NULL), 0);
 	assert_int_equal(rd_ui_layout(&ui, 800, 600, 1), 0);
 	assert_int_equal(calls.bar, 1);
 	assert_int_equal(calls.graph, 1);
@@ -117,7 +124,8 @@ static void test_hooks(void **state)
 	assert_int_equal(calls.dump, 1);
 	assert_non_null(strstr(buf, "\nview graph\n"));
 	free(buf);
-	ui.views = NULL;
+	rd_ui_detach(&ui);
+	assert_null(ui.panes.ops);
 	rd_ui_release(&ui);
 	rd_model_free(m);
 	prof_free(p);
@@ -126,7 +134,7 @@ static void test_hooks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hooks),
+		cmocka_unit_test(test_panes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
