@@ -6,7 +6,7 @@
 #     wake-ups a second (voluntary context switches), RSS sampled every
 #     10 s, the load average at start and end;
 #  2. the same with both cores busy (two spinning workloads);
-#  3. a soak of SOAK windows (default 1000) of 100 ms: RSS must stay flat;
+#  3. (the soak is bench/soak.sh)
 #  4. bytes per stored window against the same profiles as gzip'd folded
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
@@ -17,7 +17,6 @@
 set -eu
 BUILD=${BUILD:-build}
 DURATION=${DURATION:-600}
-SOAK=${SOAK:-1000}
 HEARTH=${HEARTH:-$PWD/$BUILD/hearth}
 HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}
 FIX=${FIXTURES:-$PWD/$BUILD/fixtures}
@@ -119,26 +118,6 @@ measure "idle" "$T/idle"
 "$FIX/daemon_shift" & W2=$!
 measure "both cores busy" "$T/busy"
 kill "$W1" "$W2"; W1= W2=
-
-# Soak: RSS across SOAK windows of 100 ms, with one workload running.
-"$FIX/daemon_shift" & W1=$!
-start "$T/soak" --window 100ms --retention-size 64M
-first=0 at100=0 at500=0 last=0 maxr=0
-n=0
-while [ "$n" -lt "$SOAK" ]; do
-	sleep 2
-	n=$("$HEARTH" status --socket "$T/ctl.sock" | awk '/^windows stored:/ { print $3 }')
-	r=$(rss_kib "$HD")
-	[ "$first" -eq 0 ] && first=$r
-	[ "$at100" -eq 0 ] && [ "$n" -ge 100 ] && at100=$r
-	[ "$at500" -eq 0 ] && [ "$n" -ge 500 ] && at500=$r
-	[ "$r" -gt "$maxr" ] && maxr=$r
-	last=$r
-done
-stop
-kill "$W1"; W1=
-echo
-echo "Soak, 100 ms windows: RSS $first KiB at start, $at100 KiB after 100 windows, $at500 KiB after 500, $last KiB after $n (max $maxr KiB)."
 
 sizes=$("$TOOL" sizes "$T/busy") || { echo "daemon_bench: no windows to measure in $T/busy" >&2; exit 1; }
 set -- $sizes
