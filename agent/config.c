@@ -32,6 +32,7 @@ void config_defaults(struct hearthd_config *c)
 	c->unwind = SAMPLER_UNWIND_FP;
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
+	c->symbol_cache_bytes = 256ull << 20;
 }
 
 int config_parse_duration(const char *s, uint64_t *ns)
@@ -197,6 +198,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return config_parse_duration(v, &c->retention_age_ns);
 	if (!strcmp(k, "retention_size"))
 		return config_parse_size(v, &c->retention_bytes);
+	if (!strcmp(k, "symbol_cache"))
+		return config_parse_size(v, &c->symbol_cache_bytes);
 	if (!strcmp(k, "full_disk_hold"))
 		return config_parse_duration(v, &c->full_disk_hold_ns);
 	if (!strcmp(k, "frequency"))

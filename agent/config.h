@@ -37,6 +37,7 @@ struct hearthd_config {
 	char exclude_comm[CONFIG_EXCLUDE_MAX][CONFIG_COMM_LEN];
 	size_t nexclude;
 	uint32_t max_clients;
+	uint64_t symbol_cache_bytes;      /* the symbolizer's module cache */
 	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
 					   * store cannot write; 0 = none */
 };

@@ -137,6 +137,7 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	o->pid_rows = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
 	o->exclude_tgid = getpid();
+	o->symbol_cache = c->symbol_cache_bytes;
 }
 
 static void store_limits_from(const struct hearthd_config *c, struct store_limits *l)

@@ -234,7 +234,8 @@ static int alloc_state(struct sampler *s)
 {
 	/* People read these names: C++ and Rust come demangled, as perf
 	 * shows them. */
-	struct sym_options so = { .demangle = 1 };
+	struct sym_options so = { .demangle = 1,
+				  .max_module_bytes = s->opts.symbol_cache };
 
 	s->npossible = libbpf_num_possible_cpus();
 	s->sym = sym_new(&so);

@@ -43,6 +43,8 @@ struct sampler_opts {
 	uint32_t stack_bytes;    /* DWARF: user stack bytes copied, 0 = 16384 */
 	uint32_t offcpu_copies;  /* auto: off-CPU copies per second per CPU,
 				  * 0 = 256 */
+	uint64_t symbol_cache;   /* bytes of cached modules, 0 = the
+				  * symbolizer's default */
 };
 
 /* Counters since sampler_open(). */
