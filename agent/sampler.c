@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The sampler's user-space side: open, tune, load, attach, drain. */
 #include <errno.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,6 +179,11 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	struct sampler_bpf *skel = s->skel;
 
 	skel->rodata->filter_pid = o->npids > 0;
+	skel->rodata->follow_children = o->npids > 0 && o->follow_children;
+	/* Room for the children a chosen process forks (a build, a shell
+	 * script, a pre-forking server); the ones past it are counted. */
+	if (o->npids && o->follow_children)
+		bpf_map__set_max_entries(skel->maps.pids, SAMPLER_MAX_FOLLOWED);
 	skel->rodata->filter_comm = o->comm[0] != '\0';
 	memcpy((char *)skel->rodata->target_comm, o->comm, sizeof(o->comm));
 	skel->rodata->kernel_stacks = o->kernel_stacks;
@@ -402,13 +408,32 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->idle_samples = c[HEARTH_CNT_IDLE];
 	st->offcpu_events = c[HEARTH_CNT_OFFCPU];
 	st->drop_stack = c[HEARTH_CNT_DROP_KSTACK] + c[HEARTH_CNT_DROP_USTACK];
-	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL];
+	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL] +
+			    c[HEARTH_CNT_DROP_CHILD];
 	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];
 	st->processes = s->seen.len;
 	st->stack_copies = c[HEARTH_CNT_STACK_COPIES];
 	st->copy_fallbacks = c[HEARTH_CNT_COPY_FALLBACK];
 	st->sig_hits = c[HEARTH_CNT_SIG_HITS];
 	read_prog_stats(s, st);
+}
+
+bool sampler_chosen_alive(const struct sampler *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.pids);
+	uint32_t key, next;
+	void *prev = NULL;
+
+	if (!s->opts.npids)
+		return false;
+	/* Chosen processes already gone at the start never left the map. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (kill((pid_t)next, 0) == 0 || errno != ESRCH)
+			return true;
+		key = next;
+		prev = &key;
+	}
+	return false;
 }
 
 void sampler_stop(struct sampler *s)

@@ -33,6 +33,8 @@ struct sampler_opts {
 	uint64_t min_block_ns;   /* off-CPU: ignore shorter waits */
 	pid_t pids[SAMPLER_MAX_PIDS]; /* only these processes (tgids) */
 	size_t npids;            /* 0 = every process */
+	bool follow_children;    /* with pids: and the processes they fork
+				  * from now on, theirs too */
 	char comm[16];           /* only tasks of this comm ("" = any) */
 	bool kernel_stacks;      /* include kernel frames */
 	bool per_thread;         /* add a thread row under each process */
@@ -54,7 +56,8 @@ struct sampler_stats {
 	uint64_t offcpu_events;   /* off-CPU waits recorded */
 	uint64_t offcpu_ns;       /* off-CPU nanoseconds recorded */
 	uint64_t drop_stack;      /* stack map full or collision */
-	uint64_t drop_map_full;   /* aggregation map full */
+	uint64_t drop_map_full;   /* aggregation map full (or the pid
+				   * filter, for a child not followed) */
 	uint64_t drop_events;     /* process event ring full (a short-lived
 				   * process may go unnamed) */
 	uint64_t processes;       /* distinct processes seen */
@@ -102,6 +105,11 @@ void sampler_stop(struct sampler *s);
  * to that many. */
 #define SAMPLER_MAX_EXCLUDE 32
 void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n);
+
+/* With a pid filter: whether a chosen process, or one they forked since
+ * (follow_children), still runs. A process leaves the filter when its last
+ * thread exits (it may not be reaped yet). False without a pid filter. */
+bool sampler_chosen_alive(const struct sampler *s);
 
 /* Current counters. */
 void sampler_stats(const struct sampler *s, struct sampler_stats *st);

@@ -16,6 +16,8 @@
 /* Time for programs that read the old `active` to finish: they run for
  * microseconds with preemption off. */
 #define FLIP_GRACE_US 2000
+/* Processes the pid filter holds when it follows children. */
+#define SAMPLER_MAX_FOLLOWED 8192
 
 struct sampler_bpf;
 struct bpf_link;

@@ -21,6 +21,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define EFAULT 14 /* bpf_get_stackid: empty stack, not a loss */
 
 const volatile bool filter_pid = false;
+/* -p follows the chosen processes' children forked after the start. */
+const volatile bool follow_children = false;
 const volatile bool filter_comm = false;
 const volatile char target_comm[HEARTH_COMM_LEN] = {};
 const volatile bool kernel_stacks = true;
@@ -62,6 +64,8 @@ STACK_MAP(stacks1);
 COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 
+/* The processes chosen, and with follow_children the ones they forked
+ * since; a process leaves when its last thread exits. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
@@ -627,9 +631,16 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid,
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
+	__u32 ptgid = parent->tgid, tgid = child->tgid;
+	__u8 one = 1;
+
 	/* Threads share their process's mappings: only new processes. */
 	if (child->pid != child->tgid)
 		return 0;
+	/* A chosen process's child is chosen too (as perf record -p does). */
+	if (filter_pid && follow_children && bpf_map_lookup_elem(&pids, &ptgid) &&
+	    bpf_map_update_elem(&pids, &tgid, &one, BPF_ANY))
+		count(HEARTH_CNT_DROP_CHILD);
 	emit(HEARTH_EV_FORK, child, parent->tgid);
 	return 0;
 }
@@ -647,5 +658,8 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	pid = p->tgid;
 	bpf_map_delete_elem(&copy_woken, &pid);
 	emit(HEARTH_EV_EXIT, p, 0);
+	/* Its id may be reused by a process nobody chose. */
+	if (filter_pid)
+		bpf_map_delete_elem(&pids, &pid);
 	return 0;
 }

@@ -137,6 +137,8 @@ enum hearth_counter {
 	HEARTH_CNT_WRITES,           /* program runs that wrote a counts or
 				      * stack map: user space skips a side
 				      * nothing wrote to */
+	HEARTH_CNT_DROP_CHILD,       /* a chosen process's child not followed:
+				      * the pid filter is full */
 	HEARTH_CNT_MAX,
 };
 

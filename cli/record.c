@@ -46,7 +46,9 @@ static const char usage_text[] =
 	"\n"
 	"  -d, --duration TIME    how long to record: 10, 10s, 500ms, 2m (default: until Ctrl-C)\n"
 	"  -F, --frequency HZ     on-CPU samples per second per CPU (default 99)\n"
-	"  -p, --pid PID          only this process, all its threads (repeatable)\n"
+	"  -p, --pid PID          only this process, all its threads, and the processes\n"
+	"                         it forks from now on (repeatable)\n"
+	"      --no-children      with -p: not the processes it forks\n"
 	"      --comm NAME        only processes or threads named NAME\n"
 	"      --on-cpu           sample where CPUs spend time (default)\n"
 	"      --off-cpu          record where threads wait, weighted by blocked ns\n"
@@ -67,7 +69,8 @@ static const char usage_text[] =
 	"                         stacks, or pprof when FILE ends in .pb.gz or .pprof\n"
 	"  -h, --help             this text\n"
 	"\n"
-	"With -p, recording also ends when every chosen process has exited.\n"
+	"With -p, recording also ends when every chosen process (and every child\n"
+	"followed) has exited.\n"
 	"On a terminal a progress line shows on stderr; Ctrl-C stops early and\n"
 	"still writes a complete profile. A summary line (samples, processes,\n"
 	"duration, drops) always ends the run.\n";
@@ -75,12 +78,14 @@ static const char usage_text[] =
 enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
+	OPT_NO_CHILDREN,
 };
 
 static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "frequency", required_argument, NULL, 'F' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "comm", required_argument, NULL, OPT_COMM },
 	{ "on-cpu", no_argument, NULL, OPT_ON },
 	{ "off-cpu", no_argument, NULL, OPT_OFF },
@@ -173,6 +178,7 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 		return 0;
 	case 'p':
 		return add_pid(&a->opts, optarg);
+	case OPT_NO_CHILDREN: a->opts.follow_children = false; return 0;
 	case OPT_COMM:
 		if (!*optarg || strlen(optarg) >= sizeof(a->opts.comm)) {
 			cli_error("--comm takes a process name of 1 to 15 characters (the kernel's comm).");
@@ -217,6 +223,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->opts.kernel_stacks = true;
 	a->opts.min_block_ns = 1000;
 	a->opts.unwind = SAMPLER_UNWIND_AUTO;
+	a->opts.follow_children = true;
 	a->output = "-";
 	optind = 1;
 	opterr = 0;
@@ -385,7 +392,8 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 		*elapsed = now - start;
-		if ((a->duration_ns && *elapsed >= a->duration_ns) || targets_gone(&t))
+		if ((a->duration_ns && *elapsed >= a->duration_ns) ||
+		    (targets_gone(&t) && !sampler_chosen_alive(s)))
 			break;
 		rc = sampler_poll(s, sleep_ms(a, tty, now, start, last_drain));
 		if (rc < 0 && rc != -EINTR)
