@@ -54,6 +54,8 @@ void cli_view_usage(FILE *out)
 		"  --socket PATH finds hearthd. Space pauses.\n"
 		"In every view, s shows the selected function's sandwich (its callers and\n"
 		"callees), and 'Call tree' shows the profile as an expandable table.\n"
+		"A function seen at several lines or inline sites is one box; its lines\n"
+		"are in the tooltip and the call tree.\n"
 		"\n"
 		"HEARTH_SCALE=2 enlarges the window's text and rows on HiDPI screens that do\n"
 		"not say so (X11).\n");

@@ -162,14 +162,28 @@ static int ct_sync(struct rd_ui *ui, size_t visible)
 	return 0;
 }
 
-static void cell(struct rd_ui *ui, int x, int y, int w, uint32_t color,
-		 const char *s, int right)
+/* Text fitted into @w at (x, y), or ending at x + w when @right;
+ * returns the width drawn. */
+static int cell(struct rd_ui *ui, int x, int y, int w, uint32_t color,
+		const char *s, int right)
 {
 	char fit[512];
 	size_t n = rd_text_fit(&ui->text, RD_FONT_NORMAL, s, w, 0, fit, sizeof(fit));
 	int tw = n ? ui->text.measure(ui->text.ctx, RD_FONT_NORMAL, fit, n) : 0;
 
 	rd_list_text(&ui->list, right ? x + w - tw : x, y, w, RD_FONT_NORMAL, color, fit, n);
+	return tw;
+}
+
+/* The row's name, and the lines merged into its node after it, dimmed. */
+static void name_cell(struct rd_ui *ui, const struct rd_model *m, uint32_t id,
+		      const char *name, int x, int y, int w, uint32_t color)
+{
+	int used = cell(ui, x, y, w, color, name, 0) + RD_S(ui, 10);
+	char at[160];
+
+	if (used < w && rd_lines_text(&m->lines, m->p, id, 0, at, sizeof(at))[0])
+		cell(ui, x + used, y, w - used, RD_COL_DIM, at, 0);
 }
 
 static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
@@ -199,8 +213,9 @@ static void ct_row(struct rd_ui *ui, size_t i, int y, int cn, int cv, int cb)
 		     rh - RD_S(ui, 8), rd_views_diff_on(ui) && m == ui->m ?
 		     rd_diff_color(rd_diff_node_shade(v->diff, id, &v->dopt).shown,
 				   v->dopt.palette) : rd_class_color(rd_frame_class(f)));
-	cell(ui, x + ind + RD_S(ui, 22), y + RD_S(ui, 2), cn - ind - RD_S(ui, 28),
-	     cur ? RD_COL_MATCH : RD_COL_TEXT, rd_model_fn_name(m, rd_tree_fn(t, r->pre)), 0);
+	name_cell(ui, m, id, rd_model_fn_name(m, rd_tree_fn(t, r->pre)),
+		  x + ind + RD_S(ui, 22), y + RD_S(ui, 2), cn - ind - RD_S(ui, 28),
+		  cur ? RD_COL_MATCH : RD_COL_TEXT);
 	if (rd_views_diff_on(ui) && m == ui->m) {
 		/* A diff: the total's share before and after. */
 		struct prof_delta d = prof_diff_node_delta(v->diff, id, 0);

@@ -35,10 +35,19 @@ static struct rd_model *model_new(struct prof_profile *p, int copy)
 	if (!m)
 		return NULL;
 	m->p = p;
-	if (prof_sort(p) < 0 || build(m, copy) < 0) {
+	if (prof_sort(p) < 0 || rd_lines_merge(p, &m->merged, &m->lines) < 0) {
 		rd_model_free(m);
 		return NULL;
 	}
+	if (m->merged)
+		m->p = m->merged;
+	if (prof_sort(m->p) < 0 || build(m, copy) < 0) {
+		rd_model_free(m);
+		return NULL;
+	}
+	for (int i = 0; i < m->ncards && m->merged; i++)
+		rd_lines_frame_text(&m->lines, m->p, m->fns[m->cards[i].fn].frame,
+				    m->cards[i].at, sizeof(m->cards[i].at));
 	return m;
 }
 
@@ -57,6 +66,8 @@ void rd_model_free(struct rd_model *m)
 	if (!m)
 		return;
 	rd_tree_free(&m->tree);
+	prof_free(m->merged);
+	rd_lines_free(&m->lines);
 	free(m->fns);
 	free(m->fn_match);
 	free(m);

@@ -4,6 +4,8 @@
  * Built once per profile (and again on search): one row per function with
  * self and total counted once through recursion, class and language shares,
  * the answer sentence, the hot-spot cards, and the search matches.
+ * A function's frames at several lines or inline sites are one frame and
+ * one box (render/lines.h), the lines kept in m->lines.
  * Pure code; the profile is borrowed and must outlive the model.
  */
 #ifndef HEARTH_RENDER_MODEL_H
@@ -13,6 +15,7 @@
 #include <stdint.h>
 
 #include "profile/profile.h"
+#include "render/lines.h"
 #include "render/tree.h"
 
 struct rd_fn {
@@ -28,7 +31,9 @@ struct rd_fn {
 
 struct rd_card {
 	uint32_t fn;
-	double pct; /* share of the whole shown on the card */
+	double pct;  /* share of the whole shown on the card */
+	char at[96]; /* the lines merged into its function ("mix.c:10-13"),
+		      * or "" (render/lines.h) */
 };
 
 enum rd_sort {
@@ -38,7 +43,12 @@ enum rd_sort {
 };
 
 struct rd_model {
-	struct prof_profile *p; /* borrowed */
+	struct prof_profile *p; /* the profile drawn: the one given (borrowed),
+				 * or `merged` */
+	struct prof_profile *merged; /* owned: the one given with a
+				      * function's lines merged (rd_lines_merge),
+				      * or NULL when it had none to merge */
+	struct rd_lines lines;  /* the lines merged into merged's nodes */
 	struct rd_tree tree;    /* preorder; rd_tree_fn() is the function */
 	uint64_t total;
 	uint32_t nnodes;
@@ -62,10 +72,12 @@ struct rd_model {
  * unclassified kernel frame. */
 unsigned rd_frame_class(const struct prof_frame *f);
 
-/* Builds the model of @p: sorts its siblings (prof_sort), aggregates, and
- * writes the answer and cards. Returns NULL when out of memory. Free with
- * rd_model_free(); @p stays the caller's, must outlive the model and must
- * not change while it lives (its nodes may be read in place). */
+/* Builds the model of @p: sorts its siblings (prof_sort), merges a
+ * function's frames at several lines into one (then m->p is that copy),
+ * aggregates, and writes the answer and cards. Returns NULL when out of
+ * memory. Free with rd_model_free(); @p stays the caller's, must outlive
+ * the model and must not change while it lives (its nodes may be read in
+ * place). */
 struct rd_model *rd_model_new(struct prof_profile *p);
 
 /* rd_model_new() with the tree always a copy (rd_tree_build_copy), as

@@ -99,7 +99,11 @@ static void frame_g(const struct rd_model *m, const struct rd_box *b,
 		 rd_fmt_value(sv, sizeof(sv), n->self, u),
 		 rd_fmt_pct(sp, sizeof(sp), 100.0 * (double)n->self / tot));
 	esc(out, label); /* "<0.1%" needs escaping too */
-	if (f && f->file && b->node) {
+	if (f && f->file && b->node &&
+	    rd_lines_text(&m->lines, m->p, b->node, 1, label, sizeof(label))[0]) {
+		fputs("; ", out); /* the lines merged into the box, by share */
+		esc(out, label);
+	} else if (f && f->file && b->node) {
 		fputs("; ", out);
 		esc(out, prof_str(m->p, f->file));
 		if (f->line)

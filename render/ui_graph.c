@@ -137,8 +137,12 @@ static int tip_lines(const struct rd_ui *ui, const struct rd_box *b,
 			 prof_str(ui->m->p, f->name));
 	if (f && (f->module || f->file)) {
 		const char *mod = prof_str(ui->m->p, f->module);
+		char at[200];
 
-		if (f->file && f->line)
+		/* A function's lines merged into this box: each one's share. */
+		if (rd_lines_text(&ui->m->lines, ui->m->p, b->last, 1, at, sizeof(at))[0])
+			snprintf(lines[k++], 256, "%s%s%s", mod, *mod ? "  " : "", at);
+		else if (f->file && f->line)
 			snprintf(lines[k++], 256, "%s%s%s:%u", mod, *mod ? "  " : "",
 				 prof_str(ui->m->p, f->file), f->line);
 		else

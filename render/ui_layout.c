@@ -57,16 +57,19 @@ static const char *frame_name(const struct rd_ui *ui, uint32_t frame)
 	return f ? prof_str(ui->m->p, f->name) : "";
 }
 
-/* "file.c:42", the module, or "" into @buf. */
-static const char *where(const struct rd_model *m, uint32_t frame, char *buf,
-			 size_t n)
+/* "file.c:42", the lines merged into card @c's function, the module, or
+ * "" into @buf. */
+static const char *where(const struct rd_model *m, const struct rd_card *c,
+			 char *buf, size_t n)
 {
-	const struct prof_frame *f = prof_frame_get(m->p, frame);
+	const struct prof_frame *f = prof_frame_get(m->p, m->fns[c->fn].frame);
 
 	buf[0] = '\0';
 	if (!f)
 		return buf;
-	if (f->file && f->line)
+	if (c->at[0])
+		snprintf(buf, n, "%s", c->at);
+	else if (f->file && f->line)
 		snprintf(buf, n, "%s:%u", prof_str(m->p, f->file), f->line);
 	else if (f->file)
 		snprintf(buf, n, "%s", prof_str(m->p, f->file));
@@ -98,7 +101,7 @@ static int lay_cards(struct rd_ui *ui, int y)
 		text(ui, x + S(ui, 18) + used, y + S(ui, 5),
 		     cw - S(ui, 22) - used, RD_FONT_NORMAL, RD_COL_TEXT,
 		     rd_model_fn_name(m, c->fn));
-		where(m, fn->frame, loc, sizeof(loc));
+		where(m, c, loc, sizeof(loc));
 		snprintf(line, sizeof(line), "%s%s%s%s%s", loc, loc[0] ? " \xc2\xb7 " : "",
 			 f && f->lang ? rd_lang_name(f->lang) : "",
 			 f && f->lang ? " \xc2\xb7 " : "", rd_class_name(rd_frame_class(f)));

@@ -48,6 +48,20 @@ void rd_views_free(struct rd_views *v)
 	free(v);
 }
 
+/* Replaces *@p (owned) with its copy without lines (render/lines.h),
+ * when it has some. 0 or -ENOMEM. */
+static int strip_lines(struct prof_profile **p)
+{
+	struct prof_profile *m;
+	int rc = rd_lines_strip(*p, &m);
+
+	if (rc == 0 && m) {
+		prof_free(*p);
+		*p = m;
+	}
+	return rc;
+}
+
 int rd_views_set_diff(struct rd_views *v, struct prof_profile *before,
 		      struct prof_profile *after, struct rd_model **m,
 		      char *err, size_t errlen)
@@ -56,6 +70,15 @@ int rd_views_set_diff(struct rd_views *v, struct prof_profile *before,
 
 	v->before = before;
 	v->after = after;
+	/* Without lines first, so that the union has one node per function
+	 * on a path: the model then draws the diff's own tree (its node ids
+	 * are the diff's). */
+	if (strip_lines(&v->before) < 0 || strip_lines(&v->after) < 0) {
+		snprintf(err, errlen, "out of memory while comparing the profiles");
+		return -ENOMEM;
+	}
+	before = v->before;
+	after = v->after;
 	rc = prof_diff_build(before, after, &v->diff);
 	if (rc == -EINVAL) {
 		snprintf(err, errlen, "the two profiles are in different units "
