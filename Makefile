@@ -45,7 +45,8 @@ PKGS_BUILD := gcc make pkg-config clang llvm libbpf-dev bpftool libelf-dev \
 	libdw-dev zlib1g-dev libsdl2-dev libsdl2-ttf-dev libsystemd-dev \
 	fonts-dejavu-core elfutils
 PKGS_TEST := libcmocka-dev xvfb xdotool x11-apps imagemagick libxml2-utils \
-	binutils libclang-rt-14-dev util-linux golang-go
+	binutils libclang-rt-14-dev util-linux golang-go \
+	python3.11 python3.11-dev
 PKGS_BENCH := linux-perf bpftrace libbpf-tools valgrind
 
 PKGS_LIBS := libbpf libelf libdw zlib sdl2 SDL2_ttf libsystemd

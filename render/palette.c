@@ -115,7 +115,7 @@ const char *rd_class_name(unsigned cls)
 const char *rd_lang_name(unsigned lang)
 {
 	static const char *const names[PROF_LANG_COUNT] = {
-		"unknown", "C", "C++", "Rust", "Go", "asm", "JIT",
+		"unknown", "C", "C++", "Rust", "Go", "asm", "JIT", "Python",
 	};
 
 	return lang < PROF_LANG_COUNT ? names[lang] : names[0];

@@ -38,7 +38,8 @@ uint32_t rd_mix(uint32_t c, uint32_t to, double t);
  * "waiting", "unclassified". */
 const char *rd_class_name(unsigned cls);
 
-/* A human name for @lang: "C", "C++", "Rust", "Go", "asm", "JIT", "unknown". */
+/* A human name for @lang: "C", "C++", "Rust", "Go", "asm", "JIT", "Python",
+ * "unknown". */
 const char *rd_lang_name(unsigned lang);
 
 #endif /* HEARTH_RENDER_PALETTE_H */
