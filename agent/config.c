@@ -11,6 +11,7 @@
 
 #include "agent/config.h"
 #include "agent/sampler.h"
+#include "symbolize/debuginfod.h"
 
 #define CONFIG_FILE_MAX (1u << 20)
 #define NS_PER_S 1000000000ull
@@ -173,6 +174,18 @@ static int set_unwind(struct hearthd_config *c, const char *v)
 	return 0;
 }
 
+/* Servers as DEBUGINFOD_URLS spells them; empty: the environment's. */
+static int set_debuginfod_urls(struct hearthd_config *c, const char *v)
+{
+	char err[8];
+
+	if (!(strlen(v) < sizeof(c->debuginfod_urls)) ||
+	    (*v && sym_debuginfod_urls_check(v, err, sizeof(err)) < 0))
+		return -EINVAL;
+	snprintf(c->debuginfod_urls, sizeof(c->debuginfod_urls), "%s", v);
+	return 0;
+}
+
 static int set_window(struct hearthd_config *c, const char *v)
 {
 	uint64_t ns;
@@ -218,6 +231,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return set_excludes(c, v);
 	if (!strcmp(k, "max_clients"))
 		return set_u32(&c->max_clients, v, 1, 1024);
+	if (!strcmp(k, "debuginfod_urls"))
+		return set_debuginfod_urls(c, v);
 	return -ENOENT;
 }
 

@@ -20,6 +20,7 @@
 #define CONFIG_PATH_MAX 256
 #define CONFIG_EXCLUDE_MAX 32
 #define CONFIG_COMM_LEN 16
+#define CONFIG_URLS_MAX 1024
 
 struct hearthd_config {
 	char state_dir[CONFIG_PATH_MAX];
@@ -40,6 +41,7 @@ struct hearthd_config {
 	uint64_t symbol_cache_bytes;      /* the symbolizer's module cache */
 	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
 					   * store cannot write; 0 = none */
+	char debuginfod_urls[CONFIG_URLS_MAX]; /* "" = DEBUGINFOD_URLS */
 };
 
 /* Fills @c with the documented defaults. */

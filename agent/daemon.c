@@ -17,6 +17,7 @@
 #include "agent/daemon_impl.h"
 #include "agent/store_codec.h"
 #include "agent/trusted_dir.h"
+#include "symbolize/debuginfod.h"
 
 /* Process events (exec, fork, exit) are taken at most this often: a new
  * process's mappings are read then, before a short-lived one is gone.
@@ -153,6 +154,7 @@ static int open_sampler(struct daemon *d)
 	char err[256] = "";
 
 	sampler_opts_from(&d->cfg, &o);
+	o.debuginfod = d->dbgd;
 	d->smp = sampler_open(&o, err, sizeof(err));
 	if (!d->smp) {
 		daemon_log("%s", err[0] ? err : "the sampler could not start");
@@ -482,6 +484,10 @@ static void reload(struct daemon *d)
 	}
 	memcpy(c.state_dir, d->cfg.state_dir, sizeof(c.state_dir));
 	memcpy(c.socket_path, d->cfg.socket_path, sizeof(c.socket_path));
+	if (strcmp(c.debuginfod_urls, d->cfg.debuginfod_urls) != 0)
+		daemon_log("debuginfod_urls changes on a restart; keeping %s",
+			   d->cfg.debuginfod_urls[0] ? d->cfg.debuginfod_urls : "the environment's");
+	memcpy(c.debuginfod_urls, d->cfg.debuginfod_urls, sizeof(c.debuginfod_urls));
 	if (sampler_changed(&d->cfg, &c)) {
 		cut_window(d);
 		sampler_close(d->smp);
@@ -660,6 +666,7 @@ static int start(struct daemon *d)
 				   err == -EBUSY ? "another hearthd writes there" : strerror(-err));
 		return -1;
 	}
+	d->dbgd = daemon_debuginfod_open(&d->cfg);
 	if (open_sampler(d) || open_server(d))
 		return -1;
 	return 0;
@@ -704,6 +711,7 @@ int daemon_run(const struct daemon_args *a)
 	}
 	ctl_server_close(d->srv);
 	sampler_close(d->smp);
+	sym_debuginfod_free(d->dbgd);
 	store_close(d->store);
 	if (d->sigfd >= 0)
 		close(d->sigfd);

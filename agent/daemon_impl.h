@@ -36,6 +36,7 @@ struct daemon {
 	const struct daemon_args *args;
 	struct hearthd_config cfg;
 	struct sampler *smp;
+	struct sym_debuginfod *dbgd; /* NULL: no debuginfod servers */
 	struct store *store;
 	struct ctl_server *srv;
 	int sigfd;
@@ -73,6 +74,13 @@ uint64_t daemon_now_ns(void);
 uint64_t daemon_mono_ns(void);
 uint64_t daemon_cpu_ns(void);
 uint64_t daemon_rss_bytes(void);
+
+/* The fetcher of debug files when debuginfod servers are named (the
+ * config's debuginfod_urls, else DEBUGINFOD_URLS), caching under the
+ * state directory; NULL when none are, or when it cannot start (said in
+ * one log line). Sets the environment libdebuginfod reads: call before
+ * any other thread starts. */
+struct sym_debuginfod *daemon_debuginfod_open(const struct hearthd_config *c);
 
 /* The control socket's request callback (ctl_request_fn). */
 void daemon_on_request(void *arg, uint64_t client, const struct ctl_request *req);

@@ -241,7 +241,8 @@ static int alloc_state(struct sampler *s)
 	/* People read these names: C++ and Rust come demangled, as perf
 	 * shows them. */
 	struct sym_options so = { .demangle = 1,
-				  .max_module_bytes = s->opts.symbol_cache };
+				  .max_module_bytes = s->opts.symbol_cache,
+				  .debuginfod = s->opts.debuginfod };
 
 	s->npossible = libbpf_num_possible_cpus();
 	s->sym = sym_new(&so);

@@ -20,6 +20,8 @@
 
 #define SAMPLER_MAX_PIDS 64
 
+struct sym_debuginfod;
+
 enum sampler_unwind {
 	SAMPLER_UNWIND_FP = 0,
 	SAMPLER_UNWIND_DWARF = 1,
@@ -47,6 +49,9 @@ struct sampler_opts {
 				  * 0 = 256 */
 	uint64_t symbol_cache;   /* bytes of cached modules, 0 = the
 				  * symbolizer's default */
+	struct sym_debuginfod *debuginfod; /* fetches missing debug files
+				  * (not owned, outlives the sampler); NULL =
+				  * none */
 };
 
 /* Counters since sampler_open(). */

@@ -190,12 +190,13 @@ static int push_named(struct stack_builder *b, struct prof_profile *p,
 }
 
 /* A frame named from something that can change while the address stays:
- * a JIT's map, or no mapping or symbol table yet ("[unknown]", "[anon]",
- * "[kernel]": mappings, perf maps and kernel symbols read later may name
- * it). An address in a file without its symbol stays unnamed. */
+ * a JIT's map, a debug file on its way, or no mapping or symbol table yet
+ * ("[unknown]", "[anon]", "[kernel]": mappings, perf maps and kernel
+ * symbols read later may name it). An address in a file without its
+ * symbol stays unnamed. */
 static bool may_change(const struct sym_frame *sf)
 {
-	if (sf->flags & SYM_FRAME_JIT)
+	if (sf->flags & (SYM_FRAME_JIT | SYM_FRAME_PENDING))
 		return true;
 	return (sf->flags & SYM_FRAME_UNRESOLVED) && (!sf->module || sf->module[0] == '[');
 }

@@ -17,10 +17,13 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "profile/profile.h"
+#include "symbolize/debuginfod.h"
 
 /* Drain this often so short-lived processes are symbolized while their
  * mappings are still cached, and kernel maps never fill up. */
 #define DRAIN_INTERVAL_NS 1000000000ULL
+/* How long the end of a recording waits for debug files by default. */
+#define DEBUGINFOD_WAIT_NS (30 * 1000000000ULL)
 
 static volatile sig_atomic_t exiting;
 
@@ -35,6 +38,7 @@ struct record_args {
 	uint64_t duration_ns;    /* 0 = until Ctrl-C */
 	const char *output;
 	unsigned out_flags;
+	uint64_t debuginfod_wait_ns;
 };
 
 static const char usage_text[] =
@@ -67,10 +71,17 @@ static const char usage_text[] =
 	"      --stack-bytes N    bytes of user stack copied per sample (1024..16384, default 16384)\n"
 	"  -o, --output FILE      where to write (default '-', standard output): folded\n"
 	"                         stacks, or pprof when FILE ends in .pb.gz or .pprof\n"
+	"      --debuginfod-wait TIME  with DEBUGINFOD_URLS set: how long the end of\n"
+	"                         the recording waits for debug files still being\n"
+	"                         fetched (default 30s; 0 = not at all)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"With -p, recording also ends when every chosen process (and every child\n"
 	"followed) has exited.\n"
+	"With DEBUGINFOD_URLS set, stripped binaries without a local debug file\n"
+	"are named from debug files fetched by build-id from those servers (kept\n"
+	"in debuginfod's own cache, at most 2 GiB); the end waits for the ones\n"
+	"on the way, with a progress line (Ctrl-C stops the wait).\n"
 	"On a terminal a progress line shows on stderr; Ctrl-C stops early and\n"
 	"still writes a complete profile. A summary line (samples, processes,\n"
 	"duration, drops) always ends the run.\n";
@@ -78,7 +89,7 @@ static const char usage_text[] =
 enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
-	OPT_NO_CHILDREN,
+	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT,
 };
 
 static const struct option long_opts[] = {
@@ -98,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "output", required_argument, NULL, 'o' },
+	{ "debuginfod-wait", required_argument, NULL, OPT_DEBUGINFOD_WAIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -209,6 +221,12 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 		a->opts.stack_bytes = (uint32_t)v;
 		return 0;
 	case 'o': a->output = optarg; return 0;
+	case OPT_DEBUGINFOD_WAIT:
+		if (config_parse_duration(optarg, &a->debuginfod_wait_ns) < 0) {
+			cli_error("'%s' is not a duration: use seconds (30) or a unit (500ms, 2m); 0 waits not at all.", optarg);
+			return -1;
+		}
+		return 0;
 	}
 	return -1;
 }
@@ -225,6 +243,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->opts.unwind = SAMPLER_UNWIND_AUTO;
 	a->opts.follow_children = true;
 	a->output = "-";
+	a->debuginfod_wait_ns = DEBUGINFOD_WAIT_NS;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:F:p:o:h", long_opts, NULL)) != -1) {
@@ -439,15 +458,106 @@ static void set_meta(struct prof_profile *p, const struct record_args *a,
 	m->drops = st->drop_stack + st->drop_map_full + st->drop_events;
 }
 
+/* A sentence from the debuginfod fetcher (its own thread): on a line of
+ * its own, the progress line wiped first. */
+static void debuginfod_note(void *arg, const char *sentence)
+{
+	const bool *tty = arg;
+
+	fprintf(stderr, "%shearth: %s\n", *tty ? "\r\033[K" : "", sentence);
+}
+
+/* The fetcher when DEBUGINFOD_URLS names servers, else NULL (and a
+ * sentence when they cannot be used: the recording goes on without). */
+static struct sym_debuginfod *open_debuginfod(const bool *tty)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	const char *timeout = getenv("DEBUGINFOD_TIMEOUT");
+	struct sym_debuginfod_opts o = { .note = debuginfod_note, .note_arg = (void *)tty };
+	struct sym_debuginfod *d;
+	char err[300];
+
+	if (!urls || !*urls)
+		return NULL;
+	/* as libdebuginfod reads it: whole seconds */
+	if (timeout && atoi(timeout) > 0)
+		o.stall_ns = (uint64_t)atoi(timeout) * 1000000000ULL;
+	d = sym_debuginfod_new(&o, err, sizeof(err));
+	if (!d)
+		cli_error("DEBUGINFOD_URLS: %s; stripped binaries stay unnamed.", err);
+	return d;
+}
+
+/* Waits, up to the limit, for the debug files still on the way, with a
+ * progress line; what has not arrived by then is given up. */
+static void wait_debuginfod(struct sym_debuginfod *d, const struct record_args *a)
+{
+	bool tty = isatty(STDERR_FILENO);
+	uint64_t start = now_ns(CLOCK_MONOTONIC), until = start + a->debuginfod_wait_ns;
+	struct sym_debuginfod_progress p;
+
+	sym_debuginfod_progress(d, &p);
+	if (!p.waiting && !p.fetched && !p.failed)
+		return; /* nothing was asked for */
+	if (!p.waiting || p.unreachable || !a->debuginfod_wait_ns)
+		goto done;
+	fprintf(stderr, "hearth: waiting up to %.3g s for %u debug files from debuginfod (Ctrl-C stops)\n",
+		a->debuginfod_wait_ns / 1e9, p.waiting);
+	exiting = 0; /* a Ctrl-C that ended the recording does not end this */
+	while (!exiting && !p.unreachable && p.waiting) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (now >= until)
+			break;
+		sym_debuginfod_wait(d, until - now < 100000000ULL ? until - now : 100000000ULL);
+		sym_debuginfod_progress(d, &p);
+		if (tty)
+			fprintf(stderr, "\r\033[Khearth: fetching debug files: %u fetched, %u to go%s%s (%.1f MiB), %.1f/%.0f s",
+				p.fetched, p.waiting, p.module[0] ? ", now " : "", p.module,
+				p.bytes / 1048576.0,
+				(now_ns(CLOCK_MONOTONIC) - start) / 1e9, a->debuginfod_wait_ns / 1e9);
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (p.waiting && !p.unreachable) {
+		sym_debuginfod_cancel(d);
+		fprintf(stderr, "hearth: %u debug files did not arrive in %.1f s: their frames stay unnamed (--debuginfod-wait sets how long to wait)\n",
+			p.waiting, (now_ns(CLOCK_MONOTONIC) - start) / 1e9);
+	}
+done:
+	sym_debuginfod_progress(d, &p);
+	fprintf(stderr, "hearth: debuginfod: %u debug files fetched, %u not found or failed%s; waited %.1f s at the end\n",
+		p.fetched, p.failed, p.unreachable ? ", servers unreachable" : "",
+		(now_ns(CLOCK_MONOTONIC) - start) / 1e9);
+}
+
+/* Names, in @*pp, the frames taken before their debug file arrived. */
+static int rename_late(struct sym_debuginfod *d, struct prof_profile **pp)
+{
+	struct prof_profile *q;
+	size_t n;
+
+	if (!*pp)
+		return 0;
+	q = sym_debuginfod_rename(d, *pp, 1, &n);
+	if (!q)
+		return -errno;
+	prof_free(*pp);
+	*pp = q;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
 	struct prof_profile *on = NULL, *off = NULL;
 	struct sampler *s = NULL;
+	struct sym_debuginfod *dbgd = NULL;
 	struct sampler_stats st;
 	char err[512];
 	uint64_t start, elapsed = 0;
 	int rc = parse_args(argc, argv, &a), status = 1;
+	bool tty = isatty(STDERR_FILENO);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
@@ -461,6 +571,8 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	dbgd = open_debuginfod(&tty);
+	a.opts.debuginfod = dbgd;
 	s = sampler_open(&a.opts, err, sizeof(err));
 	if (!s) {
 		cli_error("%s.", err);
@@ -473,6 +585,13 @@ int cmd_record(int argc, char **argv)
 		cli_error("sampling failed: %s.", strerror(-rc));
 		goto out;
 	}
+	if (dbgd) {
+		wait_debuginfod(dbgd, &a);
+		if (rename_late(dbgd, &on) < 0 || rename_late(dbgd, &off) < 0) {
+			cli_error("out of memory.");
+			goto out;
+		}
+	}
 	set_meta(on, &a, &st, start, elapsed, false);
 	set_meta(off, &a, &st, start, elapsed, true);
 	if (cli_write_profiles(a.output, on, off, a.out_flags) == 0)
@@ -480,6 +599,7 @@ int cmd_record(int argc, char **argv)
 	summary(&a, &st, elapsed);
 out:
 	sampler_close(s);
+	sym_debuginfod_free(dbgd);
 	prof_free(on);
 	prof_free(off);
 	return status;

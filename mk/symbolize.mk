@@ -43,6 +43,13 @@ $(SYM_FIX)/sym_buildid: $(SYM_FIX)/sym_funcs
 	mkdir -p $$d && objcopy --only-keep-debug $< $$d/$$(echo $$id | cut -c3-).debug
 	$(Q)strip --strip-all -o $@ $<
 
+# Debug files fetched by build-id from debuginfod servers: libdebuginfod's
+# header to build (the library itself is loaded with dlopen, only when
+# servers are named); the elfutils debuginfod server and iproute2 (a
+# private network namespace around it) for tests/e2e/sym_debuginfod.sh.
+PKGS_BUILD += libdebuginfod-dev
+PKGS_TEST += debuginfod iproute2 curl
+
 # Rust names are demangled by libiberty, linked in statically.
 PKGS_BUILD += libiberty-dev
 LDLIBS_EXTRA += -liberty
@@ -105,10 +112,23 @@ $(SYM_FIX)/sym_go_stripped: tests/fixtures/gofix/main.go
 	$(Q)mkdir -p $(@D)
 	$(Q)go build -ldflags='-s -w' -o $@ $<
 
+# debuginfod: built with its DWARF (version 4, so its build-id is not
+# sym_funcs'), stripped of everything, its debug file alone in a folder
+# that tests/e2e/sym_debuginfod.sh serves with the debuginfod server.
+# Nothing on disk names it otherwise.
+$(SYM_FIX)/sym_dbgd: tests/fixtures/sym_funcs.c $(BUILD)/.flags-fixture
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)/dbgd-served
+	$(Q)gcc -O1 -g -gdwarf-4 -fno-omit-frame-pointer -fno-inline -o $@.full $<
+	$(Q)objcopy --only-keep-debug $@.full $(@D)/dbgd-served/sym_dbgd.debug
+	$(Q)strip --strip-all -o $@ $@.full
+	$(Q)rm -f $@.full
+
 SYM_EXTRA := $(SYM_FIX)/libsymlib.so $(SYM_FIX)/sym_stripped \
 	$(SYM_FIX)/sym_dbglink $(SYM_FIX)/sym_buildid \
 	$(SYM_FIX)/sym_funcs_lld $(SYM_FIX)/sym_cxx_lld $(RUST_FIX) \
-	$(SYM_FIX)/rustfilt $(SYM_FIX)/sym_go $(SYM_FIX)/sym_go_stripped
+	$(SYM_FIX)/rustfilt $(SYM_FIX)/sym_go $(SYM_FIX)/sym_go_stripped \
+	$(SYM_FIX)/sym_dbgd
 fixtures: $(SYM_EXTRA)
 
 $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a

@@ -5,7 +5,8 @@
  * .gnu_debuglink name next to the binary, in its .debug/ folder and under
  * /usr/lib/debug/<dir>. Each candidate is tried inside the process's root
  * (containers ship their own debug files) and then on the host. A
- * candidate with a different build-id is rejected.
+ * candidate with a different build-id is rejected. Last, when the
+ * context has a debuginfod fetcher, the file fetched by build-id.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debuginfod.h"
 #include "sym_internal.h"
+
+/* Opens @buf and checks that the build-id matches @m's when both have
+ * one; records @path as the debug file. Returns an fd or -ENOENT. */
+static int open_matching(struct sym_module *m, const char *buf,
+			 const char *path)
+{
+	int fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	struct sym_module probe = { .fd = -1, .debug_fd = -1 };
+	int err = sym_elf_read_header(fd, &probe);
+	free(probe.segs);
+	if (err == 0 && (m->build_id_len == 0 || probe.build_id_len == 0 ||
+			 (probe.build_id_len == m->build_id_len &&
+			  memcmp(probe.build_id, m->build_id,
+				 m->build_id_len) == 0))) {
+		snprintf(m->debug_path, sizeof(m->debug_path), "%s", path);
+		return fd;
+	}
+	close(fd);
+	return -ENOENT;
+}
 
 /* Opens @path under process @pid's root, then on the host, and checks that
  * the build-id matches @m's when both have one. */
@@ -30,21 +54,9 @@ static int try_open(struct sym_module *m, pid_t pid, const char *path)
 			n = snprintf(buf, sizeof(buf), "%s", path);
 		if (n < 0 || (size_t)n >= sizeof(buf))
 			continue;
-		int fd = open(buf, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct sym_module probe = { .fd = -1, .debug_fd = -1 };
-		int err = sym_elf_read_header(fd, &probe);
-		free(probe.segs);
-		if (err == 0 && (m->build_id_len == 0 || probe.build_id_len == 0 ||
-				 (probe.build_id_len == m->build_id_len &&
-				  memcmp(probe.build_id, m->build_id,
-					 m->build_id_len) == 0))) {
-			snprintf(m->debug_path, sizeof(m->debug_path), "%s",
-				 path);
+		int fd = open_matching(m, buf, path);
+		if (fd >= 0)
 			return fd;
-		}
-		close(fd);
 	}
 	return -ENOENT;
 }
@@ -98,4 +110,22 @@ int sym_debug_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 	if (fd < 0)
 		fd = by_debuglink(root, m, pid);
 	return fd;
+}
+
+int sym_debug_fetched(struct sym_ctx *ctx, struct sym_module *m)
+{
+	struct sym_debuginfod *d = ctx->opts.debuginfod;
+	char path[4096];
+	if (!d || m->build_id_len == 0)
+		return -ENOENT;
+	switch (sym_debuginfod_get(d, m->build_id, m->build_id_len, m->base,
+				   path, sizeof(path))) {
+	case SYM_DEBUGINFOD_PENDING:
+		return -EINPROGRESS;
+	case SYM_DEBUGINFOD_READY:
+		/* the cache is ours, on the host, whatever the process sees */
+		return open_matching(m, path, path);
+	default:
+		return -ENOENT;
+	}
 }

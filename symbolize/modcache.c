@@ -18,6 +18,7 @@
 
 #include <libiberty/demangle.h>
 
+#include "debuginfod.h"
 #include "sym_internal.h"
 
 #define ADDR_CACHE_MAX (1u << 16) /* entries per module before a reset */
@@ -123,6 +124,8 @@ static void module_unload(struct sym_ctx *ctx, struct sym_module *m)
 
 static void module_free(struct sym_ctx *ctx, struct sym_module *m)
 {
+	if (m->dbgd_pending)
+		ctx->dbgd_pending--;
 	module_unload(ctx, m);
 	mod_close_fd(ctx, m);
 	free(m->segs);
@@ -283,6 +286,64 @@ static void mark_loaded(struct sym_ctx *ctx, struct sym_module *m)
 	ctx->loaded_bytes += m->bytes;
 }
 
+/* Adds the symbols of debug file @fd to @m's; returns whether it had a
+ * .symtab. */
+static bool merge_debug_symbols(struct sym_module *m, int fd)
+{
+	struct sym_symtab extra = { 0 };
+	bool dbg_symtab = false;
+	if (sym_elf_load_symbols(fd, &extra, &dbg_symtab) == 0)
+		sym_symtab_merge(&m->symtab, &extra);
+	sym_symtab_free(&extra);
+	return dbg_symtab;
+}
+
+/* The debug file fetched by build-id, for a module with no DWARF of its
+ * own and none on disk: used when it is there, waited for (the module
+ * marked) while it is on the way. */
+static void load_fetched(struct sym_ctx *ctx, struct sym_module *m,
+			 bool has_symtab)
+{
+	int fd = sym_debug_fetched(ctx, m);
+	if (fd == -EINPROGRESS) {
+		if (!m->dbgd_pending)
+			ctx->dbgd_pending++;
+		m->dbgd_pending = true;
+		return;
+	}
+	if (fd < 0)
+		return;
+	m->debug_fd = fd;
+	bool dbg_symtab = merge_debug_symbols(m, fd);
+	m->stripped = !has_symtab && !dbg_symtab;
+	m->dwarf = sym_dwarf_open(fd, &m->dwarf_bytes);
+	m->has_debug = m->dwarf != NULL;
+}
+
+void sym_modcache_fetched(struct sym_ctx *ctx)
+{
+	struct sym_debuginfod *d = ctx->opts.debuginfod;
+	if (!d || ctx->dbgd_pending == 0)
+		return;
+	uint64_t gen = sym_debuginfod_generation(d);
+	if (gen == ctx->dbgd_gen)
+		return;
+	ctx->dbgd_gen = gen;
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+		if (!m->dbgd_pending ||
+		    sym_debuginfod_get(d, m->build_id, m->build_id_len,
+				       m->base, NULL, 0) ==
+			    SYM_DEBUGINFOD_PENDING)
+			continue;
+		m->dbgd_pending = false;
+		ctx->dbgd_pending--;
+		/* loaded again, with the file, at its next lookup */
+		if (m->loaded)
+			module_unload(ctx, m);
+	}
+}
+
 int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 {
 	if (m->loaded)
@@ -299,12 +360,8 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 		return err;
 	}
 	m->debug_fd = sym_debug_open(ctx, m, pid);
-	if (m->debug_fd >= 0) {
-		struct sym_symtab extra = { 0 };
-		if (sym_elf_load_symbols(m->debug_fd, &extra, &dbg_symtab) == 0)
-			sym_symtab_merge(&m->symtab, &extra);
-		sym_symtab_free(&extra);
-	}
+	if (m->debug_fd >= 0)
+		dbg_symtab = merge_debug_symbols(m, m->debug_fd);
 	m->stripped = !has_symtab && !dbg_symtab;
 	m->dwarf_bytes = 0;
 	m->dwarf = sym_dwarf_open(m->debug_fd >= 0 ? m->debug_fd : m->fd,
@@ -315,6 +372,8 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 		m->gopcln = sym_gopcln_open(m->fd, &m->dwarf_bytes);
 	if (m->gopcln)
 		m->stripped = false;
+	if (!m->dwarf && !m->gopcln && m->debug_fd < 0)
+		load_fetched(ctx, m, has_symtab);
 	/* the DWARF lives in its own mapping now: descriptors can go */
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
@@ -445,7 +504,7 @@ static int fill_frame(struct sym_ctx *ctx, struct sym_module *m,
 		      uint64_t vaddr, const struct sym_dwarf_frame *df,
 		      const char *name, bool inlined, struct sym_frame *f)
 {
-	uint8_t flags = 0;
+	uint8_t flags = m->dbgd_pending ? SYM_FRAME_PENDING : 0;
 	if (!name) {
 		char buf[64 + 256];
 		int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->base,
@@ -455,7 +514,7 @@ static int fill_frame(struct sym_ctx *ctx, struct sym_module *m,
 						(size_t)len : sizeof(buf) - 1);
 		if (!name)
 			return -ENOMEM;
-		flags = SYM_FRAME_UNRESOLVED;
+		flags |= SYM_FRAME_UNRESOLVED;
 	}
 	/* class and language from the name as the binary spells it */
 	uint8_t lang = df->lang;

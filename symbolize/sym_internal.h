@@ -111,6 +111,7 @@ struct sym_module {
 	bool load_failed;   /* the file could not be read */
 	bool stripped;      /* no .symtab and no debug file */
 	bool has_debug;     /* DWARF found */
+	bool dbgd_pending;  /* its debug file is being fetched */
 	uint8_t lang;       /* language guess when DWARF has none */
 	struct sym_symtab symtab;
 	struct sym_dwarf *dwarf;
@@ -266,6 +267,18 @@ void sym_gopcln_free(struct sym_gopcln *g);
  * looking inside process @pid's root first, then the host's. Returns an fd
  * (and records the path in @m->debug_path) or -ENOENT. */
 int sym_debug_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid);
+/* Opens @m's debug file fetched by the context's debuginfod fetcher (by
+ * build-id), asking for it when it was not asked for yet. Returns an fd
+ * (the path in @m->debug_path), -EINPROGRESS while it is on the way, or
+ * -ENOENT (no fetcher, no build-id, not found, or not @m's). */
+int sym_debug_fetched(struct sym_ctx *ctx, struct sym_module *m);
+
+/* ---- debuginfod (debuginfod_fetch.c) ---- */
+/* The @i-th build-id the fetcher knows: when READY, writes its module
+ * name and cache path and returns 1; 0 when not READY (or the path does
+ * not fit); -ENOENT past the last. */
+int sym_debuginfod_ready_at(struct sym_debuginfod *d, size_t i, char *module,
+			    size_t modlen, char *path, size_t pathlen);
 
 /* ---- kernel (kallsyms.c) ---- */
 struct sym_kallsyms;
@@ -420,6 +433,10 @@ struct sym_ctx {
 	void *demangle_lib;
 	bool demangle_tried;
 	char file_last_path[4096];
+	/* modules waiting for a debug file, and the fetcher's generation
+	 * when they were last looked at */
+	size_t dbgd_pending;
+	uint64_t dbgd_gen;
 	struct sym_symtab *vdso;    /* symbols of the kernel's vDSO */
 	bool vdso_failed;
 	char scratch[4096];  /* paths */
@@ -455,6 +472,10 @@ const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
 					   struct sym_module *m,
 					   uint64_t vaddr, size_t *n);
 void sym_modcache_free_all(struct sym_ctx *ctx);
+/* Unloads the modules whose debug file stopped being fetched (arrived or
+ * failed) since the last call, so their next lookup loads them with it.
+ * Cheap when the fetcher's generation did not move. */
+void sym_modcache_fetched(struct sym_ctx *ctx);
 /* Opens @path as process @pid sees it; falls back to map_files for the
  * range [@start, @end). Returns an fd or -errno. */
 int sym_open_in_proc(struct sym_ctx *ctx, pid_t pid, const char *path,

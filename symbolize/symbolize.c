@@ -311,6 +311,8 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 {
 	if (max == 0)
 		return -EINVAL;
+	if (ctx->dbgd_pending)
+		sym_modcache_fetched(ctx);
 	ctx->tick++;
 	ctx->st.lookups++;
 	struct sym_proc *p = sym_proc_find(ctx, pid);
@@ -353,6 +355,8 @@ int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
 {
 	if (max == 0)
 		return -EINVAL;
+	if (ctx->dbgd_pending)
+		sym_modcache_fetched(ctx);
 	ctx->tick++;
 	ctx->st.lookups++;
 	struct sym_module *mod = NULL;

@@ -23,6 +23,8 @@
  *
  * Option arrays (yours_prefixes, system_prefixes) are not copied: they
  * must outlive the context. Strings (kallsyms_path, debug_root) are.
+ * With a debuginfod fetcher, missing debug files come by build-id from
+ * debuginfod servers, fetched by the fetcher's own thread.
  */
 #ifndef HEARTH_SYMBOLIZE_H
 #define HEARTH_SYMBOLIZE_H
@@ -53,6 +55,9 @@ struct sym_frame {
 #define SYM_FRAME_BPF 0x02        /* BPF machinery: drop from stacks */
 #define SYM_FRAME_STRIPPED 0x04   /* the module has no symbol table */
 #define SYM_FRAME_JIT 0x08        /* named from /tmp/perf-PID.map */
+#define SYM_FRAME_PENDING 0x10    /* the module's debug file is being
+				   * fetched: the frame may be named
+				   * better later */
 
 /* An ownership rule (configuration adds its own before the defaults):
  * frames whose module basename, module path or symbol starts with
@@ -98,6 +103,12 @@ struct sym_options {
 	 * them, as `eu-addr2line -f` prints them. Class and language are
 	 * decided on the mangled name either way. */
 	int demangle;
+	/* Fetches the debug files of modules that have neither DWARF nor a
+	 * local debug file, by build-id (symbolize/debuginfod.h); NULL =
+	 * none. Not owned: it must outlive the context. A module's frames
+	 * carry SYM_FRAME_PENDING while its file is on the way, and are
+	 * named from it from the first lookup after it arrives. */
+	struct sym_debuginfod *debuginfod;
 };
 
 struct sym_stats {

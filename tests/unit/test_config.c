@@ -202,6 +202,26 @@ static void test_shipped_file_is_defaults(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 }
 
+/* debuginfod_urls: empty by default (the environment's), a checked
+ * server list, back to empty; a flag spelled with dashes. */
+static void test_debuginfod_urls(void **state)
+{
+	struct hearthd_config c;
+	char err[300];
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.debuginfod_urls, "");
+	assert_int_equal(config_set(&c, "debuginfod-urls", "https://debuginfod.debian.net http://127.0.0.1:8002",
+				    err, sizeof(err)), 0);
+	assert_string_equal(c.debuginfod_urls, "https://debuginfod.debian.net http://127.0.0.1:8002");
+	assert_int_equal(config_set(&c, "debuginfod_urls", "debuginfod.debian.net", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'debuginfod.debian.net' is not a valid value for debuginfod_urls");
+	assert_string_equal(c.debuginfod_urls, "https://debuginfod.debian.net http://127.0.0.1:8002");
+	assert_int_equal(config_parse(&c, "debuginfod_urls =\n", 17, err, sizeof(err)), 0);
+	assert_string_equal(c.debuginfod_urls, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_flags_and_parsers),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_shipped_file_is_defaults),
+		cmocka_unit_test(test_debuginfod_urls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
