@@ -673,6 +673,52 @@ out:
 	return err;
 }
 
+struct mapped {
+	struct prof_profile *dst;
+	uint32_t *fmap; /* src frame -> dst frame, 0 = not copied yet */
+	uint32_t *path;
+	uint32_t cap;
+	prof_value_fn fn;
+	void *arg;
+};
+
+static int add_mapped(const struct prof_profile *src, const uint32_t *frames,
+		      size_t n, uint64_t value, void *arg)
+{
+	struct mapped *m = arg;
+	uint64_t v = m->fn(src, frames, n, value, m->arg);
+
+	if (!v)
+		return 0;
+	if (prof_grow((void **)&m->path, &m->cap, (uint64_t)n + 1, sizeof(*m->path)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!m->fmap[frames[i]])
+			m->fmap[frames[i]] = frame_copy(m->dst, src, frames[i]);
+		if (m->fmap[frames[i]] == UINT32_MAX)
+			return -ENOMEM;
+		m->path[i] = m->fmap[frames[i]];
+	}
+	return prof_add_stack(m->dst, m->path, n, v) == UINT32_MAX ? -ENOMEM : 0;
+}
+
+int prof_merge_mapped(struct prof_profile *dst, const struct prof_profile *src,
+		      prof_value_fn fn, void *arg)
+{
+	struct mapped m = { .dst = dst, .fn = fn, .arg = arg };
+	int rc;
+
+	if (dst == src)
+		return -EINVAL;
+	m.fmap = calloc(src->nframes, sizeof(*m.fmap));
+	if (!m.fmap)
+		return -ENOMEM;
+	rc = prof_walk_stacks(src, add_mapped, &m);
+	free(m.fmap);
+	free(m.path);
+	return rc;
+}
+
 int prof_walk_stacks(const struct prof_profile *p, prof_stack_fn fn,
 		     void *arg)
 {

@@ -77,6 +77,15 @@ struct prof_node {
 	uint64_t self;
 };
 
+/* The question a profile answers, which words its answer (the viewer's
+ * sentence, pprof's sample type). */
+enum prof_question {
+	PROF_Q_USUAL = 0,   /* on-CPU samples, or waits when off_cpu is set */
+	PROF_Q_WALL = 1,    /* elapsed time, running and waiting, in ns */
+	PROF_Q_THREADS = 2, /* each thread's interval, the same width each */
+	PROF_Q_LOCKS = 3,   /* time waiting on locks and conditions, in ns */
+};
+
 /* Metadata a profile carries beside its tree. */
 struct prof_meta {
 	enum prof_unit unit;
@@ -86,6 +95,7 @@ struct prof_meta {
 	uint32_t off_cpu;     /* 1 when values are blocked time */
 	uint64_t drops;       /* samples the sampler lost, all causes */
 	uint64_t negative;    /* samples read but left out: a negative value */
+	uint32_t question;    /* enum prof_question */
 };
 
 struct prof_profile;
@@ -201,6 +211,20 @@ int prof_sort(struct prof_profile *p);
  * unit mismatch or @src == @dst, -ENOMEM (then @dst may hold part of
  * @src). */
 int prof_merge(struct prof_profile *dst, const struct prof_profile *src);
+
+/* The value a stack of @src adds to another profile: computed from its
+ * own @value (0 leaves the stack out). */
+typedef uint64_t (*prof_value_fn)(const struct prof_profile *src,
+				  const uint32_t *frames, size_t n,
+				  uint64_t value, void *arg);
+
+/* Adds every stack of @src into @dst with the value @fn returns for it
+ * (stacks for which it returns 0 are left out), whatever the units: the
+ * caller converts (on-CPU samples to nanoseconds, say). Metadata is left
+ * alone. Returns 0, -EINVAL when @src is @dst, -ENOMEM (then @dst may
+ * hold part of @src). */
+int prof_merge_mapped(struct prof_profile *dst, const struct prof_profile *src,
+		      prof_value_fn fn, void *arg);
 
 /* Calls @fn for every node with self > 0, depth first in sibling order, with
  * the path of frame ids from the top-level node to it (the root's own self,
