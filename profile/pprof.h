@@ -5,8 +5,10 @@
  *
  * Writing: one sample type per unit — on-CPU samples give
  * samples/count plus cpu/nanoseconds (period 1e9/hz) when the profile has a
- * sampling rate; off-CPU time gives off_cpu/nanoseconds; other nanosecond
- * profiles cpu/nanoseconds; bytes space/bytes. Leading process and thread
+ * sampling rate; off-CPU time gives off_cpu/nanoseconds, and the other
+ * questions of time wall/, threads/ and lock_wait/nanoseconds (read back
+ * as those questions); other nanosecond profiles cpu/nanoseconds; bytes
+ * space/bytes. Leading process and thread
  * rows become the sample labels "process" and "thread", so pprof's function
  * lists show only real functions. A frame followed by inline frames becomes
  * one Location whose Lines are innermost first. The module is the

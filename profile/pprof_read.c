@@ -306,7 +306,10 @@ static int choose_type(struct reader *r, struct prof_meta *m)
 	m->unit = PROF_UNIT_SAMPLES;
 	if (pr_str_is(r, unit, "nanoseconds")) {
 		m->unit = PROF_UNIT_NANOSECONDS;
-		m->off_cpu = pr_str_is(r, type, "off_cpu");
+		m->off_cpu = pr_str_is(r, type, "off_cpu") || pr_str_is(r, type, "lock_wait");
+		m->question = pr_str_is(r, type, "wall") ? PROF_Q_WALL :
+			      pr_str_is(r, type, "threads") ? PROF_Q_THREADS :
+			      pr_str_is(r, type, "lock_wait") ? PROF_Q_LOCKS : PROF_Q_USUAL;
 	} else if (pr_str_is(r, unit, "bytes")) {
 		m->unit = PROF_UNIT_BYTES;
 	}

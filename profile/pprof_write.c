@@ -25,13 +25,28 @@ enum extra_str {
 	XS_BYTES,
 	XS_PROCESS,
 	XS_THREAD,
+	XS_WALL,
+	XS_THREADS,
+	XS_LOCK_WAIT,
 	XS_COUNT_ALL
 };
 
 static const char *const extra_names[XS_COUNT_ALL] = {
 	"samples", "count", "cpu", "nanoseconds", "off_cpu",
 	"space", "bytes", PPROF_LABEL_PROCESS, PPROF_LABEL_THREAD,
+	"wall", "threads", "lock_wait",
 };
+
+/* The sample type of a profile in nanoseconds, by its question. */
+static int ns_type(const struct prof_meta *m)
+{
+	switch (m->question) {
+	case PROF_Q_WALL: return XS_WALL;
+	case PROF_Q_THREADS: return XS_THREADS;
+	case PROF_Q_LOCKS: return XS_LOCK_WAIT;
+	default: return m->off_cpu ? XS_OFF_CPU : XS_CPU;
+	}
+}
 
 struct writer {
 	const struct prof_profile *p;
@@ -317,8 +332,7 @@ static void assemble(struct writer *w, struct pb_buf *out)
 			put_value_type(w, PROFILE_SAMPLE_TYPE, XS_CPU,
 				       XS_NANOSECONDS);
 	} else if (m->unit == PROF_UNIT_NANOSECONDS) {
-		put_value_type(w, PROFILE_SAMPLE_TYPE,
-			       m->off_cpu ? XS_OFF_CPU : XS_CPU, XS_NANOSECONDS);
+		put_value_type(w, PROFILE_SAMPLE_TYPE, ns_type(m), XS_NANOSECONDS);
 	} else {
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SPACE, XS_BYTES);
 	}

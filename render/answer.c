@@ -7,13 +7,19 @@
  * every user-space function. A candidate answers for its self time and for
  * the non-candidate code it calls (libraries, runtime, system), not for the
  * other candidates it calls. The sentence names the candidate answerable
- * for the most, with its total, and the callee holding most of it.
+ * for the most, with its total, and the callee holding most of it. Where
+ * a thread waited is named by the wait's site (profile/waits.h), the
+ * kernel function that says what it waited in, never the scheduler.
+ * The words follow the question the profile answers (prof_meta's
+ * question), and an empty profile says what that means for it.
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/waits.h"
+#include "render/answer_impl.h"
 #include "render/format.h"
 #include "render/model.h"
 
@@ -36,10 +42,41 @@ unsigned rd_answer_frame_bits(const struct prof_profile *p, uint32_t frame)
 		fr->cls != PROF_CLASS_WAITING) << 1;
 }
 
+uint32_t rd_answer_site(const struct rd_model *m, uint32_t i)
+{
+	const struct rd_tree *t = &m->tree;
+
+	for (;;) {
+		const struct prof_frame *f = prof_frame_get(m->p, rd_tree_frame(t, i));
+		uint32_t up = rd_tree_parent(t, i);
+		const struct prof_frame *uf = up ? prof_frame_get(m->p, rd_tree_frame(t, up)) : NULL;
+
+		if (!f || f->kind != PROF_KIND_KERNEL || !up ||
+		    !prof_wait_passes(prof_str(m->p, f->name),
+				      uf && uf->kind == PROF_KIND_KERNEL ? prof_str(m->p, uf->name) : NULL))
+			return rd_tree_fn(t, i);
+		i = up;
+	}
+}
+
+int rd_answer_waiting_leaf(const struct rd_model *m, uint32_t i)
+{
+	const struct prof_meta *meta = prof_meta_const(m->p);
+	const struct prof_frame *f;
+
+	if (meta->off_cpu || meta->question == PROF_Q_LOCKS)
+		return 1;
+	if (meta->question != PROF_Q_WALL && meta->question != PROF_Q_THREADS)
+		return 0;
+	f = prof_frame_get(m->p, rd_tree_frame(&m->tree, i));
+	return f && f->cls == PROF_CLASS_WAITING;
+}
+
 /* The callee of @f holding most of its time: the direct callee (another
- * function) with the largest total, or for waits the function where the
- * most time was spent waiting under @f (largest self). */
+ * function) with the largest total, or for waits the site where the most
+ * time was spent waiting under @f (rd_answer_site of the leaves). */
 struct callee {
+	const struct rd_model *m;
 	uint32_t f;
 	uint32_t inside; /* f's nodes on the path */
 	uint64_t *acc;
@@ -52,8 +89,8 @@ static void callee_enter(const struct rd_tree *t, uint32_t i, void *arg)
 
 	if (g == c->f)
 		c->inside++;
-	else if (c->inside)
-		c->acc[g] += rd_tree_self(t, i);
+	else if (c->inside && rd_tree_self(t, i) && rd_answer_waiting_leaf(c->m, i))
+		c->acc[rd_answer_site(c->m, i)] += rd_tree_self(t, i);
 }
 
 static void callee_leave(const struct rd_tree *t, uint32_t i, void *arg)
@@ -79,7 +116,7 @@ static void direct_callees(const struct rd_tree *t, uint32_t f, uint64_t *acc)
 static uint32_t main_callee(struct rd_model *m, uint32_t f, int leaf,
 			    uint64_t *value)
 {
-	struct callee c = { .f = f };
+	struct callee c = { .m = m, .f = f };
 	uint32_t best = UINT32_MAX;
 
 	*value = 0;
@@ -107,14 +144,118 @@ static double pct(const struct rd_model *m, uint64_t v)
 	return m->total ? 100.0 * (double)v / (double)m->total : 0;
 }
 
-static void write_sentence(struct rd_model *m, uint32_t f)
+/* How the answer speaks of a question. */
+struct wording {
+	const char *what;  /* "of CPU time", after the share */
+	const char *whole; /* "CPU time", in the flat sentence */
+	const char *prep;  /* before the function: "in", "under" */
+	const char *empty; /* the empty profile's sentence; %s is the span */
+	int waits;         /* the callee is where the time waited */
+};
+
+static struct wording wording(const struct prof_meta *meta)
+{
+	switch (meta->question) {
+	case PROF_Q_WALL:
+		return (struct wording){ "of the elapsed time", "elapsed time", "in",
+					 "Nothing ran or waited in %s.", 0 };
+	case PROF_Q_THREADS:
+		return (struct wording){ "of the elapsed time", "elapsed time", "in",
+					 "No thread was seen in %s.", 0 };
+	case PROF_Q_LOCKS:
+		return (struct wording){ "of the time waiting on locks",
+					 "time waiting on locks", "under",
+					 "Nothing waited on a lock in %s.", 1 };
+	default:
+		break;
+	}
+	if (meta->off_cpu)
+		return (struct wording){ "of the waiting time", "waiting time", "under",
+					 "Nothing waited in %s.", 1 };
+	if (meta->unit == PROF_UNIT_BYTES)
+		return (struct wording){ "of the memory", "memory", "allocated under",
+					 "Nothing was recorded in %s.", 0 };
+	return (struct wording){ "of CPU time", "CPU time", "in",
+				 "Nothing was recorded in %s.", 0 };
+}
+
+void rd_answer_span(const struct prof_meta *meta, char *buf, size_t n)
+{
+	double s = (double)meta->duration_ns / 1e9;
+	char num[32];
+	size_t l;
+
+	if (!meta->duration_ns) {
+		snprintf(buf, n, "this profile");
+		return;
+	}
+	if (s < 0.9995) {
+		snprintf(buf, n, "these %.0f milliseconds", s * 1e3);
+		return;
+	}
+	snprintf(num, sizeof(num), s < 99.95 ? "%.1f" : "%.0f", s);
+	l = strlen(num);
+	if (l > 2 && !strcmp(num + l - 2, ".0"))
+		num[l - 2] = '\0';
+	if (!strcmp(num, "1"))
+		snprintf(buf, n, "this second");
+	else
+		snprintf(buf, n, "these %s seconds", num);
+}
+
+/* The name of the one process the profile holds ("" for none or several):
+ * its top rows, when they are process rows of one name. */
+static const char *one_process(const struct rd_model *m)
+{
+	const char *name = "";
+	struct rd_kids k;
+
+	for (rd_kids_start(&k, &m->tree, 0); rd_kids_next(&k);) {
+		const struct prof_frame *f = prof_frame_get(m->p, rd_tree_frame(&m->tree, k.at));
+		const char *n = f ? prof_str(m->p, f->name) : "";
+
+		if (!f || f->kind != PROF_KIND_PROCESS || (name[0] && strcmp(name, n)))
+			return "";
+		name = n;
+	}
+	return name;
+}
+
+/* Appends to the answer where @f's time went: the site it waited in
+ * most, or the callee holding most. */
+static void write_callee(struct rd_model *m, uint32_t f, const struct wording *w)
 {
 	const struct prof_meta *meta = prof_meta_const(m->p);
-	int waits = meta->off_cpu != 0;
-	char over[64] = "", share[16], cshare[16], dur[32];
-	const char *what, *prep;
+	size_t len = strlen(m->answer);
+	char cshare[16];
 	uint64_t cv = 0;
 	uint32_t g;
+
+	if (meta->question == PROF_Q_WALL || meta->question == PROF_Q_THREADS) {
+		/* Elapsed time: say it when a quarter of f's time waited. */
+		g = main_callee(m, f, 1, &cv);
+		if (g != UINT32_MAX && cv * 4 >= m->fns[f].total && cv * 20 >= m->total) {
+			rd_fmt_pct(cshare, sizeof(cshare),
+				   100.0 * (double)cv / (double)m->fns[f].total);
+			snprintf(m->answer + len, sizeof(m->answer) - len,
+				 ", %s of it waiting in %s", cshare, rd_model_fn_name(m, g));
+			return;
+		}
+	}
+	g = main_callee(m, f, w->waits, &cv);
+	if (g != UINT32_MAX && cv * 4 >= m->fns[f].total && cv * 20 >= m->total) {
+		rd_fmt_pct(cshare, sizeof(cshare), pct(m, cv));
+		snprintf(m->answer + len, sizeof(m->answer) - len, ", mostly %s %s (%s)",
+			 w->waits ? "waiting in" : "inside", rd_model_fn_name(m, g), cshare);
+	}
+}
+
+static void write_sentence(struct rd_model *m, uint32_t f, const uint8_t *cand)
+{
+	const struct prof_meta *meta = prof_meta_const(m->p);
+	struct wording w = wording(meta);
+	char over[64] = "", share[16], dur[32], span[48], what[128];
+	const char *proc;
 	size_t len;
 
 	if (meta->duration_ns) {
@@ -123,40 +264,29 @@ static void write_sentence(struct rd_model *m, uint32_t f)
 		snprintf(over, sizeof(over), "Over %s, ", dur);
 	}
 	if (m->total == 0 || f == UINT32_MAX) {
-		snprintf(m->answer, sizeof(m->answer), "%s",
-			 waits ? "Nothing waited in this profile." :
-			 "Nothing was recorded in this profile.");
+		rd_answer_span(meta, span, sizeof(span));
+		snprintf(m->answer, sizeof(m->answer), w.empty, span);
 		return;
 	}
-	if (waits)
-		what = "of the waiting time", prep = "under";
-	else if (meta->unit == PROF_UNIT_BYTES)
-		what = "of the memory", prep = "allocated under";
-	else
-		what = "of CPU time", prep = "in";
+	if (meta->question == PROF_Q_THREADS && rd_answer_threads(m, cand) == 0)
+		return;
 	if (m->fns[f].own <= UINT64_MAX / 20 && m->fns[f].own * 20 < m->total) {
 		/* A flat profile: no function answers for 5% of it (a share
 		 * near 2^64 is not multiplied past it). */
 		rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].own));
 		snprintf(m->answer, sizeof(m->answer), "%s%s %s is spread thin: no "
 			 "function holds more than %s of it on its own.", over,
-			 over[0] ? "the" : "The", waits ? "waiting time" :
-			 meta->unit == PROF_UNIT_BYTES ? "memory" : "CPU time", share);
+			 over[0] ? "the" : "The", w.whole, share);
 		return;
 	}
+	proc = meta->question == PROF_Q_WALL ? one_process(m) : "";
+	snprintf(what, sizeof(what), "%s%s%s%s", w.what, proc[0] ? " of " : "", proc,
+		 proc[0] ? "'s threads" : "");
 	rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].total));
 	snprintf(m->answer, sizeof(m->answer), "%s%s %s was %s %s", over, share,
-		 what, prep, rd_model_fn_name(m, f));
-	g = main_callee(m, f, waits, &cv);
+		 what, w.prep, rd_model_fn_name(m, f));
+	write_callee(m, f, &w);
 	len = strlen(m->answer);
-	if (g != UINT32_MAX && cv * 4 >= m->fns[f].total &&
-	    cv * 20 >= m->total) {
-		rd_fmt_pct(cshare, sizeof(cshare), pct(m, cv));
-		snprintf(m->answer + len, sizeof(m->answer) - len,
-			 ", mostly %s %s (%s)", waits ? "waiting in" : "inside",
-			 rd_model_fn_name(m, g), cshare);
-		len = strlen(m->answer);
-	}
 	snprintf(m->answer + len, sizeof(m->answer) - len, ".");
 }
 
@@ -168,18 +298,19 @@ static int used(const struct rd_model *m, uint32_t f)
 	return 0;
 }
 
-/* Adds up to 3 cards, best first by own (@by_own) or self: the largest
+/* Adds up to 3 cards, best first by own (@by_own), @spot (when given) or
+ * self: the largest
  * values above 0, in one pass (a tie goes to the lower index, as when
  * the best is picked again for each card). */
 static void fill_cards(struct rd_model *m, const uint8_t *cand, int by_own,
-		       int yours_only)
+		       int yours_only, const uint64_t *spot)
 {
 	struct rd_card top[3];
 	uint64_t tv[3];
 	int want = 3 - m->ncards, n = 0;
 
 	for (uint32_t f = 0; f < m->nfn && 0 < want; f++) {
-		uint64_t v = by_own ? m->fns[f].own : m->fns[f].self;
+		uint64_t v = by_own ? m->fns[f].own : spot ? spot[f] : m->fns[f].self;
 		int k;
 
 		if (!v || !m->fns[f].row || (n == want && v <= tv[n - 1]))
@@ -265,16 +396,43 @@ static void write_notice(struct rd_model *m, const uint8_t *cand)
 			       "packages or set DEBUGINFOD_URLS to name them.");
 }
 
+/* Per function, the time it holds as the place the time was spent: a
+ * leaf's self, or for a wait the self of the waits it is the site of.
+ * NULL for a profile without waits (the selves say it), or out of
+ * memory (the selves stand in). */
+static uint64_t *spot_sums(const struct rd_model *m)
+{
+	const struct prof_meta *meta = prof_meta_const(m->p);
+	uint64_t *spot;
+
+	if (!meta->off_cpu && meta->question == PROF_Q_USUAL)
+		return NULL;
+	spot = calloc(m->nfn ? m->nfn : 1, sizeof(*spot));
+	for (uint32_t i = 1; spot && i < m->tree.n; i++) {
+		uint64_t self = rd_tree_self(&m->tree, i);
+
+		if (self)
+			spot[rd_answer_waiting_leaf(m, i) ? rd_answer_site(m, i)
+							  : rd_tree_fn(&m->tree, i)] += self;
+	}
+	return spot;
+}
+
 int rd_answer_write(struct rd_model *m, const struct rd_answer_in *in)
 {
+	uint64_t *spot;
+
 	m->ncards = 0;
 	m->yours = m->total && in->yours_total * 20 >= m->total;
 	for (uint32_t f = 0; f < m->nfn && m->yours; f++)
 		m->fns[f].own = in->own_yours[f];
-	write_sentence(m, m->yours ? in->best_yours : in->best_any);
+	write_sentence(m, m->yours ? in->best_yours : in->best_any, in->cand);
 	write_notice(m, in->cand);
 	if (m->yours)
-		fill_cards(m, in->cand, 1, 1);
-	fill_cards(m, in->cand, 0, 0);
+		fill_cards(m, in->cand, 1, 1, NULL);
+	/* Waits are named by what they waited in, never the scheduler. */
+	spot = spot_sums(m);
+	fill_cards(m, in->cand, 0, 0, spot);
+	free(spot);
 	return 0;
 }
