@@ -6,6 +6,8 @@
 #   make test       build with ASan+UBSan and run every test
 #   make bench      run the benchmarks against perf, bpftrace, libbpf-tools
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make uninstall  the same PREFIX and DESTDIR: removes what install put
+#   make deb        Debian packages in build/deb (dpkg-buildpackage -b)
 #   make clean
 #
 # V=1 prints every command. VMLINUX_H=path uses a prebuilt vmlinux.h on a
@@ -104,7 +106,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FIXTURE_FLAGS ?= -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 FIXTURE_LIBS ?= -pthread
 
-.PHONY: all run test unit bench install clean deps deps-test deps-bench fixtures fuzz check-tools
+.PHONY: all run test unit bench install uninstall clean deps deps-test deps-bench fixtures fuzz check-tools
 all: $(HEARTH) $(HEARTHD) $(HEARTH_VIEW)
 
 # Fragments add rules for their part (fixtures with special flags, extra
@@ -140,7 +142,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o $(BUILD)/.flags-bpf
 $(BUILD)/%.o: %.c $(BPF_SKELS) $(BUILD)/.flags-cc
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # Only the viewer's launcher knows where hearth-view is installed, so a new
 # PREFIX rebuilds it alone (and relinks hearth).
@@ -227,29 +229,46 @@ bench: deps-bench
 	$(Q)BUILD=$(BUILD) sh bench/run.sh
 
 # ---- install ------------------------------------------------------------
+MANPAGES := $(wildcard man/*.[0-9])
+# man/NAME.S -> share/man/manS/NAME.S
+MAN_DEST = $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(1)))/$(notdir $(1))
+UNITDIR := /lib/systemd/system
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(HEARTH) $(DESTDIR)$(PREFIX)/bin/hearth
 	install -m 0755 $(HEARTH_VIEW) $(DESTDIR)$(LIBEXECDIR)/hearth-view
 	install -m 0755 $(HEARTHD) $(DESTDIR)$(PREFIX)/sbin/hearthd
-	$(Q)if [ -d man ] && ls man/*.[0-9] >/dev/null 2>&1; then \
-		for m in man/*.[0-9]; do s=$${m##*.}; \
-		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
-		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; fi
-	$(Q)if [ -f systemd/hearthd.service ]; then \
-		install -d $(DESTDIR)/lib/systemd/system $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d $(DESTDIR)/etc/hearth; \
-		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/hearthd.service > $(DESTDIR)/lib/systemd/system/hearthd.service; \
-		[ ! -f systemd/hearth.sysusers ] || install -m 0644 systemd/hearth.sysusers $(DESTDIR)/usr/lib/sysusers.d/hearth.conf; \
-		[ ! -f systemd/hearth.tmpfiles ] || install -m 0644 systemd/hearth.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf; \
-		[ ! -f etc/hearthd.conf ] || [ -f $(DESTDIR)/etc/hearth/hearthd.conf ] || install -m 0644 etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf; fi
+	$(Q)$(foreach m,$(MANPAGES),install -D -m 0644 $(m) $(call MAN_DEST,$(m)) &&) true
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d $(DESTDIR)/etc/hearth
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/hearthd.service > $(DESTDIR)$(UNITDIR)/hearthd.service
+	install -m 0644 systemd/hearth.sysusers $(DESTDIR)/usr/lib/sysusers.d/hearth.conf
+	install -m 0644 systemd/hearth.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf
+	$(Q)[ -f $(DESTDIR)/etc/hearth/hearthd.conf ] || install -m 0644 etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf
+
+# Removes what install put there. The config goes only when it is the
+# shipped one, unchanged; the store (/var/lib/hearth) is never touched.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/hearth $(DESTDIR)$(LIBEXECDIR)/hearth-view $(DESTDIR)$(PREFIX)/sbin/hearthd
+	rm -f $(foreach m,$(MANPAGES),$(call MAN_DEST,$(m)))
+	rm -f $(DESTDIR)$(UNITDIR)/hearthd.service $(DESTDIR)/usr/lib/sysusers.d/hearth.conf $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf
+	$(Q)if cmp -s etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf; then \
+		rm -f $(DESTDIR)/etc/hearth/hearthd.conf; rmdir $(DESTDIR)/etc/hearth 2>/dev/null || true; \
+	elif [ -f $(DESTDIR)/etc/hearth/hearthd.conf ]; then \
+		echo "hearth: kept $(DESTDIR)/etc/hearth/hearthd.conf: it was changed"; fi
+	$(Q)rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build build-test
 
+# make print-NAME prints a variable (VERSION, PKGS_BUILD, ...) for scripts.
+print-%:
+	@printf '%s\n' '$($*)'
+
 # The flag groups (see $(BUILD)/.flags-%), taken once every fragment has
 # added its part, as simple variables: a target-specific value (a fixture's
 # FIXTURE_FLAGS, viewer_exec.o's CFLAGS) never leaks into them.
-FLAGS_TRACKED_cc := $(CC) $(CFLAGS)
+FLAGS_TRACKED_cc := $(CC) $(CPPFLAGS) $(CFLAGS)
 FLAGS_TRACKED_ld := $(CC) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
 FLAGS_TRACKED_bpf := $(CLANG) $(BPF_CFLAGS) $(BPFTOOL)
 FLAGS_TRACKED_fuzz := $(CLANG) $(PKG_CFLAGS) $(PKG_LIBS_CORE)

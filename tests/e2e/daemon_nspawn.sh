@@ -15,45 +15,10 @@
 #    store verifies and keeps its windows;
 #  - a hung main loop (HEARTHD_TEST_HANG_AFTER) is killed by the watchdog
 #    and restarted.
-set -u
-CACHE=${HEARTH_NSPAWN_CACHE:-/var/cache/hearth-nspawn}
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-T=$(mktemp -d /tmp/hearthd-nspawn.XXXXXX)
-NS= ROOT=$T/root
-fail() {
-	echo "FAIL: $*"
-	[ -n "$NS" ] && inside journalctl -u hearthd --no-pager 2>/dev/null | tail -20 | sed 's/^/  journal| /'
-	exit 1
-}
-cleanup() {
-	if [ -n "$NS" ]; then
-		kill -TERM "$NS" 2>/dev/null
-		i=0; while kill -0 "$NS" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
-		kill -KILL "$NS" 2>/dev/null
-	fi
-	rm -rf "$T"
-}
-trap cleanup EXIT
-for tool in debootstrap systemd-nspawn nsenter; do
-	command -v $tool >/dev/null || fail "$tool is missing (packages debootstrap, systemd-container, util-linux)"
-done
+. tests/e2e/lib_nspawn.sh
 
 # The libraries hearth and hearthd link, as Debian packages.
-pkgs=$(for b in "$HEARTH" "$HEARTHD"; do ldd "$b" | awk '/=>/ { print $3 }'; done | sort -u |
-	while read -r l; do dpkg -S "$(readlink -f "$l")" 2>/dev/null || dpkg -S "$l"; done |
-	cut -d: -f1 | sort -u | tr '\n' ',')
-include="systemd,systemd-sysv,dbus,${pkgs%,}"
-key=$(echo "$include" | md5sum | cut -c1-12)
-base=$CACHE/bookworm-$key
-if [ ! -f "$base/.complete" ]; then
-	echo "building the Debian 12 root in $base (cached for later runs)"
-	rm -rf "$base"
-	mkdir -p "$CACHE"
-	debootstrap --variant=minbase --include="$include" bookworm "$base" "$MIRROR" \
-		> "$T/debootstrap.log" 2>&1 || { tail -15 "$T/debootstrap.log"; fail "debootstrap failed"; }
-	touch "$base/.complete"
-fi
-cp -a "$base" "$ROOT" || fail "cannot copy the cached root"
+nspawn_root "$(nspawn_pkgs "$HEARTH" "$HEARTHD")"
 
 san=0
 grep -q fsanitize "$BUILD/.flags-cc" 2>/dev/null && san=1
@@ -64,26 +29,7 @@ sed -i 's/^window = .*/window = 1s/' "$ROOT/etc/hearth/hearthd.conf"
 # ASan (in the test build) must not stop hearthd for leaks at exit.
 mkdir -p "$ROOT/etc/systemd/system/hearthd.service.d"
 printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' > "$ROOT/etc/systemd/system/hearthd.service.d/asan.conf"
-echo hearthtest > "$ROOT/etc/hostname"
-
-systemd-nspawn --boot --register=no --keep-unit --capability=all \
-	--system-call-filter='bpf perf_event_open' -D "$ROOT" > "$T/console.log" 2>&1 &
-NS=$!
-# The container's systemd: the child of nspawn whose comm is systemd.
-i=0 PID=
-while [ -z "$PID" ]; do
-	i=$((i + 1)); [ $i -gt 300 ] && { tail "$T/console.log"; fail "the container did not start"; }
-	for p in $(pgrep -P "$NS"); do
-		[ "$(cat /proc/$p/comm 2>/dev/null)" = systemd ] && PID=$p
-	done
-	sleep 0.1
-done
-inside() { nsenter -t "$PID" -m -p -u -i -- "$@"; }
-i=0
-until inside systemctl is-system-running 2>/dev/null | grep -Eq 'running|degraded'; do
-	i=$((i + 1)); [ $i -gt 600 ] && fail "the container's systemd did not finish booting"
-	sleep 0.2
-done
+nspawn_boot
 inside getent group hearth >/dev/null || fail "sysusers did not create the hearth group at boot"
 
 inside systemctl start hearthd || fail "systemctl start hearthd failed"
