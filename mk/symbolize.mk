@@ -136,6 +136,14 @@ $(BUILD)/bench/sym_bench: bench/sym_bench.c $(BUILD)/libsymbolize.a $(BUILD)/lib
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
 
+# bench/debuginfod_cost.sh: its fetch timer, and the server it runs.
+PKGS_BENCH += debuginfod libc6-dbg iproute2 curl
+fixtures: $(BUILD)/bench/debuginfod_fetch
+$(BUILD)/bench/debuginfod_fetch: bench/debuginfod_fetch.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+
 # Fuzz targets: the parsers need only these files.
 FUZZ_SRCS_fuzz_sym_text := symbolize/maps_parse.c symbolize/perf_map.c \
 	symbolize/kallsyms.c symbolize/symtab.c

@@ -101,7 +101,7 @@ DEBUGINFOD_URLS=http://127.0.0.1:8004 "$HEARTH" record -d 0.5 -F 499 -p $FX --no
 cat "$T/w.err"
 grep -q '^hearth: waiting up to 30 s for 1 debug files from debuginfod' "$T/w.err" || fail "no progress line for the wait"
 waited=$(sed -n 's/^hearth: debuginfod: 1 debug files fetched.*; waited \([0-9.]*\) s at the end$/\1/p' "$T/w.err")
-between "${waited:-0}" 1.5 10 || fail "the end waited '$waited' s for a file 2 s away"
+between "${waited:-0}" 0.5 10 || fail "the end waited '$waited' s for a file 2 s away"
 check_names "$T/w.folded" "record, waited for at the end"
 ok "record: the end waited $waited s for the file and renamed the frames taken before ($pct%)"
 # warm: the cache answers, nothing is waited for
