@@ -44,7 +44,7 @@ static uint8_t richness(Elf *e)
 	return r;
 }
 
-static void read_build_id(Elf *e, struct sym_module *m)
+size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -63,11 +63,13 @@ static void read_build_id(Elf *e, struct sym_module *m)
 			size_t n = nh.n_descsz;
 			if (n == 0 || n > SYM_BUILD_ID_MAX)
 				continue;
-			memcpy(m->build_id, (char *)d->d_buf + doff, n);
-			m->build_id_len = n;
-			return;
+			if (n > max)
+				n = max;
+			memcpy(out, (char *)d->d_buf + doff, n);
+			return n;
 		}
 	}
+	return 0;
 }
 
 int sym_elf_read_header(int fd, struct sym_module *m)
@@ -97,7 +99,7 @@ int sym_elf_read_header(int fd, struct sym_module *m)
 			.off = ph.p_offset, .vaddr = ph.p_vaddr,
 			.filesz = ph.p_filesz, .memsz = ph.p_memsz };
 	}
-	read_build_id(e, m);
+	m->build_id_len = sym_elf_build_id(e, m->build_id, sizeof(m->build_id));
 	m->richness = richness(e);
 out:
 	elf_end(e);

@@ -196,6 +196,10 @@ int sym_maps_query(int fd, char *name, size_t namelen, sym_maps_fn fn,
 
 /* ---- ELF modules (elf_module.c) ---- */
 
+/* Copies the GNU build-id of @e, at most @max bytes (the first ones of a
+ * longer id), to @out. Returns its length, 0 when there is none. */
+size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max);
+
 /* Reads the ELF identity of the file open on @fd: PT_LOAD segments, type
  * and build-id into @m. Returns 0 or a negative errno. */
 int sym_elf_read_header(int fd, struct sym_module *m);
