@@ -84,9 +84,14 @@ int sym_debuginfod_get(struct sym_debuginfod *d, const uint8_t *id,
 		       size_t len, const char *module, char *path,
 		       size_t pathlen);
 
-/* A number that grows each time a build-id stops being PENDING: a
- * caller holding PENDING ones asks again only when it changed. */
+/* A number that grows each time a build-id stops being PENDING, and
+ * when the servers are found unreachable or answer again: a caller
+ * holding PENDING ones asks again only when it changed. */
 uint64_t sym_debuginfod_generation(const struct sym_debuginfod *d);
+
+/* Whether fetching is paused because the servers could not be reached
+ * (PENDING build-ids then wait for them to answer again). */
+bool sym_debuginfod_unreachable(const struct sym_debuginfod *d);
 
 struct sym_debuginfod_progress {
 	uint32_t waiting;     /* PENDING build-ids, the one in flight too */

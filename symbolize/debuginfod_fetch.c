@@ -78,6 +78,7 @@ struct sym_debuginfod {
 	bool down;
 
 	atomic_bool cancel;  /* the fetch in flight is to stop */
+	atomic_bool down_flag; /* down, for readers without the lock */
 	atomic_uint_fast64_t gen;
 	atomic_uint_fast64_t bytes;
 
@@ -234,8 +235,11 @@ static void finish(struct sym_debuginfod *d, long i, int rc, char *path,
 		free(e->path);
 		e->path = path;
 		leave_pending(d, e, SYM_DEBUGINFOD_READY);
-		if (d->down)
+		if (d->down) {
 			snprintf(note, notelen, "debuginfod: %s answers again", d->urls);
+			atomic_store(&d->down_flag, false);
+			atomic_fetch_add(&d->gen, 1);
+		}
 		d->down = false;
 		d->down_rounds = 0;
 		return;
@@ -256,6 +260,10 @@ static void finish(struct sym_debuginfod *d, long i, int rc, char *path,
 				 d->urls, d->stalled ? (d->committed ? "the download stalled" : "no answer") :
 				 strerror(-rc),
 				 (unsigned long long)(sym_debuginfod_backoff_ns(d->down_rounds) / NS));
+		if (!d->down) {
+			atomic_store(&d->down_flag, true);
+			atomic_fetch_add(&d->gen, 1);
+		}
 		d->down = true;
 		return;
 	case SYM_DEBUGINFOD_NOT_FOUND:
@@ -591,6 +599,11 @@ int sym_debuginfod_get(struct sym_debuginfod *d, const uint8_t *id,
 uint64_t sym_debuginfod_generation(const struct sym_debuginfod *d)
 {
 	return atomic_load(&((struct sym_debuginfod *)d)->gen);
+}
+
+bool sym_debuginfod_unreachable(const struct sym_debuginfod *d)
+{
+	return atomic_load(&((struct sym_debuginfod *)d)->down_flag);
 }
 
 void sym_debuginfod_progress(struct sym_debuginfod *d,

@@ -329,6 +329,7 @@ void sym_modcache_fetched(struct sym_ctx *ctx)
 	if (gen == ctx->dbgd_gen)
 		return;
 	ctx->dbgd_gen = gen;
+	ctx->dbgd_down = sym_debuginfod_unreachable(d);
 	for (size_t i = 0; i < ctx->nmods; i++) {
 		struct sym_module *m = ctx->mods[i];
 		if (!m->dbgd_pending ||
@@ -504,7 +505,7 @@ static int fill_frame(struct sym_ctx *ctx, struct sym_module *m,
 		      uint64_t vaddr, const struct sym_dwarf_frame *df,
 		      const char *name, bool inlined, struct sym_frame *f)
 {
-	uint8_t flags = m->dbgd_pending ? SYM_FRAME_PENDING : 0;
+	uint8_t flags = 0;
 	if (!name) {
 		char buf[64 + 256];
 		int len = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->base,
@@ -514,7 +515,7 @@ static int fill_frame(struct sym_ctx *ctx, struct sym_module *m,
 						(size_t)len : sizeof(buf) - 1);
 		if (!name)
 			return -ENOMEM;
-		flags |= SYM_FRAME_UNRESOLVED;
+		flags = SYM_FRAME_UNRESOLVED;
 	}
 	/* class and language from the name as the binary spells it */
 	uint8_t lang = df->lang;

@@ -441,6 +441,7 @@ struct sym_ctx {
 	 * when they were last looked at */
 	size_t dbgd_pending;
 	uint64_t dbgd_gen;
+	bool dbgd_down;      /* the fetcher's servers are unreachable */
 	struct sym_symtab *vdso;    /* symbols of the kernel's vDSO */
 	bool vdso_failed;
 	char scratch[4096];  /* paths */

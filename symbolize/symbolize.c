@@ -300,6 +300,10 @@ static int user_file(struct sym_ctx *ctx, pid_t pid, struct sym_module *mod,
 			out[i].cls = cls;
 		if (mod->stripped)
 			out[i].flags |= SYM_FRAME_STRIPPED;
+		/* named better soon; not while the servers are away, so
+		 * stacks through the module are remembered meanwhile */
+		if (mod->dbgd_pending && !ctx->dbgd_down)
+			out[i].flags |= SYM_FRAME_PENDING;
 	}
 	if (out[0].flags & SYM_FRAME_UNRESOLVED)
 		ctx->st.misses++;

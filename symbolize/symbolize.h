@@ -56,8 +56,8 @@ struct sym_frame {
 #define SYM_FRAME_STRIPPED 0x04   /* the module has no symbol table */
 #define SYM_FRAME_JIT 0x08        /* named from /tmp/perf-PID.map */
 #define SYM_FRAME_PENDING 0x10    /* the module's debug file is being
-				   * fetched: the frame may be named
-				   * better later */
+				   * fetched (servers reachable): the frame
+				   * may be named better soon */
 
 /* An ownership rule (configuration adds its own before the defaults):
  * frames whose module basename, module path or symbol starts with
@@ -106,8 +106,9 @@ struct sym_options {
 	/* Fetches the debug files of modules that have neither DWARF nor a
 	 * local debug file, by build-id (symbolize/debuginfod.h); NULL =
 	 * none. Not owned: it must outlive the context. A module's frames
-	 * carry SYM_FRAME_PENDING while its file is on the way, and are
-	 * named from it from the first lookup after it arrives. */
+	 * carry SYM_FRAME_PENDING while its file is on the way (not while
+	 * the servers are unreachable: that may last), and are named from
+	 * it from the first lookup after it arrives. */
 	struct sym_debuginfod *debuginfod;
 };
 

@@ -387,7 +387,8 @@ static void test_fetch_names(void **state)
 }
 
 /* A server that refuses: one note, a pause, the queue kept; waiting
- * ends at once; cancel gives the queue up. */
+ * ends at once; frames no longer say they wait (stacks through them may
+ * be remembered meanwhile); cancel gives the queue up. */
 static void test_unreachable(void **state)
 {
 	struct served s;
@@ -402,15 +403,26 @@ static void test_unreachable(void **state)
 	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
 	struct sym_debuginfod *d = sym_debuginfod_new(&o, err, sizeof(err));
 	assert_non_null(d);
+	struct sym_options so = { .debuginfod = d };
+	struct sym_ctx *ctx = sym_new(&so);
+	struct sym_frame f[4];
+	assert_non_null(ctx);
+	assert_true(sym_file(ctx, s.bin, 0x1000, f, 4) >= 1);
+	assert_true(f[0].flags & SYM_FRAME_PENDING);
 	assert_int_equal(sym_debuginfod_get(d, id1, 20, "liba.so", path, sizeof(path)),
 			 SYM_DEBUGINFOD_PENDING);
 	assert_int_equal(sym_debuginfod_get(d, id2, 20, "libb.so", path, sizeof(path)),
 			 SYM_DEBUGINFOD_PENDING);
-	assert_int_equal(sym_debuginfod_wait(d, 20 * NS), 2);
+	assert_int_equal(sym_debuginfod_wait(d, 20 * NS), 3);
 	struct sym_debuginfod_progress p;
 	sym_debuginfod_progress(d, &p);
 	assert_true(p.unreachable);
-	assert_int_equal(p.waiting, 2);
+	assert_true(sym_debuginfod_unreachable(d));
+	assert_int_equal(p.waiting, 3);
+	assert_true(sym_file(ctx, s.bin, 0x1000, f, 4) >= 1);
+	assert_true(f[0].flags & SYM_FRAME_UNRESOLVED);
+	assert_false(f[0].flags & SYM_FRAME_PENDING);
+	sym_free(ctx);
 	assert_int_equal(notes.n, 1);
 	assert_non_null(strstr(notes.text[0], "debuginfod: cannot reach http://127.0.0.1:1 (Connection refused)"));
 	/* paused: still PENDING, nothing more tried */
