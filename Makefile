@@ -233,6 +233,9 @@ MANPAGES := $(wildcard man/*.[0-9])
 # man/NAME.S -> share/man/manS/NAME.S
 MAN_DEST = $(DESTDIR)$(PREFIX)/share/man/man$(subst .,,$(suffix $(1)))/$(notdir $(1))
 UNITDIR := /lib/systemd/system
+# bash-completion's loader looks in $$XDG_DATA_DIRS, /usr/local/share and
+# /usr/share among them; one file serves both commands.
+COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBEXECDIR)
@@ -240,6 +243,8 @@ install: all
 	install -m 0755 $(HEARTH_VIEW) $(DESTDIR)$(LIBEXECDIR)/hearth-view
 	install -m 0755 $(HEARTHD) $(DESTDIR)$(PREFIX)/sbin/hearthd
 	$(Q)$(foreach m,$(MANPAGES),install -D -m 0644 $(m) $(call MAN_DEST,$(m)) &&) true
+	install -D -m 0644 etc/bash-completion/hearth $(DESTDIR)$(COMPLETIONDIR)/hearth
+	install -D -m 0644 etc/bash-completion/hearth $(DESTDIR)$(COMPLETIONDIR)/hearthd
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/usr/lib/tmpfiles.d $(DESTDIR)/etc/hearth
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/hearthd.service > $(DESTDIR)$(UNITDIR)/hearthd.service
 	install -m 0644 systemd/hearth.sysusers $(DESTDIR)/usr/lib/sysusers.d/hearth.conf
@@ -251,6 +256,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/hearth $(DESTDIR)$(LIBEXECDIR)/hearth-view $(DESTDIR)$(PREFIX)/sbin/hearthd
 	rm -f $(foreach m,$(MANPAGES),$(call MAN_DEST,$(m)))
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/hearth $(DESTDIR)$(COMPLETIONDIR)/hearthd
 	rm -f $(DESTDIR)$(UNITDIR)/hearthd.service $(DESTDIR)/usr/lib/sysusers.d/hearth.conf $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf
 	$(Q)if cmp -s etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf; then \
 		rm -f $(DESTDIR)/etc/hearth/hearthd.conf; rmdir $(DESTDIR)/etc/hearth 2>/dev/null || true; \

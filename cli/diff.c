@@ -143,15 +143,28 @@ static int load_around_mark(const struct diff_args *a, struct prof_profile **p)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: hearth diff BEFORE AFTER [--top N]\n"
-		"       hearth diff --at MARK [--window 10m] [--off-cpu] [--pid PID] [--comm NAME]\n"
-		"                   [--top N] [--socket PATH] [--view]\n"
+		"usage: hearth diff [options] BEFORE AFTER\n"
+		"       hearth diff --at MARK [options]\n"
+		"\n"
 		"Prints the functions whose share of the profile changed most (inclusive\n"
 		"share in percent; change in percentage points), largest change first.\n"
 		"BEFORE and AFTER are folded or pprof files, gzip'd or not, told apart by\n"
-		"their content. --view opens the diff in the viewer instead (hearth view\n"
-		"--diff).\n"
-		CLI_INPUT_HELP);
+		"their content; --at MARK takes both sides from hearthd's store.\n"
+		"\n"
+		"      --at MARK        the --window before the newest mark MARK against\n"
+		"                       the same length after it\n"
+		"      --window DUR     with --at: each side's length (default 10m)\n"
+		"      --off-cpu        with --at: blocked time instead of on-CPU samples\n"
+		"      --pid PID        with --at: only this process (repeatable)\n"
+		"      --comm NAME      with --at: only processes with this name\n"
+		"      --socket PATH    with --at: hearthd's control socket\n"
+		"      --top N          print the N largest changes (default 20)\n"
+		"      --view           open the diff in the viewer instead (as\n"
+		"                       hearth view --diff does)\n"
+		"      --debug-layout F with --view, a test aid: rewrite F with the box\n"
+		"                       and zone rectangles after every redraw\n"
+		CLI_INPUT_HELP
+		"  -h, --help           this text\n");
 }
 
 static int parse_args(struct diff_args *a, int argc, char **argv)

@@ -10,9 +10,12 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: hearth mark NAME [--at TIME] [--socket PATH]\n"
-		     "NAME: 1-63 of A-Z a-z 0-9 . _ : @ + -\n"
-		     "TIME: now, HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION (ago)\n");
+	fprintf(out, "usage: hearth mark NAME [options]\n\n"
+		     "Stamps NAME (1-63 of A-Z a-z 0-9 . _ : @ + -) on hearthd's timeline.\n\n"
+		     "      --at TIME        when (default now): now, HH:MM[:SS],\n"
+		     "                       'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION (ago)\n"
+		     "      --socket PATH    hearthd's control socket\n"
+		     "  -h, --help           this text\n");
 }
 
 int cmd_mark(int argc, char **argv)

@@ -27,8 +27,10 @@ int cmd_marks(int argc, char **argv)
 		if (c == 's')
 			sock = optarg;
 		else if (c == 'h') {
-			printf("usage: hearth marks [--socket PATH]\n"
-			       "Lists every mark, oldest first: time, epoch seconds, name.\n");
+			printf("usage: hearth marks [options]\n\n"
+			       "Lists every mark, oldest first: time, epoch seconds, name.\n\n"
+			       "      --socket PATH    hearthd's control socket\n"
+			       "  -h, --help           this text\n");
 			return 0;
 		} else
 			return 2;

@@ -17,12 +17,23 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hearth snapshot (--last DUR | --next DUR | --since TIME [--until TIME])\n"
-		"                       [--pid PID]... [--comm NAME] [--off-cpu] [-o FILE] [--socket PATH]\n"
-		"  --last 5m       the windows of the last five minutes, at once\n"
-		"  --next 30s      waits for the next 30 seconds of windows\n"
-		"  --since/--until now, HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION\n"
-		"  --off-cpu       blocked time (ns) instead of on-CPU samples\n"
-		"  -o FILE         folded stacks (default stdout), pprof when FILE ends in .pb.gz\n");
+		"                       [options]\n"
+		"\n"
+		"Cuts a profile out of hearthd's rolling store.\n"
+		"\n"
+		"      --last DUR       the windows of the last DUR (5m), at once\n"
+		"      --next DUR       waits for the next DUR (30s) of windows\n"
+		"      --since TIME     a range of the past, until now or --until\n"
+		"      --until TIME     the end of the --since range\n"
+		"  -p, --pid PID        only this process (repeatable, up to 64)\n"
+		"      --comm NAME      only processes with this name\n"
+		"      --off-cpu        blocked time (ns) instead of on-CPU samples\n"
+		"  -o, --output FILE    folded stacks (default '-', standard output), pprof\n"
+		"                       when FILE ends in .pb.gz\n"
+		"      --socket PATH    hearthd's control socket\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"TIME: now, HH:MM[:SS], 'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION (ago).\n");
 }
 
 struct snap_args {

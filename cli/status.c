@@ -112,7 +112,10 @@ int cmd_status(int argc, char **argv)
 		if (c == 's')
 			sock = optarg;
 		else if (c == 'h') {
-			printf("usage: hearth status [--socket PATH]\n");
+			printf("usage: hearth status [options]\n\n"
+			       "What hearthd is doing and what it costs.\n\n"
+			       "      --socket PATH    hearthd's control socket\n"
+			       "  -h, --help           this text\n");
 			return 0;
 		} else
 			return 2;

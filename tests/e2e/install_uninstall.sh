@@ -1,6 +1,8 @@
 #!/bin/sh
-# make uninstall removes what make install put (same PREFIX and DESTDIR):
-# no file is left but a config that was changed, which it names.
+# make install puts the bash completion where bash-completion's loader
+# finds it, for hearth and hearthd; make uninstall removes what make
+# install put (same PREFIX and DESTDIR): no file is left but a config that
+# was changed, which it names.
 . tests/e2e/lib.sh
 san=0
 grep -q fsanitize "$BUILD/.flags-cc" 2>/dev/null && san=1
@@ -13,6 +15,14 @@ for f in /usr/local/bin/hearth /usr/local/sbin/hearthd /usr/local/libexec/hearth
 	/usr/local/share/man/man1/hearth.1 /lib/systemd/system/hearthd.service /etc/hearth/hearthd.conf; do
 	grep -qx "$f" "$T/installed" || fail "make install did not install $f"
 done
+[ -r /usr/share/bash-completion/bash_completion ] || fail "bash-completion is not installed (package bash-completion)"
+for c in hearth hearthd; do
+	got=$(XDG_DATA_DIRS="$T/root/usr/local/share" bash -c \
+		'. /usr/share/bash-completion/bash_completion && __load_completion "$1" && complete -p "$1"' sh $c 2>&1)
+	[ "$got" = "complete -F _$c $c" ] || fail "bash-completion's loader does not find the completion for $c: $got"
+done
+ok "bash-completion loads the installed completion of hearth and hearthd"
+
 mk uninstall
 left=$(find "$T/root" -type f)
 [ -z "$left" ] || fail "make uninstall left: $left"

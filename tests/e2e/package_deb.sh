@@ -1,9 +1,10 @@
 #!/bin/sh
 # The Debian packages: `make deb` builds hearth and hearth-viewer with
 # dpkg-buildpackage; hearth holds the binaries, gzipped man pages, the
-# unit (ExecStart in /usr/sbin), the sysusers and tmpfiles files and the
-# default config (a conffile), and links no SDL. Installed with dpkg into
-# the booted Debian 12 container of the daemon tests (tests/e2e/lib_nspawn.sh):
+# unit (ExecStart in /usr/sbin), the sysusers and tmpfiles files, the
+# default config (a conffile) and the bash completion, and links no SDL.
+# Installed with dpkg into the booted Debian 12 container of the daemon
+# tests (tests/e2e/lib_nspawn.sh):
 #  - the hearth group and /var/lib/hearth (0750 root:hearth) exist;
 #  - the unit is neither enabled nor started;
 #  - `systemctl start hearthd` runs the packaged daemon, which samples;
@@ -26,7 +27,8 @@ dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' > "$T/files"
 for f in /usr/bin/hearth /usr/sbin/hearthd /usr/share/man/man1/hearth.1.gz \
 	/usr/share/man/man5/hearthd.conf.5.gz /usr/share/man/man8/hearthd.8.gz \
 	/lib/systemd/system/hearthd.service /usr/lib/sysusers.d/hearth.conf \
-	/usr/lib/tmpfiles.d/hearth.conf /etc/hearth/hearthd.conf; do
+	/usr/lib/tmpfiles.d/hearth.conf /etc/hearth/hearthd.conf \
+	/usr/share/bash-completion/completions/hearth /usr/share/bash-completion/completions/hearthd; do
 	grep -qx "$f" "$T/files" || fail "hearth's package lacks $f"
 done
 grep -q 'hearth-view$' "$T/files" && fail "the viewer is in the hearth package"
@@ -35,7 +37,7 @@ dpkg-deb -f "$deb" Depends | grep -qi sdl && fail "hearth depends on SDL: $(dpkg
 dpkg-deb -f "$viewer" Depends | grep "hearth (= $version)" >/dev/null || fail "hearth-viewer does not depend on hearth $version"
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -x /etc/hearth/hearthd.conf >/dev/null ||
 	fail "/etc/hearth/hearthd.conf is not a conffile"
-ok "contents: binaries, gzipped man pages, unit, sysusers, tmpfiles, conffile; no SDL"
+ok "contents: binaries, gzipped man pages, unit, sysusers, tmpfiles, conffile, completion; no SDL"
 
 # A root with the package's dependencies (first of each alternative).
 deps=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | paste -sd, -)

@@ -1,0 +1,3 @@
+# The option lists' test (tests/e2e/options_agree.sh) is python3 and runs
+# the bash completion; install_uninstall.sh loads it with bash-completion.
+PKGS_TEST += python3 bash-completion
