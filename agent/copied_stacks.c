@@ -141,6 +141,7 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	bool off;
 	struct stack_input in = { 0 };
 	struct prof_profile *p;
+	struct sampler_py_buf py;
 
 	if (len < sizeof(*e))
 		return 0;
@@ -160,6 +161,7 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	pid_set_add(&s->seen, e->tgid);
 	if (s->nexclude && sampler_excluded(s, e->comm))
 		return 0;
+	sampler_py_input(s, e->py, e->tgid, &in, &py);
 	in.kips = (const uint64_t *)e->kips;
 	in.nk = e->nk < HEARTH_STACK_DEPTH ? e->nk : HEARTH_STACK_DEPTH;
 	in.off_cpu = off;

@@ -388,9 +388,11 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
 	struct stack_input in = { .tgid = k->tgid, .tid = k->pid, .uips = uips, .kips = kips };
 	struct prof_profile *p = entry_profile(s, k->tgid, k->kind, val, oncpu, offcpu);
+	struct sampler_py_buf py;
 
 	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
 		return 0;
+	sampler_py_input(s, k->py, k->tgid, &in, &py);
 	in.nu = read_stack(s, k->gen, k->ustack, uips);
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
 	return add_stack(s, p, &in, val, k->kind);
@@ -409,6 +411,7 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	struct stack_input in = { .tgid = k->sig.tgid, .tid = k->sig.tid, .kips = kips };
 	const uint64_t *known = sampler_sig_unwind(s, &k->sig, &in.nu);
 	struct prof_profile *p;
+	struct sampler_py_buf py;
 
 	if (!known)
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.sig_seen), &k->sig);
@@ -422,6 +425,7 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 		in.nu = read_stack(s, k->gen, k->ustack, uips);
 	}
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
+	sampler_py_input(s, k->py, k->sig.tgid, &in, &py);
 	return add_stack(s, p, &in, val, k->kind);
 }
 
@@ -433,6 +437,7 @@ static void forget_gone(struct sampler *s, size_t n)
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
 		sampler_fp_forget(s, s->gone[i]);
+		sampler_py_forget(s, s->gone[i]);
 		stack_builder_forget_tgid(s->builder, (uint32_t)s->gone[i]);
 	}
 	if (n == 0)

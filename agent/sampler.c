@@ -97,6 +97,7 @@ static int handle_event(void *ctx, void *data, size_t len)
 		/* Its addresses now mean other code. */
 		stack_builder_forget_tgid(s->builder, e->pid);
 		sampler_fp_forget(s, (pid_t)e->pid);
+		sampler_py_track(s, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
@@ -324,6 +325,8 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 		snprintf(err, errlen, "cannot attach to the scheduler tracepoints (%s)", strerror(-rc));
 		goto err_free;
 	}
+	/* Python processes already running get their frames too. */
+	sampler_py_scan(s);
 	if (s->opts.on_cpu && attach_on_cpu(s, err, errlen) < 0)
 		goto err_free;
 	/* Kernel symbols are read at the first kernel frame, after this

@@ -68,6 +68,8 @@ struct sampler_stats {
 	uint64_t processes;       /* distinct processes seen */
 	uint64_t stack_copies;    /* samples unwound from a stack copy */
 	uint64_t copy_fallbacks;  /* copies over budget: FP walk used */
+	uint64_t python_procs;    /* CPython processes whose frames are read */
+	uint64_t python_lost;     /* samples whose Python frames were gone */
 	uint64_t sig_hits;        /* waits that reused an earlier unwind */
 	uint64_t unwind_ns;       /* user-space time unwinding copies */
 	uint64_t unwind_complete; /* unwinds that reached the outermost frame */

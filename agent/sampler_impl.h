@@ -62,6 +62,24 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len);
 void sampler_fp_forget(struct sampler *s, pid_t pid);
 
 /* Returns the remembered user stack of @sig (length in *@n), or NULL. */
+/* Python processes (py_procs.c). */
+struct sampler_py_buf {
+	struct hearth_py_stack stack;
+	struct hearth_py_proc proc;
+};
+
+/* Tells the kernel @pid runs CPython, when it does: 0, or -ENOENT when
+ * not, or another error. */
+int sampler_py_track(struct sampler *s, pid_t pid);
+/* Tracks every CPython process running now. */
+void sampler_py_scan(struct sampler *s);
+/* @pid exited. */
+void sampler_py_forget(struct sampler *s, pid_t pid);
+/* Points in->py and in->pyproc at the Python stack of @key (the sampler's
+ * py field), read into @buf; leaves them NULL when there is none. */
+void sampler_py_input(struct sampler *s, uint64_t key, uint32_t tgid,
+		      struct stack_input *in, struct sampler_py_buf *buf);
+
 const uint64_t *sampler_sig_unwind(const struct sampler *s,
 				   const struct hearth_sig *sig, size_t *n);
 

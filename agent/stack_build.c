@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/stack_build.h"
+#include "symbolize/python.h"
 
 /* Room for a full user and kernel stack, with inline expansion. */
 #define MAX_FRAMES 1024
@@ -85,11 +86,18 @@ struct stack_builder {
 	struct target tg[MAX_TARGETS];
 	size_t ntg;
 	uint32_t epoch;
+	struct sym_py_names *py; /* named Python code objects */
 };
 
 struct stack_builder *stack_builder_new(void)
 {
-	return calloc(1, sizeof(struct stack_builder));
+	struct stack_builder *b = calloc(1, sizeof(struct stack_builder));
+
+	if (b && !(b->py = sym_py_names_new())) {
+		free(b);
+		return NULL;
+	}
+	return b;
 }
 
 static void memo_drop(struct stack_builder *b, struct memo *m)
@@ -138,6 +146,7 @@ void stack_builder_forget_tgid(struct stack_builder *b, uint32_t tgid)
 	/* An exec known in the middle of an epoch: the addresses cached for
 	 * the old image (the same numbers may be other code now) go too. */
 	b->tgid_gen[tgid % TGID_BUCKETS]++;
+	sym_py_names_forget(b->py, (pid_t)tgid);
 	for (; m; m = next) {
 		next = m->tnext;
 		if (m->tgid == tgid)
@@ -150,6 +159,7 @@ void stack_builder_free(struct stack_builder *b)
 	if (!b)
 		return;
 	stack_builder_forget(b);
+	sym_py_names_free(b->py);
 	free(b->pool);
 	free(b);
 }
@@ -257,10 +267,76 @@ static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgi
 	b->npool += k;
 }
 
+/* In place of the evaluation loop's frame at b->frames[@at] and above:
+ * the Python frames it runs, outermost first, from *@next (an index into
+ * in->py, counting down to the innermost): the entry frame the native call
+ * began with and every frame it called without another native call.
+ * Returns 0 or -ENOMEM. */
+static int add_python(struct stack_builder *b, struct prof_profile *p,
+		      const struct stack_input *in, size_t at, size_t *n, int *next)
+{
+	struct sym_frame sf;
+
+	*n = at;
+	do {
+		const struct hearth_py_frame *f = &in->py->f[*next];
+
+		sym_py_name(b->py, (pid_t)in->tgid, in->pyproc, f, &sf);
+		if (push(b, n, intern_frame(p, &sf, PROF_KIND_USER, sf.cls)) < 0)
+			return -ENOMEM;
+		(*next)--;
+	} while (*next >= 0 && !(in->py->f[*next].flags & HEARTH_PY_ENTRY));
+	return 0;
+}
+
+/* Puts all of in->py's frames, outermost first, at b->frames[@at],
+ * before the native frames pushed from there. Returns 0 or -ENOMEM. */
+static int python_first(struct stack_builder *b, struct prof_profile *p,
+			const struct stack_input *in, size_t at, size_t *n)
+{
+	size_t native = *n - at;
+	int next = (int)in->py->n - 1;
+	uint32_t saved[MAX_FRAMES];
+
+	memcpy(saved, b->frames + at, native * sizeof(*saved));
+	*n = at;
+	while (next >= 0)
+		if (add_python(b, p, in, *n, n, &next) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < native; i++)
+		if (push(b, n, saved[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* Whether b->frames[@i] is the evaluation loop's frame. */
+static bool is_eval_frame(const struct stack_builder *b, struct prof_profile *p, size_t i)
+{
+	const struct prof_frame *f = prof_frame_get(p, b->frames[i]);
+
+	return f && sym_py_is_eval(prof_str(p, f->name));
+}
+
+/* When the frames of one address, b->frames[@from..*@n), hold the
+ * evaluation loop, it and the interpreter's helpers inlined into it at
+ * that address give way to the Python frames it runs. */
+static int splice_python(struct stack_builder *b, struct prof_profile *p,
+			 const struct stack_input *in, size_t from, size_t *n, int *next)
+{
+	for (size_t i = from; i < *n; i++)
+		if (is_eval_frame(b, p, i))
+			return add_python(b, p, in, i, n, next);
+	return 0;
+}
+
 static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 		    struct prof_profile *p, const struct stack_input *in,
 		    size_t *n)
 {
+	int py_next = in->py && in->pyproc ? (int)in->py->n - 1 : -1;
+	size_t start = *n;
+	int rc;
+
 	/* Outermost caller first. Return addresses point after the call:
 	 * step back one byte so the call's own line and inline chain are
 	 * found. The leaf (index 0) is the sampled instruction itself. */
@@ -271,8 +347,11 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 		bool unstable = false;
 		int k;
 
-		if (addr_take(b, e, in->tgid, ip, ADDR_USER, n))
+		if (addr_take(b, e, in->tgid, ip, ADDR_USER, n)) {
+			if (py_next >= 0 && splice_python(b, p, in, from, n, &py_next) < 0)
+				return -ENOMEM;
 			continue;
+		}
 		k = sym_user(sym, (pid_t)in->tgid, ip, b->scratch, MAX_INLINE);
 		for (int j = k - 1; j >= 0; j--) {
 			const struct sym_frame *sf = &b->scratch[j];
@@ -284,7 +363,15 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 		}
 		b->unstable |= unstable;
 		addr_put(b, e, in->tgid, ip, ADDR_USER, from, *n, unstable);
+		if (py_next >= 0 && splice_python(b, p, in, from, n, &py_next) < 0)
+			return -ENOMEM;
 	}
+	/* No evaluation loop among the native frames (a frame-pointer walk
+	 * through an interpreter built without them stops early): the
+	 * Python frames still come, above what native frames there are. */
+	if (in->py && in->pyproc && py_next == (int)in->py->n - 1 && py_next >= 0)
+		if ((rc = python_first(b, p, in, start, n)) < 0)
+			return rc;
 	return 0;
 }
 
@@ -523,7 +610,8 @@ int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 	const struct memo *m;
 	long n;
 
-	if (!dict(b) || !(t = target_of(b, p)))
+	/* (Python frames are not part of the memo's key.) */
+	if (in->py || !dict(b) || !(t = target_of(b, p)))
 		return stack_builder_add(b, sym, p, in, value);
 	memo_key(in, &k);
 	m = b->memo[k.hash % MEMO_SLOTS];

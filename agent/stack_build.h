@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/python.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
 
@@ -28,6 +29,10 @@ struct stack_input {
 	bool per_thread;
 	bool pid_row;     /* the process row carries tgid in its line field
 			   * (and no thread row follows): hearthd's windows */
+	/* The thread's Python frames at the sample, and its interpreter:
+	 * they replace the evaluation loop's native frames. NULL = none. */
+	const struct hearth_py_stack *py;
+	const struct hearth_py_proc *pyproc;
 };
 
 struct stack_builder;

@@ -57,4 +57,11 @@ struct hearth_py_frame {
 	__u32 flags;
 };
 
+/* A Python stack, innermost frame first, kept by its hash (py_stacks). */
+struct hearth_py_stack {
+	__u32 n;
+	__u32 pad;
+	struct hearth_py_frame f[HEARTH_PY_DEPTH];
+};
+
 #endif /* HEARTH_BPF_PYTHON_H */

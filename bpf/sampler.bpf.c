@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "bpf/python.h"
 #include "bpf/sampler.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -163,6 +164,30 @@ struct {
 	__uint(max_entries, 1);
 } copy_budget SEC(".maps");
 
+/* Python processes user space found, by tgid: where their runtime is. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct hearth_py_proc);
+	__uint(max_entries, 4096);
+} py_procs SEC(".maps");
+
+/* Python stacks by hash. Least recently used go first: a stack still
+ * referenced by a count is read at the next drain, long before. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u64);
+	__type(value, struct hearth_py_stack);
+	__uint(max_entries, 16384);
+} py_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_py_stack);
+	__uint(max_entries, 1);
+} py_scratch SEC(".maps");
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
@@ -199,6 +224,72 @@ static __always_inline bool wanted(struct task_struct *task, __u32 tgid)
 		return comm_matches(comm);
 	}
 	return true;
+}
+
+static __always_inline __u64 read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* The Python stack of thread @tid of process @tgid, kept in py_stacks:
+ * its key, or 0 when the process runs no Python or the thread none now.
+ * Finds the thread's state in the interpreter's list (the thread holding
+ * the GIL is not always the one sampled: a sleeping thread let it go),
+ * then follows its frames inwards to outwards. */
+static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
+{
+	struct hearth_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
+	struct hearth_py_stack *st;
+	__u64 ts, frame, h = 14695981039346656037ULL;
+	__u32 zero = 0, n = 0;
+
+	if (!py)
+		return 0;
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!st)
+		return 0;
+	ts = read_ptr(read_ptr(py->runtime + py->off.runtime_interp_head) +
+		      py->off.interp_threads_head);
+	for (int i = 0; i < HEARTH_PY_THREADS && ts; i++) {
+		if (read_ptr(ts + py->off.tstate_native_tid) == tid)
+			break;
+		ts = read_ptr(ts + py->off.tstate_next);
+	}
+	if (!ts)
+		return 0;
+	frame = read_ptr(read_ptr(ts + py->off.tstate_cframe) + py->off.cframe_current);
+	for (int i = 0; i < HEARTH_PY_DEPTH && frame; i++) {
+		__u64 code = read_ptr(frame + py->off.frame_code);
+		__u64 instr = read_ptr(frame + py->off.frame_prev_instr);
+		__u8 entry = 0;
+
+		bpf_probe_read_user(&entry, 1, (void *)(frame + py->off.frame_is_entry));
+		if (!code)
+			break;
+		st->f[i & (HEARTH_PY_DEPTH - 1)].code = code;
+		st->f[i & (HEARTH_PY_DEPTH - 1)].instr =
+			instr > code + py->off.code_adaptive
+				? (__u32)((instr - code - py->off.code_adaptive) / 2) : 0;
+		st->f[i & (HEARTH_PY_DEPTH - 1)].flags = entry ? HEARTH_PY_ENTRY : 0;
+		h = (h ^ code) * 1099511628211ULL;
+		h = (h ^ st->f[i & (HEARTH_PY_DEPTH - 1)].instr ^
+		     ((__u64)entry << 32)) * 1099511628211ULL;
+		n = i + 1;
+		frame = read_ptr(frame + py->off.frame_previous);
+	}
+	if (!n)
+		return 0;
+	st->n = n;
+	h |= 1; /* never 0 */
+	if (bpf_map_update_elem(&py_stacks, &h, st, BPF_ANY)) {
+		count(HEARTH_CNT_DROP_PY);
+		return 0;
+	}
+	count(HEARTH_CNT_PY_STACKS);
+	return h;
 }
 
 /* Captures the current task's stacks into the stack map of @gen. */
@@ -304,6 +395,7 @@ static __always_inline bool send_oncpu_copy(void *ctx, struct task_struct *task,
 	e->pid = key->pid;
 	e->kind = HEARTH_ON_CPU;
 	e->value = 1;
+	e->py = key->py;
 	__builtin_memset(&e->sig, 0, sizeof(e->sig));
 	read_regs(task, &e->regs);
 	e->nk = kernel_stacks ? ips_len(bpf_get_stack(ctx, e->kips, sizeof(e->kips), 0)) : 0;
@@ -366,7 +458,7 @@ static __always_inline bool make_sig(struct task_struct *task, __u32 tid,
 /* At switch-out: copies the current task's stacks into offcpu_copies.
  * Returns whether a copy is kept for the wait. */
 static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task,
-					     __u32 tid, __u64 now)
+					     __u32 tid, __u64 now, __u64 py)
 {
 	struct hearth_stack_copy *c;
 	__u32 zero = 0;
@@ -379,6 +471,7 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
 	if (!c)
 		return false;
 	read_regs(task, &c->regs);
+	c->py = py;
 	c->nk = kernel_stacks ? ips_len(bpf_get_stack(ctx, c->kips, sizeof(c->kips), 0)) : 0;
 	c->nu = ips_len(bpf_get_stack(ctx, c->fp_ips, sizeof(c->fp_ips), BPF_F_USER_STACK));
 	c->size = copy_stack(c->data, c->regs.sp, copy_offcpu_bytes);
@@ -412,6 +505,7 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 	e->nk = c->nk;
 	e->nu = c->nu;
 	e->size = c->size;
+	e->py = c->py;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, group_leader, comm);
 	BPF_CORE_READ_STR_INTO(&e->tcomm, task, comm);
 	bpf_probe_read_kernel(e->kips, sizeof(e->kips), c->kips);
@@ -481,6 +575,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	}
 	key.kind = HEARTH_ON_CPU;
 	key.gen = side;
+	key.py = py_walk(key.tgid, key.pid);
 	if (copy_oncpu_bytes && task->mm &&
 	    !(copy_auto && bpf_map_lookup_elem(&fp_ok, &key.tgid))) {
 		if (send_oncpu_copy(ctx, task, &key)) {
@@ -507,11 +602,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	st.ts = now;
 	st.gen = side;
 	st.kind = involuntary ? HEARTH_OFF_CPU_INVOLUNTARY : HEARTH_OFF_CPU_VOLUNTARY;
+	st.py = py_walk(prev->tgid, pid);
 	if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
 		if (bpf_map_lookup_elem(&sig_seen, &st.sig))
 			st.sig_hit = 1;
 		else
-			st.has_copy = keep_offcpu_copy(ctx, prev, pid, now);
+			st.has_copy = keep_offcpu_copy(ctx, prev, pid, now, st.py);
 	}
 	/* A known signature's user stack is already unwound: only the
 	 * kernel side is walked. A copied wait keeps the FP walk too, in
@@ -556,6 +652,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.ustack = start->ustack,
 			.kind = start->kind,
 			.gen = start->gen,
+			.py = start->py,
 		};
 
 		add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
@@ -569,6 +666,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.ustack = start->ustack,
 			.kind = start->kind,
 			.gen = start->gen,
+			.py = start->py,
 		};
 
 		add(side, &key, next, now - start->ts);

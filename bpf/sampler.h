@@ -28,6 +28,7 @@ struct hearth_key {
 	__s32 ustack;
 	__u32 kind;   /* enum hearth_sample_kind */
 	__u32 gen;    /* 0 or 1: which stack map holds the ids */
+	__u64 py;     /* Python stack: its key in py_stacks, 0 = none */
 };
 
 struct hearth_value {
@@ -63,6 +64,7 @@ struct hearth_sig_key {
 	__s32 ustack; /* FP walk, when the signature's unwind is gone */
 	__u32 kind;
 	__u32 gen;
+	__u64 py;     /* as in hearth_key */
 };
 
 /* Where a thread went to sleep, kept until it runs again. */
@@ -75,6 +77,7 @@ struct hearth_offcpu_start {
 	__u32 has_copy; /* a hearth_stack_copy waits in offcpu_copies */
 	__u32 sig_hit;  /* the user stack is the one unwound for sig */
 	struct hearth_sig sig;
+	__u64 py;       /* the Python stack where it stopped */
 };
 
 /* DWARF mode: the most user stack bytes copied per sample, in chunks. */
@@ -100,6 +103,7 @@ struct hearth_stack_event {
 	__u32 nk;     /* kernel frames in kips */
 	__u32 nu;     /* frame-pointer walk frames in fp_ips */
 	struct hearth_sig sig; /* off-CPU: remember this unwind (tgid != 0) */
+	__u64 py;     /* Python stack in py_stacks, 0 = none */
 	char comm[HEARTH_COMM_LEN];
 	char tcomm[HEARTH_COMM_LEN];
 	__u64 kips[HEARTH_STACK_DEPTH];
@@ -114,6 +118,7 @@ struct hearth_stack_copy {
 	__u32 nk;
 	__u32 nu;
 	__u32 pad;
+	__u64 py;
 	__u64 kips[HEARTH_STACK_DEPTH];
 	__u64 fp_ips[HEARTH_STACK_DEPTH];
 	__u8 data[HEARTH_MAX_STACK_BYTES];
@@ -137,6 +142,10 @@ enum hearth_counter {
 	HEARTH_CNT_WRITES,           /* program runs that wrote a counts or
 				      * stack map: user space skips a side
 				      * nothing wrote to */
+	HEARTH_CNT_PY_STACKS,        /* samples of Python threads with their
+				      * Python stack */
+	HEARTH_CNT_DROP_PY,          /* a Python stack could not be read
+				      * or kept */
 	HEARTH_CNT_DROP_CHILD,       /* a chosen process's child not followed:
 				      * the pid filter is full */
 	HEARTH_CNT_MAX,
