@@ -9,7 +9,6 @@
 
 #define PID_LIMIT 4194304u                 /* the kernel's PID_MAX_LIMIT */
 #define NS_DAY (86400ull * 1000000000ull)
-#define NEXT_MAX NS_DAY                    /* --next waits at most a day */
 #define LAST_MAX (3660ull * NS_DAY)        /* --last looks back 10 years */
 
 void ctl_hdr_put(uint8_t b[CTL_HDR_SIZE], uint16_t type, uint32_t len)
@@ -66,7 +65,9 @@ static int snap_mode_check(const struct ctl_snapshot_req *r, const char **why)
 
 	if (modes != 1)
 		return *why = "a snapshot needs exactly one of last, next, or since/until", -EINVAL;
-	if (r->next_ns > NEXT_MAX || r->last_ns > LAST_MAX)
+	if (r->next_ns > CTL_NEXT_MAX_NS)
+		return *why = "a snapshot waits for the next 10 minutes at most", -EINVAL;
+	if (r->last_ns > LAST_MAX)
 		return *why = "the snapshot's time span is out of range", -EINVAL;
 	if (r->until_ns && !(r->since_ns < r->until_ns))
 		return *why = "since must be earlier than until", -EINVAL;

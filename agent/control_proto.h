@@ -41,6 +41,9 @@
 #define CTL_NAME_MAX 63u
 #define CTL_ERRMSG_MAX 512u
 #define CTL_MARKS_MAX 100000u
+/* The longest snapshot of the next seconds: a request holds a client slot
+ * that long. */
+#define CTL_NEXT_MAX_NS (600ull * 1000000000ull)
 
 enum ctl_type {
 	CTL_STATUS = 1,

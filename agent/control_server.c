@@ -17,12 +17,16 @@
 #include "agent/store_endian.h"
 
 #define PEER_GROUPS_MAX 256
+/* Connections accepted per dispatch: the loop has other work too. */
+#define ACCEPT_BATCH 16
 
 enum client_state { CL_READ, CL_WAIT, CL_WRITE };
 
 struct client {
 	int fd;
 	uint64_t id;
+	uid_t uid;            /* the peer's, from SO_PEERCRED */
+	bool reserve;         /* in a status slot: status only, short deadline */
 	enum client_state st;
 	uint64_t deadline_ms;
 	uint8_t in[CTL_HDR_SIZE + CTL_REQ_MAX];
@@ -146,7 +150,7 @@ struct ctl_server *ctl_server_open(const struct ctl_server_opts *o, int *err)
 		return NULL;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", o->path);
-	s->cl = calloc(o->max_clients ? o->max_clients : 1, sizeof(*s->cl));
+	s->cl = calloc((size_t)o->max_clients + CTL_STATUS_SLOTS, sizeof(*s->cl));
 	rc = s->cl ? listen_on(s) : -ENOMEM;
 	if (rc) {
 		if (s->lfd >= 0) {
@@ -196,34 +200,99 @@ static void send_error_now(int fd, int err, const char *msg)
 	free(b);
 }
 
-static void accept_one(struct ctl_server *s)
+/* The most regular slots one uid may hold: half of them, so no single
+ * user, root included, can keep every other one out. */
+static size_t uid_share(const struct ctl_server *s)
+{
+	return s->o.max_clients > 1 ? (s->o.max_clients + 1) / 2 : 1;
+}
+
+/* Turns a client away at once, with an error reply it may still read. */
+static void evict(struct client *c)
+{
+	send_error_now(c->fd, EBUSY, "hearthd is busy with other clients; try again");
+	close(c->fd);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* A slot for a new client of @uid: a regular one while the uid holds
+ * less than its share and one is free; else a status slot (*@reserve),
+ * taken back from the uid's own client still reading in one if need be:
+ * a uid flooding the socket competes only with itself there. NULL when
+ * there is none. */
+static struct client *take_slot(struct ctl_server *s, uid_t uid, bool *reserve)
+{
+	size_t regular = 0, mine = 0, spare = 0;
+	struct client *own = NULL;
+	bool own_busy = false;
+
+	for (size_t i = 0; i < s->ncl; i++) {
+		struct client *c = &s->cl[i];
+
+		if (!c->reserve) {
+			regular++;
+			mine += c->uid == uid;
+		} else {
+			spare++;
+			if (c->uid == uid && c->st == CL_READ && !c->dead)
+				own = c;
+			else if (c->uid == uid)
+				own_busy = true;
+		}
+	}
+	*reserve = !(regular < s->o.max_clients && mine < uid_share(s));
+	if (!*reserve)
+		return &s->cl[s->ncl++];
+	if (own) {
+		evict(own);
+		return own;
+	}
+	if (own_busy || !(spare < CTL_STATUS_SLOTS))
+		return NULL;
+	return &s->cl[s->ncl++];
+}
+
+static void read_more(struct ctl_server *s, struct client *c);
+
+/* Accepts one connection. False when none was waiting. */
+static bool accept_one(struct ctl_server *s)
 {
 	struct ucred uc = { 0 };
 	struct client *c;
+	bool reserve;
 	int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return false;
 	if (!peer_allowed(s, fd, &uc)) {
 		event(s, CTL_EV_REFUSED, "refused a control connection from uid %u (pid %d): not root and not in the access group",
 		      (unsigned)uc.uid, (int)uc.pid);
 		send_error_now(fd, EACCES, "permission denied: the control socket is for root and the hearth group");
 		close(fd);
-		return;
+		return true;
 	}
-	if (s->ncl >= s->o.max_clients) {
-		event(s, CTL_EV_BUSY, "refused a control connection: %zu clients already connected", s->ncl);
+	c = take_slot(s, uc.uid, &reserve);
+	if (!c) {
+		event(s, CTL_EV_BUSY, "refused a control connection from uid %u: %zu clients already connected",
+		      (unsigned)uc.uid, s->ncl);
 		send_error_now(fd, EBUSY, "hearthd is busy with other clients; try again");
 		close(fd);
-		return;
+		return true;
 	}
-	c = &s->cl[s->ncl++];
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->id = s->next_id++;
+	c->uid = uc.uid;
+	c->reserve = reserve;
 	c->st = CL_READ;
 	c->want = CTL_HDR_SIZE;
-	c->deadline_ms = mono_ms() + CTL_READ_TIMEOUT_MS;
+	c->deadline_ms = mono_ms() + (reserve ? CTL_STATUS_READ_MS : CTL_READ_TIMEOUT_MS);
+	/* A client writes its request as soon as it connects: most are
+	 * answered here, on the accept path, without waiting a poll round. */
+	read_more(s, c);
+	return true;
 }
 
 static void drop_client(struct ctl_server *s, size_t i)
@@ -288,7 +357,14 @@ static void got_request(struct ctl_server *s, struct client *c)
 		reply_error(c, -rc, why);
 		return;
 	}
+	if (c->reserve && req.type != CTL_STATUS) {
+		event(s, CTL_EV_BUSY, "turned away a control request from uid %u: only status is served beyond the clients' slots",
+		      (unsigned)c->uid);
+		reply_error(c, EBUSY, "hearthd is busy with other clients; try again");
+		return;
+	}
 	c->st = CL_WAIT;
+	c->deadline_ms = mono_ms() + CTL_WAIT_TIMEOUT_MS;
 	s->o.on_request(s->o.arg, c->id, &req);
 }
 
@@ -364,6 +440,28 @@ static struct client *by_fd(struct ctl_server *s, int fd)
 	return NULL;
 }
 
+/* Drops the clients that are done, gone or past their deadline. */
+static void reap(struct ctl_server *s, uint64_t now_ms)
+{
+	for (size_t i = s->ncl; i-- > 0;) {
+		struct client *c = &s->cl[i];
+
+		if (c->fd < 0) {
+			s->cl[i] = s->cl[--s->ncl];
+			continue;
+		}
+		if (!c->dead && c->deadline_ms < now_ms) {
+			event(s, CTL_EV_TIMEOUT, "dropped a control client of uid %u that %s", (unsigned)c->uid,
+			      c->st == CL_READ ? "sent no complete request in time" :
+			      c->st == CL_WAIT ? "was not answered in time" :
+			      "did not read its reply in time");
+			c->dead = true;
+		}
+		if (c->dead)
+			drop_client(s, i);
+	}
+}
+
 void ctl_server_dispatch(struct ctl_server *s, const struct pollfd *fds,
 			 size_t n, uint64_t now_ms)
 {
@@ -381,26 +479,12 @@ void ctl_server_dispatch(struct ctl_server *s, const struct pollfd *fds,
 		if (!c->dead && c->st == CL_WRITE)
 			write_more(c);
 	}
+	/* Free what is done first, so the slots count only live clients. */
+	reap(s, now_ms);
 	if (n && (fds[0].revents & POLLIN))
-		for (int k = 0; k < 16 && s->ncl <= s->o.max_clients; k++) {
-			size_t before = s->ncl;
-
-			accept_one(s);
-			if (s->ncl == before)
-				break;
-		}
-	for (size_t i = s->ncl; i-- > 0;) {
-		struct client *c = &s->cl[i];
-
-		if (!c->dead && c->st != CL_WAIT && c->deadline_ms < now_ms) {
-			event(s, CTL_EV_TIMEOUT, "dropped a control client that %s",
-			      c->st == CL_READ ? "sent no complete request in time" :
-			      "did not read its reply in time");
-			c->dead = true;
-		}
-		if (c->dead)
-			drop_client(s, i);
-	}
+		for (int k = 0; k < ACCEPT_BATCH && accept_one(s); k++)
+			;
+	reap(s, now_ms);
 }
 
 int ctl_server_reply(struct ctl_server *s, uint64_t client, uint8_t *buf,

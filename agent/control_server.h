@@ -11,6 +11,13 @@
  * requests to the daemon's callback, and writes the reply the daemon gives
  * (now or later, e.g. for a snapshot of the next seconds). Problems are
  * reported through an event callback; nothing here prints.
+ *
+ * No client can lock the others out: one uid (root included) holds at
+ * most half of the max_clients slots, and beyond them CTL_STATUS_SLOTS
+ * more serve status requests only, one per uid at a time, with a shorter
+ * read deadline (a newer connection of the same uid takes the slot over
+ * from one still sending). A request already there when its connection is
+ * accepted is answered on the accept path.
  */
 #ifndef HEARTH_CONTROL_SERVER_H
 #define HEARTH_CONTROL_SERVER_H
@@ -22,15 +29,23 @@
 
 #include "agent/control_proto.h"
 
-#define CTL_READ_TIMEOUT_MS 5000
+/* A request is at most CTL_HDR_SIZE + CTL_REQ_MAX bytes, written at once:
+ * a client still sending after this is dropped. */
+#define CTL_READ_TIMEOUT_MS 2000
 #define CTL_WRITE_TIMEOUT_MS 60000
+/* Slots for status requests beyond max_clients, and their read deadline. */
+#define CTL_STATUS_SLOTS 4
+#define CTL_STATUS_READ_MS 1000
+/* A request the daemon has not answered by then is given up: the longest
+ * --next (CTL_NEXT_MAX_NS) plus the longest window (1 h) and 5 minutes. */
+#define CTL_WAIT_TIMEOUT_MS (75u * 60 * 1000)
 
 enum ctl_event {
 	CTL_EV_REFUSED = 0,  /* peer is neither root nor in the group */
 	CTL_EV_MALFORMED,    /* bad header or payload */
 	CTL_EV_OVERSIZED,    /* longer than CTL_REQ_MAX */
 	CTL_EV_TIMEOUT,      /* incomplete request or stuck reader */
-	CTL_EV_BUSY,         /* too many clients */
+	CTL_EV_BUSY,         /* too many clients, or of one uid */
 	CTL_EV_COUNT
 };
 
@@ -44,7 +59,7 @@ typedef void (*ctl_event_fn)(void *arg, enum ctl_event ev, const char *detail);
 struct ctl_server_opts {
 	const char *path;
 	gid_t gid;              /* access group; (gid_t)-1 = root only */
-	unsigned max_clients;
+	unsigned max_clients;   /* regular slots; status has CTL_STATUS_SLOTS more */
 	ctl_request_fn on_request;
 	ctl_event_fn on_event;
 	void *arg;
@@ -73,7 +88,7 @@ void ctl_server_dispatch(struct ctl_server *s, const struct pollfd *fds,
 int ctl_server_reply(struct ctl_server *s, uint64_t client, uint8_t *buf,
 		     size_t len);
 
-/* Connected clients. */
+/* Connected clients, in status slots too. */
 size_t ctl_server_clients(const struct ctl_server *s);
 
 /* Closes every client and the listener and removes the socket file.

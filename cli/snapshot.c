@@ -22,7 +22,7 @@ static void usage(FILE *out)
 		"Cuts a profile out of hearthd's rolling store.\n"
 		"\n"
 		"      --last DUR       the windows of the last DUR (5m), at once\n"
-		"      --next DUR       waits for the next DUR (30s) of windows\n"
+		"      --next DUR       waits for the next DUR (30s) of windows, 10m at most\n"
 		"      --since TIME     a range of the past, until now or --until\n"
 		"      --until TIME     the end of the --since range\n"
 		"  -p, --pid PID        only this process (repeatable, up to 64)\n"
@@ -77,7 +77,15 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 
 	switch (c) {
 	case 'l': return parse_span("--last", v, &a->req.last_ns);
-	case 'n': return parse_span("--next", v, &a->req.next_ns);
+	case 'n':
+		if (parse_span("--next", v, &a->req.next_ns) < 0)
+			return -1;
+		/* A waiting snapshot holds one of hearthd's client slots. */
+		if (a->req.next_ns > CTL_NEXT_MAX_NS) {
+			cli_error("--next waits 10 minutes at most, not '%s'; for a longer span, take --since TIME later.", v);
+			return -1;
+		}
+		return 0;
 	case 'S':
 	case 'U':
 		if (cli_parse_time(v, now, c == 'S' ? &a->req.since_ns : &a->req.until_ns) < 0) {

@@ -8,19 +8,17 @@
 #  - garbage, a wrong version, an oversized header, a truncated request, a
 #    bad field and a silent client each get an error reply or are dropped,
 #    each kind is logged once, and the daemon keeps serving and sampling;
-#  - more clients than max_clients: the extra ones are told to retry, and
-#    windows keep being stored while all of them hang on.
+#  - silent clients of root beyond its share (half of max_clients): a
+#    newer one takes the status slot over from the older one, a mark is
+#    told to retry, a status is still answered, windows keep being stored
+#    while they hang on, and the read deadline (2 s) drops them.
 set -u
 . "$(dirname "$0")/lib.sh"
 chmod 755 "$T"
 SOCK=$T/ctl.sock
 S="--socket $SOCK"
 RAW=$FIXTURES/daemon_rawclient
-# Named for this run, created here and removed at exit: parallel runs do
-# not share them and the host keeps no test accounts.
-USR=hearth-e2e-u$$
-GRP=hearth-e2e-g$$
-HD= HOLDERS= MADE=
+HD= HOLDERS=
 fail() {
 	echo "FAIL: $*"
 	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
@@ -29,8 +27,7 @@ fail() {
 cleanup() {
 	for p in $HOLDERS; do kill "$p" 2>/dev/null; done
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	case $MADE in *u*) userdel "$USR" 2>/dev/null ;; esac
-	case $MADE in *g*) groupdel "$GRP" 2>/dev/null ;; esac
+	drop_test_user
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -41,18 +38,8 @@ hdr() { # TYPE LEN as the 12 header bytes, little-endian
 	printf "\\$(printf %03o $(($2 & 255)))\\$(printf %03o $((($2 >> 8) & 255)))\\$(printf %03o $((($2 >> 16) & 255)))\\$(printf %03o $(($2 >> 24)))"
 }
 
-for tool in useradd groupadd userdel groupdel setpriv; do
-	command -v $tool >/dev/null || fail "$tool is needed (passwd / util-linux)"
-done
 [ -x "$RAW" ] || fail "build the fixtures first"
-getent group "$GRP" >/dev/null && fail "group $GRP already exists"
-id "$USR" >/dev/null 2>&1 && fail "user $USR already exists"
-groupadd --system "$GRP" || fail "cannot create group $GRP"
-MADE=g
-useradd --system --no-create-home --shell /usr/sbin/nologin "$USR" || fail "cannot create user $USR"
-MADE=gu
-uid=$(id -u "$USR"); gid=$(id -g "$USR"); ggid=$(getent group "$GRP" | cut -d: -f3)
-id -G "$USR" | tr ' ' '\n' | grep -qx "$ggid" && fail "$USR must not be in $GRP"
+make_test_user
 
 hearthd_start --state-dir "$T/state" $S --socket-group "$GRP" --window 500ms --max-clients 4
 
@@ -91,25 +78,29 @@ check good-raw "reply type=0x8001" "$(hdr 1 0 | "$RAW" "$SOCK")"
 n=$(grep -c "not the hearth protocol" "$T/hearthd.log")
 [ "$n" -eq 1 ] || fail "5 garbage requests were logged $n times, expected once"
 
-# Silent clients: 4 (max_clients) hang on; a 5th is told to retry;
-# sampling goes on meanwhile; after the read timeout (5 s) they are gone.
+# Silent clients of root: 2 hold root's share of the 4 slots, the 3rd is
+# in the status slot until the 4th takes it over (told busy).
 w0=$(windows)
 for k in 1 2 3 4; do
-	printf 'HR' | "$RAW" "$SOCK" --hold 8 > "$T/hold.$k" &
+	printf 'HR' | "$RAW" "$SOCK" --hold 4 > "$T/hold.$k" &
 	HOLDERS="$HOLDERS $!"
+	sleep 0.1
 done
-sleep 1
-out=$("$HEARTH" status $S 2>&1) && fail "a 5th client was served beyond max_clients"
-echo "5th client: $out"
-echo "$out" | grep -q "busy" || fail "the 5th client was not told hearthd is busy"
+sleep 0.5
+out=$("$HEARTH" mark too-many $S 2>&1) && fail "a mark was served beyond root's share of the slots"
+echo "a mark beyond root's share: $out"
+echo "$out" | grep -q "busy" || fail "the mark was not told hearthd is busy"
+"$HEARTH" status $S >/dev/null || fail "status was refused while silent clients held the slots"
 sleep 2
-w1=$(ls "$T/state" >/dev/null; "$HEARTHD" --verify-store "$T/state" | grep -c '^window ')
+w1=$("$HEARTHD" --verify-store "$T/state" | grep -c '^window ')
 [ "$w1" -ge $((w0 + 4)) ] || fail "windows stalled while clients hung on ($w0 -> $w1)"
-sleep 3.5
-"$HEARTH" status $S >/dev/null || fail "hearthd still busy after the silent clients' timeout"
 for p in $HOLDERS; do wait "$p"; done
 HOLDERS=
+"$HEARTH" status $S >/dev/null || fail "hearthd still busy after the silent clients' deadline"
+for k in 1 2 3 4; do echo "silent client $k: $(cat "$T/hold.$k")"; done
 grep -q "closed" "$T/hold.1" || fail "a silent client was not dropped"
+grep -q "closed" "$T/hold.2" || fail "a silent client was not dropped"
+grep -q "msg=hearthd is busy" "$T/hold.3" || fail "the silent client in the status slot was not told busy when taken over"
 grep -q "sent no complete request in time" "$T/hearthd.log" || fail "the timeout is not logged"
 kill -0 "$HD" || fail "hearthd died"
 echo ok

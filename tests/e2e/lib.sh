@@ -127,3 +127,30 @@ hearthd_wait_windows() {
 		sleep 0.1
 	done
 }
+
+# make_test_user: creates user $USR and group $GRP (the user not in the
+# group), named for this run so that parallel runs do not share them and
+# the host keeps no test accounts: the caller's cleanup removes them with
+# drop_test_user. Sets uid, gid (the user's) and ggid (the group's).
+USR=hearth-e2e-u$$
+GRP=hearth-e2e-g$$
+MADE=
+make_test_user() {
+	for mtu_tool in useradd groupadd userdel groupdel setpriv; do
+		command -v $mtu_tool >/dev/null || fail "$mtu_tool is needed (passwd / util-linux)"
+	done
+	getent group "$GRP" >/dev/null && fail "group $GRP already exists"
+	id "$USR" >/dev/null 2>&1 && fail "user $USR already exists"
+	groupadd --system "$GRP" || fail "cannot create group $GRP"
+	MADE=g
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$USR" || fail "cannot create user $USR"
+	MADE=gu
+	uid=$(id -u "$USR"); gid=$(id -g "$USR"); ggid=$(getent group "$GRP" | cut -d: -f3)
+	id -G "$USR" | tr ' ' '\n' | grep -qx "$ggid" && fail "$USR must not be in $GRP"
+}
+
+# drop_test_user: removes what make_test_user made.
+drop_test_user() {
+	case ${MADE:-} in *u*) userdel "$USR" 2>/dev/null ;; esac
+	case ${MADE:-} in *g*) groupdel "$GRP" 2>/dev/null ;; esac
+}

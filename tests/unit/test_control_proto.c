@@ -137,6 +137,15 @@ static void test_snapshot_refusals(void **state)
 	expect_refused(CTL_SNAPSHOT, p, n); /* since == until */
 	n = snap_payload(p); memset(p + 16, 0, 8); p[31] = 0x7f; /* next: years */
 	expect_refused(CTL_SNAPSHOT, p, n);
+	/* next: 10 minutes at most (it holds a client slot that long). */
+	n = snap_payload(p); memset(p + 16, 0, 8);
+	for (int i = 0; i < 8; i++)
+		p[24 + i] = (uint8_t)(CTL_NEXT_MAX_NS >> (8 * i));
+	assert_int_equal(ctl_request_decode(CTL_SNAPSHOT, p, n, &out, &why), 0);
+	assert_true(out.u.snap.next_ns == CTL_NEXT_MAX_NS);
+	p[24]++;
+	assert_int_equal(ctl_request_decode(CTL_SNAPSHOT, p, n, &out, &why), -EINVAL);
+	assert_string_equal(why, "a snapshot waits for the next 10 minutes at most");
 	n = snap_payload(p); p[44] = 16; memset(p + 45, 'x', 16);
 	expect_refused(CTL_SNAPSHOT, p, 45 + 16); /* comm of 16 */
 }

@@ -225,22 +225,64 @@ static void test_malformed(void **state)
 static void test_busy(void **state)
 {
 	struct fixture *f = *state;
+	uint8_t req[CTL_HDR_SIZE];
 	char msg[128];
-	int a, b, c;
+	int a, b, c, d;
 
+	/* Two slots: this uid holds one (half), then the status slots. */
 	a = client(f, "HR", 2);
+	pump(f);
 	b = client(f, "HR", 2);
 	pump(f);
 	assert_int_equal(ctl_server_clients(f->srv), 2);
-	c = client(f, NULL, 0);
+	/* A status slot serves status only; a newer connection of the same
+	 * uid takes it over from the one still sending. */
+	ctl_hdr_put(req, CTL_MARKS, 0);
+	c = client(f, req, sizeof(req));
 	pump(f);
+	assert_int_equal(reply_type(b, msg, sizeof(msg)), CTL_ERROR);
+	assert_string_equal(msg, "hearthd is busy with other clients; try again");
 	assert_int_equal(reply_type(c, msg, sizeof(msg)), CTL_ERROR);
 	assert_string_equal(msg, "hearthd is busy with other clients; try again");
-	assert_int_equal(f->events[CTL_EV_BUSY], 1);
+	assert_int_equal(f->requests, 0);
+	assert_true(f->events[CTL_EV_BUSY] >= 1);
+	/* Status still gets through. */
+	ctl_hdr_put(req, CTL_STATUS, 0);
+	d = client(f, req, sizeof(req));
+	pump(f);
+	assert_int_equal(f->requests, 1);
+	assert_int_equal(reply_type(d, NULL, 0), CTL_STATUS | CTL_REPLY);
 	close(a);
-	close(b);
 	pump(f);
 	assert_int_equal(ctl_server_clients(f->srv), 0);
+}
+
+/* A half-written request is dropped at its deadline, and so is a request
+ * the daemon never answers. */
+static void test_deadlines(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t req[CTL_HDR_SIZE];
+	struct pollfd fds[16];
+	size_t n;
+	int a, b, err = 0;
+
+	ctl_server_close(f->srv);
+	f->srv = open_at(f, 4, &err); /* room for two of this uid */
+	assert_non_null(f->srv);
+	a = client(f, "HRTH", 4);
+	f->defer = 1;
+	ctl_hdr_put(req, CTL_MARKS, 0);
+	b = client(f, req, sizeof(req));
+	pump(f);
+	assert_int_equal(ctl_server_clients(f->srv), 2);
+	assert_int_equal(f->requests, 1);
+	n = ctl_server_pollfds(f->srv, fds, 16);
+	ctl_server_dispatch(f->srv, fds, n, (uint64_t)1 << 62);
+	assert_int_equal(ctl_server_clients(f->srv), 0);
+	assert_int_equal(f->events[CTL_EV_TIMEOUT], 2);
+	assert_int_equal(reply_type(a, NULL, 0), 0);
+	assert_int_equal(reply_type(b, NULL, 0), 0);
 }
 
 static void test_live_socket_kept(void **state)
@@ -263,6 +305,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deferred_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadlines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_socket_kept, setup, teardown),
 	};
 
