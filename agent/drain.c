@@ -392,6 +392,8 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 
 	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
 		return 0;
+	if (k->kind == HEARTH_OFF_CPU_EDGE)
+		return sampler_edge_add(s, p, k->tgid, k->pid, val);
 	sampler_py_input(s, k->py, k->tgid, &in, &py);
 	in.nu = read_stack(s, k->gen, k->ustack, uips);
 	in.nk = read_stack(s, k->gen, k->kstack, kips);

@@ -458,6 +458,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	sampler_stop(s);
+	sampler_edges_free(s->edges);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->rb_procs);
 	sampler_bpf__destroy(s->skel);

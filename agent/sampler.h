@@ -73,6 +73,8 @@ struct sampler_stats {
 	uint64_t sig_hits;        /* waits that reused an earlier unwind */
 	uint64_t unwind_ns;       /* user-space time unwinding copies */
 	uint64_t unwind_complete; /* unwinds that reached the outermost frame */
+	uint64_t blocked_whole;   /* threads blocked from sampler_edges_begin()
+				   * to sampler_edges_end() */
 	uint64_t bpf_run_ns;      /* BPF program run time, when stats are on */
 	uint64_t bpf_run_cnt;
 };
@@ -112,6 +114,23 @@ void sampler_stop(struct sampler *s);
  * to that many. */
 #define SAMPLER_MAX_EXCLUDE 32
 void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n);
+
+/* Waits at a capture's edges (off-CPU sampling only). The sampler counts
+ * a wait when it ends, and knows where it began only when that was after
+ * it was attached. Right after sampler_open(), sampler_edges_begin() reads
+ * every chosen thread (a BPF task iterator) and notes those off their
+ * CPU, with their stacks, so that their waits count from *@t0_ns (the
+ * time of that pass, CLOCK_MONOTONIC) when they end. Returns 0, or a
+ * negative errno with one sentence in @err. */
+int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t errlen);
+
+/* After sampler_stop() at @t1_ns (CLOCK_MONOTONIC) and its last drain:
+ * adds to @offcpu every wait still going at @t1_ns, from where it began
+ * up to @t1_ns, with the stacks its thread has now; a thread that never
+ * ran since sampler_edges_begin() gets a frame "(blocked the whole
+ * snapshot)" between its user and its kernel frames. Returns 0 or a
+ * negative errno (-EINVAL without sampler_edges_begin()). */
+int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns);
 
 /* With a pid filter: whether a chosen process, or one they forked since
  * (follow_children), still runs. A process leaves the filter when its last

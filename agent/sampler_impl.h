@@ -51,6 +51,7 @@ struct sampler {
 	size_t nexclude;
 	struct drain_state drain;
 	struct pid_set seen;
+	struct sampler_edges *edges; /* sampler_edges_begin(), else NULL */
 };
 
 /* Ring buffer callback body for a sample with a stack copy: unwinds,
@@ -85,6 +86,15 @@ const uint64_t *sampler_sig_unwind(const struct sampler *s,
 
 /* Whether the process row named @comm is left out. */
 bool sampler_excluded(const struct sampler *s, const char *comm);
+
+/* Adds a wait counted with kind HEARTH_OFF_CPU_EDGE (begun before the
+ * capture) to @p with the stacks its thread had then. Returns 0 or a
+ * negative errno. */
+int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
+		     uint32_t tid, const struct hearth_value *val);
+
+/* Frees what sampler_edges_begin() made. Accepts NULL. */
+void sampler_edges_free(struct sampler_edges *e);
 
 /* Moves the pending profiles into @oncpu / @offcpu (either may be NULL)
  * and starts new empty ones. Returns 0 or -ENOMEM. */

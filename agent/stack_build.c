@@ -430,7 +430,15 @@ static long build(struct stack_builder *b, struct sym_ctx *sym,
 		if (push_named(b, p, &n, thread, PROF_KIND_THREAD, 0) < 0)
 			return -ENOMEM;
 	}
-	if (add_user(b, sym, p, in, &n) < 0 || add_kernel(b, sym, p, in, &n) < 0)
+	if (add_user(b, sym, p, in, &n) < 0)
+		return -ENOMEM;
+	if (in->mark) {
+		struct sym_frame sf = { .name = in->mark, .module = "" };
+
+		if (push(b, &n, intern_frame(p, &sf, PROF_KIND_USER, PROF_CLASS_WAITING)) < 0)
+			return -ENOMEM;
+	}
+	if (add_kernel(b, sym, p, in, &n) < 0)
 		return -ENOMEM;
 	if (in->off_cpu && in->involuntary) {
 		struct sym_frame sf = { .name = "[waiting for a CPU]", .module = "" };
@@ -610,8 +618,8 @@ int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 	const struct memo *m;
 	long n;
 
-	/* (Python frames are not part of the memo's key.) */
-	if (in->py || !dict(b) || !(t = target_of(b, p)))
+	/* (Python frames and marks are not part of the memo's key.) */
+	if (in->py || in->mark || !dict(b) || !(t = target_of(b, p)))
 		return stack_builder_add(b, sym, p, in, value);
 	memo_key(in, &k);
 	m = b->memo[k.hash % MEMO_SLOTS];

@@ -33,6 +33,10 @@ struct stack_input {
 	 * they replace the evaluation loop's native frames. NULL = none. */
 	const struct hearth_py_stack *py;
 	const struct hearth_py_proc *pyproc;
+	const char *mark; /* a waiting frame between the user and the kernel
+			   * frames ("(blocked the whole snapshot)"), or NULL;
+			   * stack_builder_add_memo() does not remember such
+			   * a stack */
 };
 
 struct stack_builder;

@@ -11,6 +11,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "bpf/comm.h"
 #include "bpf/python.h"
 #include "bpf/sampler.h"
 
@@ -198,13 +199,7 @@ static __always_inline void count(__u32 idx)
 
 static __always_inline bool comm_matches(const char *comm)
 {
-	for (int i = 0; i < HEARTH_COMM_LEN; i++) {
-		if (comm[i] != target_comm[i])
-			return false;
-		if (!comm[i])
-			return true;
-	}
-	return true;
+	return hearth_comm_is(comm, target_comm, HEARTH_COMM_LEN);
 }
 
 /* Whether @task is one we profile. */

@@ -18,6 +18,9 @@ enum hearth_sample_kind {
 	HEARTH_ON_CPU = 0,
 	HEARTH_OFF_CPU_VOLUNTARY = 1,   /* sleep, I/O, lock: the task chose to wait */
 	HEARTH_OFF_CPU_INVOLUNTARY = 2, /* preempted: runnable, waiting for a CPU */
+	/* A wait begun before the capture: user space put its start in
+	 * offcpu_start (no stacks) and holds the thread's stacks. */
+	HEARTH_OFF_CPU_EDGE = 3,
 };
 
 /* Aggregation key. Stack ids refer to the stack map of generation gen. */

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waits at a capture's edges. The sampler counts a wait when it ends,
+ * from where it began, and sees where it began only if that was after
+ * the start: a wait begun before the start is lost, and one still going
+ * at the end is never counted. Both can be a large part of a short
+ * capture, and a thread asleep through the whole capture (a hung one)
+ * is not seen at all.
+ *
+ * At the start, a task iterator's pass notes each chosen thread off its
+ * CPU, with its stacks, and gives it a start in offcpu_start as of now,
+ * of kind HEARTH_OFF_CPU_EDGE, unless the sampler already holds one: the
+ * sampler then counts its wait from now when it ends, and the drain
+ * gives it the stacks noted here. At the end, once the sampler is
+ * stopped, a second pass adds every wait still open in offcpu_start up
+ * to the stop, with the stacks the thread has then; a start still of
+ * kind HEARTH_OFF_CPU_EDGE means the thread never ran in between: it
+ * was blocked the whole snapshot.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/sampler_impl.h"
+#include "agent/thread_iter.h"
+#include "bpf/sampler.h"
+#include "bpf/sampler.skel.h"
+
+#define BLOCKED_MARK "(blocked the whole snapshot)"
+
+/* A thread off its CPU at the start, with its stacks. */
+struct edge_thread {
+	uint32_t tgid, tid;
+	bool involuntary; /* runnable: waiting for a CPU */
+	char comm[HEARTH_THREAD_COMM], tcomm[HEARTH_THREAD_COMM];
+	uint32_t nk, nu;
+	uint64_t kips[HEARTH_THREAD_DEPTH];
+	uint64_t uips[HEARTH_THREAD_DEPTH];
+};
+
+struct sampler_edges {
+	struct thread_iter *it;
+	struct edge_thread *t; /* sorted by tid */
+	size_t n, cap;
+	uint64_t t0, t1;
+	struct prof_profile *out; /* the end's pass: where its waits go */
+	struct sampler *s;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void sampler_edges_free(struct sampler_edges *e)
+{
+	if (!e)
+		return;
+	thread_iter_close(e->it);
+	free(e->t);
+	free(e);
+}
+
+/* @r's stacks into @t: the kernel's as the iterator read them, the
+ * user's unwound from the copy (and the copy dropped). */
+static void take_stacks(struct sampler *s, const struct hearth_thread *r, const uint8_t *stack,
+			struct edge_thread *t)
+{
+	struct sym_stack_copy copy = {
+		.regs = { r->ip, r->sp, r->bp }, .data = stack, .size = r->size,
+	};
+	int complete = 0, n = 0;
+
+	t->tgid = r->tgid;
+	t->tid = r->tid;
+	t->involuntary = r->state == HEARTH_THREAD_RUNNABLE;
+	memcpy(t->comm, r->comm, sizeof(t->comm));
+	memcpy(t->tcomm, r->tcomm, sizeof(t->tcomm));
+	t->comm[sizeof(t->comm) - 1] = t->tcomm[sizeof(t->tcomm) - 1] = '\0';
+	t->nk = r->nk < HEARTH_THREAD_DEPTH ? r->nk : HEARTH_THREAD_DEPTH;
+	memcpy(t->kips, r->kips, t->nk * sizeof(*t->kips));
+	if (r->size)
+		n = sym_unwind(s->unw, (pid_t)r->tgid, (pid_t)r->tid, &copy, t->uips,
+			       HEARTH_THREAD_DEPTH, &complete);
+	t->nu = n > 0 ? (uint32_t)n : 0;
+}
+
+/* The start's pass: each thread off its CPU is noted and given a start
+ * as of e->t0, unless the sampler saw it go off its CPU itself. */
+static int note_start(const struct hearth_thread *r, const uint8_t *stack, void *arg)
+{
+	struct sampler_edges *e = arg;
+	struct sampler *s = e->s;
+	struct hearth_offcpu_start st = {
+		.ts = e->t0, .kstack = -1, .ustack = -1, .kind = HEARTH_OFF_CPU_EDGE,
+		.gen = s->skel->bss->active,
+	};
+	uint32_t tid = r->tid;
+
+	if (r->state == HEARTH_THREAD_RUNNING)
+		return 0;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct edge_thread *t = realloc(e->t, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		e->t = t;
+		e->cap = cap;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_start), &tid, &st, BPF_NOEXIST))
+		return 0; /* the sampler has it, or its map is full */
+	take_stacks(s, r, stack, &e->t[e->n++]);
+	return 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	uint32_t x = ((const struct edge_thread *)a)->tid, y = ((const struct edge_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+static struct edge_thread *find(const struct sampler_edges *e, uint32_t tid)
+{
+	struct edge_thread key = { .tid = tid };
+
+	return e->n ? bsearch(&key, e->t, e->n, sizeof(*e->t), cmp_tid) : NULL;
+}
+
+int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t errlen)
+{
+	struct thread_iter_opts o = {
+		.pids_fd = s->opts.npids ? bpf_map__fd(s->skel->maps.pids) : -1,
+		.comm = s->opts.comm,
+		.exclude_tgid = s->opts.exclude_tgid,
+		.stack_bytes = s->opts.stack_bytes,
+	};
+	struct sampler_edges *e = calloc(1, sizeof(*e));
+	int rc;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!s->opts.off_cpu) {
+		free(e);
+		snprintf(err, errlen, "the waits at a capture's edges need off-CPU sampling");
+		return -EINVAL;
+	}
+	e->s = s;
+	e->it = thread_iter_open(&o, err, errlen);
+	if (!e->it) {
+		free(e);
+		return -EPERM;
+	}
+	e->t0 = mono_ns();
+	rc = thread_iter_run(e->it, note_start, e);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot read the threads (%s)", strerror(-rc));
+		sampler_edges_free(e);
+		return rc;
+	}
+	if (e->n)
+		qsort(e->t, e->n, sizeof(*e->t), cmp_tid);
+	s->edges = e;
+	*t0_ns = e->t0;
+	return 0;
+}
+
+/* Adds @ns of thread @t's wait to @p, as the sampler's stacks are built. */
+static int add_wait(struct sampler *s, struct prof_profile *p, const struct edge_thread *t,
+		    const char *comm, const char *tcomm, uint64_t ns, const char *mark)
+{
+	struct stack_input in = {
+		.tgid = t->tgid, .tid = t->tid, .comm = comm, .tcomm = tcomm,
+		.uips = t->uips, .nu = t->nu, .kips = t->kips, .nk = s->opts.kernel_stacks ? t->nk : 0,
+		.off_cpu = true, .involuntary = t->involuntary,
+		.per_thread = s->opts.per_thread, .pid_row = s->opts.pid_rows, .mark = mark,
+	};
+
+	if (s->nexclude && sampler_excluded(s, comm))
+		return 0;
+	return stack_builder_add(s->builder, s->sym, p, &in, ns);
+}
+
+int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
+		     uint32_t tid, const struct hearth_value *val)
+{
+	const struct edge_thread *t = s->edges ? find(s->edges, tid) : NULL;
+	struct edge_thread none = { .tgid = tgid, .tid = tid };
+
+	/* Not noted (it cannot be: only the start's pass makes such a
+	 * start): its time still counts, under its thread. */
+	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL);
+}
+
+/* The end's pass: each wait still open, up to the stop. */
+static int note_end(const struct hearth_thread *r, const uint8_t *stack, void *arg)
+{
+	struct sampler_edges *e = arg;
+	struct sampler *s = e->s;
+	struct hearth_offcpu_start st;
+	struct edge_thread now, *then;
+	uint32_t tid = r->tid;
+	bool whole;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.offcpu_start), &tid, &st) ||
+	    !(st.ts < e->t1))
+		return 0;
+	whole = st.kind == HEARTH_OFF_CPU_EDGE;
+	then = whole ? find(e, tid) : NULL;
+	take_stacks(s, r, stack, &now);
+	/* A thread that ran since the stop has no stacks now: a whole
+	 * snapshot's blocked thread has those of the start. */
+	if (r->state == HEARTH_THREAD_RUNNING && then)
+		now = *then;
+	now.involuntary = st.kind == HEARTH_OFF_CPU_INVOLUNTARY || (then && then->involuntary);
+	if (whole)
+		s->stats.blocked_whole++;
+	s->stats.offcpu_ns += e->t1 - st.ts;
+	pid_set_add(&s->seen, r->tgid);
+	return add_wait(s, e->out, &now, r->comm, r->tcomm, e->t1 - st.ts,
+			whole ? BLOCKED_MARK : NULL);
+}
+
+int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns)
+{
+	struct sampler_edges *e = s->edges;
+	int rc;
+
+	if (!e)
+		return -EINVAL;
+	e->t1 = t1_ns;
+	e->out = offcpu;
+	rc = thread_iter_run(e->it, note_end, e);
+	e->out = NULL;
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * threads: every user thread of the chosen processes as it is now, from a
+ * sleepable task iterator: its state, its switch count, its kernel stack,
+ * its saved user registers and a copy of the top of its user stack. A
+ * thread asleep since before a capture began never switches during it,
+ * so the scheduler's tracepoints never see it: this is how it is found.
+ */
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "bpf/comm.h"
+#include "bpf/threads.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TASK_RUNNING 0
+#define PF_EXITING 0x4
+#define PF_KTHREAD 0x00200000
+#define STACK_PAGE 4096
+
+const volatile bool filter_pid = false;
+const volatile bool filter_comm = false;
+const volatile char target_comm[HEARTH_THREAD_COMM] = {};
+const volatile __u32 exclude_tgid = 0;
+const volatile __u32 stack_bytes = HEARTH_THREAD_STACK;
+
+/* The sampler's pid filter, shared with it (it follows children). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 64);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_thread);
+	__uint(max_entries, 1);
+} rec_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u8[HEARTH_THREAD_STACK]);
+	__uint(max_entries, 1);
+} stack_scratch SEC(".maps");
+
+static __always_inline bool wanted(struct task_struct *task, __u32 tgid,
+				   struct hearth_thread *r)
+{
+	if (tgid == exclude_tgid)
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+		return false;
+	return !filter_comm || hearth_comm_is(r->tcomm, target_comm, HEARTH_THREAD_COMM) ||
+	       hearth_comm_is(r->comm, target_comm, HEARTH_THREAD_COMM);
+}
+
+/* Copies up to stack_bytes of @task's user stack from @sp into @dst, a
+ * chunk at a time, up to the end of its mapping. Returns the bytes. */
+static __always_inline __u32 copy_user_stack(struct task_struct *task, __u8 *dst, __u64 sp)
+{
+	__u32 got = 0;
+
+	for (int i = 0; i < HEARTH_THREAD_STACK / HEARTH_THREAD_CHUNK; i++) {
+		__u64 at = sp + i * HEARTH_THREAD_CHUNK;
+
+		if (got >= stack_bytes)
+			break;
+		if (bpf_copy_from_user_task(dst + i * HEARTH_THREAD_CHUNK, HEARTH_THREAD_CHUNK,
+					    (void *)at, task, 0)) {
+			/* The chunk crossed the end of the stack's mapping, a
+			 * page boundary: the part before it holds the
+			 * outermost frames. */
+			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
+
+			if (n < HEARTH_THREAD_CHUNK &&
+			    !bpf_copy_from_user_task(dst + i * HEARTH_THREAD_CHUNK,
+						     n & (HEARTH_THREAD_CHUNK - 1), (void *)at, task, 0))
+				got += n;
+			break;
+		}
+		got += HEARTH_THREAD_CHUNK;
+	}
+	return got;
+}
+
+SEC("iter.s/task")
+int snap_threads(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct hearth_thread *r;
+	struct pt_regs *regs;
+	__u32 zero = 0, size;
+	__u8 *data;
+	long nk;
+
+	if (!task || (task->flags & (PF_KTHREAD | PF_EXITING)) || !task->mm)
+		return 0;
+	r = bpf_map_lookup_elem(&rec_scratch, &zero);
+	data = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!r || !data)
+		return 0;
+	r->tgid = task->tgid;
+	r->tid = task->pid;
+	BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
+	BPF_CORE_READ_STR_INTO(&r->tcomm, task, comm);
+	if (!wanted(task, r->tgid, r))
+		return 0;
+	r->switches = task->nvcsw + task->nivcsw;
+	if (task->on_cpu)
+		r->state = HEARTH_THREAD_RUNNING;
+	else if (task->__state == TASK_RUNNING)
+		r->state = HEARTH_THREAD_RUNNABLE;
+	else
+		r->state = HEARTH_THREAD_BLOCKED;
+	r->nk = 0;
+	r->size = 0;
+	if (r->state != HEARTH_THREAD_RUNNING) {
+		/* A running thread's stacks change under us: only a thread
+		 * off its CPU has stacks worth reading. */
+		nk = bpf_get_task_stack(task, r->kips, sizeof(r->kips), 0);
+		r->nk = nk > 0 ? (__u32)(nk / sizeof(__u64)) : 0;
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		r->ip = BPF_CORE_READ(regs, ip);
+		r->sp = BPF_CORE_READ(regs, sp);
+		r->bp = BPF_CORE_READ(regs, bp);
+		r->size = copy_user_stack(task, data, r->sp);
+	}
+	bpf_seq_write(seq, r, sizeof(*r));
+	/* 1 to HEARTH_THREAD_STACK, in a form the verifier follows. */
+	size = r->size;
+	if (size > 0)
+		bpf_seq_write(seq, data, ((size - 1) & (HEARTH_THREAD_STACK - 1)) + 1);
+	return 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * threads: what bpf/threads.bpf.c, a task iterator, writes for each
+ * thread it visits, and agent/thread_iter.c reads. Types only.
+ *
+ * Each record is a struct hearth_thread header followed by `size` bytes
+ * of the thread's user stack, from its saved user stack pointer up,
+ * which user space unwinds and drops (never stored, logged or sent).
+ */
+#ifndef HEARTH_BPF_THREADS_H
+#define HEARTH_BPF_THREADS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define HEARTH_THREAD_DEPTH 127
+#define HEARTH_THREAD_COMM 16
+#define HEARTH_THREAD_CHUNK 1024
+#define HEARTH_THREAD_STACK (16 * HEARTH_THREAD_CHUNK)
+
+/* What the thread was doing when the iterator saw it. */
+enum hearth_thread_state {
+	HEARTH_THREAD_RUNNING = 0,  /* on a CPU */
+	HEARTH_THREAD_RUNNABLE = 1, /* ready, waiting for a CPU */
+	HEARTH_THREAD_BLOCKED = 2,  /* asleep: waiting for something */
+};
+
+struct hearth_thread {
+	__u32 tgid;
+	__u32 tid;
+	__u32 state;    /* enum hearth_thread_state */
+	__u32 nk;       /* kernel frames in kips (none while running) */
+	__u64 switches; /* context switches so far, voluntary or not */
+	__u64 ip, sp, bp; /* user registers saved at its kernel entry */
+	__u32 size;     /* user stack bytes that follow the header */
+	__u32 pad;
+	char comm[HEARTH_THREAD_COMM];  /* its process's (group leader's) */
+	char tcomm[HEARTH_THREAD_COMM]; /* its own */
+	__u64 kips[HEARTH_THREAD_DEPTH];
+};
+
+#endif /* HEARTH_BPF_THREADS_H */
