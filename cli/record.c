@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/sampler.h"
+#include "agent/time_profiles.h"
 #include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/output.h"
@@ -39,6 +40,8 @@ struct record_args {
 	const char *output;
 	unsigned out_flags;
 	uint64_t debuginfod_wait_ns;
+	unsigned question;       /* enum prof_question: one profile of time */
+	bool min_block_set;
 };
 
 static const char usage_text[] =
@@ -58,7 +61,16 @@ static const char usage_text[] =
 	"      --off-cpu          record where threads wait, weighted by blocked ns\n"
 	"      --both             both: writes OUT.oncpu.folded and OUT.offcpu.folded\n"
 	"                         (OUT.oncpu.pb.gz and OUT.offcpu.pb.gz for -o OUT.pb.gz)\n"
-	"      --min-block USEC   off-CPU: ignore waits shorter than this (default 1)\n"
+	"      --wall             where the elapsed time goes, waiting included: each\n"
+	"                         thread's on-CPU samples (1e9/HZ ns each) and its waits\n"
+	"                         in one profile of nanoseconds\n"
+	"      --threads          what every thread did: one row per thread, all the\n"
+	"                         same width; a thread asleep the whole time ends in\n"
+	"                         '(blocked the whole snapshot)' above its kernel frames\n"
+	"      --locks            only the waits on locks and conditions (futex, kernel\n"
+	"                         mutexes and rw-semaphores, flock/fcntl), in ns\n"
+	"      --min-block USEC   off-CPU: ignore waits shorter than this (default 1;\n"
+	"                         0 with --wall, --threads and --locks)\n"
 	"      --kernel           include kernel frames (default)\n"
 	"      --no-kernel        user-space frames only\n"
 	"      --per-thread       add a row per thread (name-tid) under each process\n"
@@ -89,7 +101,7 @@ static const char usage_text[] =
 enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
-	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT,
+	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
 };
 
 static const struct option long_opts[] = {
@@ -101,6 +113,9 @@ static const struct option long_opts[] = {
 	{ "on-cpu", no_argument, NULL, OPT_ON },
 	{ "off-cpu", no_argument, NULL, OPT_OFF },
 	{ "both", no_argument, NULL, OPT_BOTH },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "locks", no_argument, NULL, OPT_LOCKS },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
@@ -201,7 +216,21 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	case OPT_ON: *on = true; return 0;
 	case OPT_OFF: *off = true; return 0;
 	case OPT_BOTH: *on = *off = true; return 0;
+	case OPT_WALL:
+	case OPT_THREADS:
+	case OPT_LOCKS: {
+		unsigned q = c == OPT_WALL ? PROF_Q_WALL : c == OPT_THREADS ? PROF_Q_THREADS
+									   : PROF_Q_LOCKS;
+
+		if (a->question && a->question != q) {
+			cli_error("--wall, --threads and --locks are three questions: ask one.");
+			return -1;
+		}
+		a->question = q;
+		return 0;
+	}
 	case OPT_MIN_BLOCK:
+		a->min_block_set = true;
 		if (parse_ulong(optarg, 0, 3600000000UL, &v) < 0) {
 			cli_error("'%s' is not a number of microseconds.", optarg);
 			return -1;
@@ -229,6 +258,24 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 		return 0;
 	}
 	return -1;
+}
+
+/* The sampler's options for a question of time: elapsed time and threads
+ * need both kinds and every wait (their stacks add up to the capture's
+ * length); threads a row each. Returns 0, or -1 after saying why not. */
+static int question_opts(struct record_args *a, bool kinds_chosen)
+{
+	if (kinds_chosen) {
+		cli_error("--wall, --threads and --locks say what to record: leave out --on-cpu, --off-cpu and --both.");
+		return -1;
+	}
+	a->opts.on_cpu = a->question != PROF_Q_LOCKS;
+	a->opts.off_cpu = true;
+	if (!a->min_block_set)
+		a->opts.min_block_ns = 0;
+	if (a->question == PROF_Q_THREADS)
+		a->opts.per_thread = true;
+	return 0;
 }
 
 /* Returns 0 to run, 1 when --help was printed, -1 on a bad option. */
@@ -266,13 +313,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		cli_error("unexpected argument '%s'; see 'hearth record --help'.", argv[optind]);
 		return -1;
 	}
+	a->opts.exclude_tgid = getpid();
+	if (a->question)
+		return question_opts(a, on || off);
 	a->opts.on_cpu = on || !off;
 	a->opts.off_cpu = off;
 	if (a->opts.on_cpu && a->opts.off_cpu && !strcmp(a->output, "-")) {
 		cli_error("--both writes two files: name them with -o OUT (OUT.oncpu.folded, OUT.offcpu.folded).");
 		return -1;
 	}
-	a->opts.exclude_tgid = getpid();
 	return 0;
 }
 
@@ -300,7 +349,7 @@ static void progress(const struct record_args *a, const struct sampler_stats *st
 }
 
 static void summary(const struct record_args *a, const struct sampler_stats *st,
-		    uint64_t elapsed)
+		    uint64_t start, uint64_t elapsed)
 {
 	fprintf(stderr,
 		"hearth: %llu on-CPU samples (%llu idle), %llu off-CPU waits (%.3f s blocked), %llu processes, %.2f s; drops: %llu stack, %llu map full, %llu events\n",
@@ -317,6 +366,15 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 			(double)st->unwind_ns / 1e3 / (double)st->stack_copies,
 			(unsigned long long)st->sig_hits,
 			(unsigned long long)st->copy_fallbacks);
+	/* A question of time accounts for every moment of the capture: say
+	 * which moments (as --since takes them). */
+	if (a->question)
+		fprintf(stderr, "hearth: the capture ran from @%llu.%03llu to @%llu.%03llu; threads blocked all that time: %llu\n",
+			(unsigned long long)(start / 1000000000ULL),
+			(unsigned long long)(start / 1000000ULL % 1000),
+			(unsigned long long)((start + elapsed) / 1000000000ULL),
+			(unsigned long long)((start + elapsed) / 1000000ULL % 1000),
+			(unsigned long long)st->blocked_whole);
 }
 
 /* The processes chosen with -p, as pidfds: one turns readable when its
@@ -398,10 +456,10 @@ static int sleep_ms(const struct record_args *a, bool tty, uint64_t now,
  * every chosen process has exited. */
 static int sample_loop(struct sampler *s, const struct record_args *a,
 		       struct prof_profile *on, struct prof_profile *off,
-		       uint64_t *elapsed)
+		       uint64_t start, uint64_t *elapsed)
 {
 	bool tty = isatty(STDERR_FILENO);
-	uint64_t start = now_ns(CLOCK_MONOTONIC), last_drain = start;
+	uint64_t last_drain = start;
 	struct sampler_stats st;
 	struct targets t;
 	int rc = 0;
@@ -432,13 +490,16 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 	}
 	targets_close(&t);
 	*elapsed = now_ns(CLOCK_MONOTONIC) - start;
-	if (tty)
-		fputs("\r\033[K", stderr);
 	/* Nothing may arrive after the last drain: the summary counts what
 	 * the profile holds. */
 	sampler_stop(s);
+	if (tty)
+		fputs("\r\033[K", stderr);
 	if (rc == 0)
 		rc = sampler_drain(s, on, off);
+	/* The waits still going when it stopped, up to then. */
+	if (rc == 0 && a->question)
+		rc = sampler_edges_end(s, off, start + *elapsed);
 	return rc;
 }
 
@@ -547,6 +608,25 @@ static int rename_late(struct sym_debuginfod *d, struct prof_profile **pp)
 	return 0;
 }
 
+/* Writes the profile asked for: the question's, or the kinds sampled. */
+static int write_out(const struct record_args *a, struct prof_profile *on,
+		     struct prof_profile *off, uint64_t elapsed)
+{
+	struct prof_profile *q;
+	int err = 0, rc;
+
+	if (!a->question)
+		return cli_write_profiles(a->output, on, off, a->out_flags);
+	q = time_profile_new(a->question, on, a->opts.hz, off, elapsed, &err);
+	if (!q) {
+		cli_error("cannot make the profile: %s.", strerror(-err));
+		return -1;
+	}
+	rc = cli_write_profile(a->output, q, a->out_flags);
+	prof_free(q);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
@@ -555,7 +635,7 @@ int cmd_record(int argc, char **argv)
 	struct sym_debuginfod *dbgd = NULL;
 	struct sampler_stats st;
 	char err[512];
-	uint64_t start, elapsed = 0;
+	uint64_t start, start_mono, elapsed = 0;
 	int rc = parse_args(argc, argv, &a), status = 1;
 	bool tty = isatty(STDERR_FILENO);
 
@@ -578,8 +658,16 @@ int cmd_record(int argc, char **argv)
 		cli_error("%s.", err);
 		goto out;
 	}
-	start = now_ns(CLOCK_REALTIME);
-	rc = sample_loop(s, &a, on, off, &elapsed);
+	/* A question of time counts the waits begun before the start and
+	 * those still going at the end: the capture starts with that pass. */
+	start_mono = now_ns(CLOCK_MONOTONIC);
+	if (a.question && sampler_edges_begin(s, &start_mono, err, sizeof(err)) < 0) {
+		cli_error("%s.", err);
+		goto out;
+	}
+	/* The wall clock at start_mono. */
+	start = now_ns(CLOCK_REALTIME) - (now_ns(CLOCK_MONOTONIC) - start_mono);
+	rc = sample_loop(s, &a, on, off, start_mono, &elapsed);
 	sampler_stats(s, &st);
 	if (rc < 0) {
 		cli_error("sampling failed: %s.", strerror(-rc));
@@ -594,9 +682,9 @@ int cmd_record(int argc, char **argv)
 	}
 	set_meta(on, &a, &st, start, elapsed, false);
 	set_meta(off, &a, &st, start, elapsed, true);
-	if (cli_write_profiles(a.output, on, off, a.out_flags) == 0)
+	if (write_out(&a, on, off, elapsed) == 0)
 		status = 0;
-	summary(&a, &st, elapsed);
+	summary(&a, &st, start, elapsed);
 out:
 	sampler_close(s);
 	sym_debuginfod_free(dbgd);

@@ -82,7 +82,7 @@ size_t prof_wait_site(const struct prof_profile *p, const uint32_t *frames,
 static const char *const lock_prefixes[] = {
 	/* futex(2): pthread mutexes, rwlocks, condition variables,
 	 * semaphores, joins */
-	"futex_wait", "futex_lock_pi", "do_futex", "x64_sys_futex", "sys_futex",
+	"futex_wait", "futex_lock_pi", "do_futex", "x64_sys_futex",
 	/* kernel mutexes, rt-mutexes, rw-semaphores, semaphores */
 	"mutex_lock", "rt_mutex_slowlock", "rt_mutex_lock", "rwsem_down_",
 	"percpu_rwsem_wait", "percpu_down_", "down_",

@@ -154,3 +154,36 @@ drop_test_user() {
 	case ${MADE:-} in *u*) userdel "$USR" 2>/dev/null ;; esac
 	case ${MADE:-} in *g*) groupdel "$GRP" 2>/dev/null ;; esac
 }
+
+# ---- questions of time (record --wall, --threads, --locks) ----------------
+# time_work_start: runs the time_work fixture for 40 s, logging its waits
+# to $T/waits.log, and waits until its threads run (and a second more);
+# its process id in p.
+time_work_start() {
+	bg "$FIXTURES/time_work" 40 "$T/waits.log" >"$T/ready"
+	p=$LAST_PID
+	tw_i=0
+	until [ -s "$T/ready" ]; do
+		tw_i=$((tw_i + 1)); [ $tw_i -gt 50 ] && fail "time_work did not start"
+		sleep 0.1
+	done
+	sleep 1
+}
+
+# capture_window ERRFILE: "FROM TO" in nanoseconds since the epoch, from
+# the line hearth record writes for a question of time.
+capture_window() {
+	sed -n 's/^hearth: the capture ran from @\([0-9]*\)\.\([0-9]*\) to @\([0-9]*\)\.\([0-9]*\);.*/\1\2000000 \3\4000000/p' "$1" | tail -1
+}
+
+# overlap LOG WHAT FROM TO: nanoseconds of the waits WHAT logged in LOG
+# ("WHAT START END" lines, as time_work writes them) inside [FROM, TO].
+overlap() {
+	awk -v w="$2" -v a="$3" -v b="$4" '$1 == w { s = $2; e = $3; if (s < a) s = a; if (e > b) e = b; if (e > s) t += e - s } END { printf "%.0f\n", t + 0 }' "$1"
+}
+
+# thread_totals FILE: "THREAD-ROW TOTAL" per thread row of a folded file
+# recorded with thread rows.
+thread_totals() {
+	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); t[f[2]] += n } END { for (k in t) printf "%s %.0f\n", k, t[k] }' "$1" | sort
+}
