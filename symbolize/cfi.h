@@ -76,7 +76,7 @@ struct sym_cfi_cache_stats {
 	uint64_t disk_hits;   /* misses read back from disk */
 	uint64_t disk_rejects;/* files on disk found damaged or foreign */
 	uint64_t compiles;    /* sym_cfi_compile runs */
-	uint64_t bytes;       /* rows held in memory, in bytes */
+	uint64_t bytes;       /* memory held by the tables */
 	uint64_t tables;      /* tables held in memory */
 };
 
@@ -84,7 +84,7 @@ struct sym_cfi_cache;
 
 /*
  * Returns a new cache of compiled tables, or NULL when out of memory.
- * Tables are kept in memory up to @max_bytes of rows (least recently used
+ * Tables are kept in memory up to @max_bytes (least recently used
  * go first; the table just returned always stays), and, when @dirfd >= 0,
  * written to that folder (the daemon's state "cfi" folder, opened by the
  * caller, who keeps it open for the cache's life) as BUILDID.cfi, up to
@@ -100,8 +100,10 @@ struct sym_cfi_cache *sym_cfi_cache_new(int dirfd, size_t max_bytes);
  * Sets *@out to the table of the ELF open at @fd: from memory, from disk,
  * or compiled now. Files without a build-id are kept in memory only, by
  * device, inode, size and mtime. *@out stays valid until the next call on
- * @c or its free. Returns 0, or what sym_cfi_compile returns (-ENOENT,
- * -EINVAL, -ENOMEM), or a negative errno from fstat.
+ * @c or its free. Returns 0, or what sym_cfi_compile returned for this
+ * file (-ENOENT, -EINVAL: remembered like a table, so a file without CFI
+ * is not compiled again until it changes; -ENOMEM), or a negative errno
+ * from fstat, with *@out NULL.
  */
 int sym_cfi_cache_get(struct sym_cfi_cache *c, int fd,
 		      const struct sym_cfi_table **out);
