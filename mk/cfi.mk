@@ -1,4 +1,4 @@
-# symbolize/cfi_*: the CFI compiler's fixtures and fuzz target.
+# symbolize/cfi_*: the CFI compiler's fixtures and fuzz targets.
 CFI_FIX := $(BUILD)/fixtures
 
 # The no-frame-pointer fixture linked at a fixed address (not a PIE): its
@@ -24,3 +24,5 @@ $(BUILD)/fuzz/cfi_seed.c: $(CFI_FIX)/unwind_nofp
 $(BUILD)/fuzz/fuzz_cfi_compile: $(BUILD)/fuzz/cfi_seed.c
 FUZZ_SRCS_fuzz_cfi_compile := symbolize/cfi_compile.c symbolize/cfi_walk.c \
 	symbolize/elf_module.c symbolize/symtab.c $(BUILD)/fuzz/cfi_seed.c
+$(BUILD)/fuzz/fuzz_cfi_cache: $(BUILD)/fuzz/cfi_seed.c
+FUZZ_SRCS_fuzz_cfi_cache := symbolize/cfi_cache.c $(FUZZ_SRCS_fuzz_cfi_compile)
