@@ -73,6 +73,8 @@ static int snap_mode_check(const struct ctl_snapshot_req *r, const char **why)
 		return *why = "since must be earlier than until", -EINVAL;
 	if (r->flags & ~(uint32_t)CTL_SNAP_KNOWN)
 		return *why = "unknown snapshot flags", -EINVAL;
+	if (r->flags & (r->flags - 1))
+		return *why = "a snapshot is of one kind: off-CPU, wall or locks", -EINVAL;
 	return 0;
 }
 

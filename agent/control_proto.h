@@ -54,9 +54,13 @@ enum ctl_type {
 	CTL_ERROR = 0xffff,
 };
 
+/* What a snapshot is of: on-CPU samples when none of these is set, and
+ * never more than one of them. */
 enum ctl_snap_flags {
 	CTL_SNAP_OFFCPU = 1u << 0,
-	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU,
+	CTL_SNAP_WALL = 1u << 1,  /* elapsed time: samples and waits, in ns */
+	CTL_SNAP_LOCKS = 1u << 2, /* the waits on locks and conditions */
+	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS,
 };
 
 struct ctl_hdr {

@@ -9,6 +9,7 @@
 #include "agent/daemon_impl.h"
 #include "agent/drain.h"
 #include "agent/store_codec.h"
+#include "agent/time_profiles.h"
 #include "agent/trusted_dir.h"
 
 static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
@@ -66,6 +67,7 @@ static void do_status(struct daemon *d, uint64_t client)
 
 struct snap_ctx {
 	struct prof_profile *out;
+	struct prof_profile *on; /* elapsed time: the on-CPU side, else NULL */
 	struct store_codec_merge merge;
 	const struct ctl_snapshot_req *req;
 	uint32_t windows;
@@ -94,7 +96,8 @@ static int snap_part(const struct store_part *part, const void *payload,
 {
 	struct snap_ctx *c = arg;
 	struct store_window hdr;
-	int rc = store_codec_window_merge(payload, len, &c->merge, c->out, &hdr);
+	int rc = c->on ? store_codec_window_merge_both(payload, len, &c->merge, c->on, c->out, &hdr)
+		       : store_codec_window_merge(payload, len, &c->merge, c->out, &hdr);
 
 	if (rc == -EBADMSG) {
 		c->undecodable += part->windows;
@@ -111,12 +114,36 @@ static int snap_part(const struct store_part *part, const void *payload,
 	return 0;
 }
 
+/* A question of time (the flags say which) made from the merged windows
+ * in @c, which it replaces. Returns 0 or a negative errno. */
+static int snap_question(struct daemon *d, const struct ctl_snapshot_req *r,
+			 struct snap_ctx *c)
+{
+	unsigned q = (r->flags & CTL_SNAP_WALL) ? PROF_Q_WALL : PROF_Q_LOCKS;
+	const struct prof_meta *m = prof_meta_const(c->out);
+	struct prof_profile *p;
+	int err = 0;
+
+	if (c->on)
+		store_codec_merge_totals(c->on);
+	/* Waits shorter than off_cpu_min_block are not in the windows: the
+	 * elapsed time of a thread adds up to less than the span by them. */
+	p = time_profile_new(q, c->on, d->cfg.frequency, c->out, m->duration_ns, &err);
+	if (!p)
+		return err;
+	prof_meta(p)->start_ns = m->start_ns;
+	prof_free(c->out);
+	c->out = p;
+	return 0;
+}
+
 /* Cuts [since, until) out of the store and replies. */
 static void snapshot_reply(struct daemon *d, uint64_t client,
 			   const struct ctl_snapshot_req *r, uint64_t since,
 			   uint64_t until)
 {
-	bool off = (r->flags & CTL_SNAP_OFFCPU) != 0;
+	bool question = (r->flags & (CTL_SNAP_WALL | CTL_SNAP_LOCKS)) != 0;
+	bool off = (r->flags & CTL_SNAP_OFFCPU) || question;
 	struct snap_ctx c = { .req = r };
 	struct ctl_snapshot_reply rep = { 0 };
 	struct store_scan_report sr;
@@ -129,8 +156,13 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	int rc;
 
 	c.out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
-	if (!c.out)
+	if (r->flags & CTL_SNAP_WALL)
+		c.on = prof_new(PROF_UNIT_SAMPLES);
+	if (!c.out || ((r->flags & CTL_SNAP_WALL) && !c.on)) {
+		prof_free(c.out);
+		prof_free(c.on);
 		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+	}
 	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
 					      .arg = (void *)r, .clear_pid = true,
 					      .defer_totals = true };
@@ -141,6 +173,7 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 				    snap_part, &c, &sr);
 	if (rc < 0 || c.err) {
 		prof_free(c.out);
+		prof_free(c.on);
 		return reply_err(d, client, rc < 0 ? -rc : -c.err,
 				 "hearthd could not read its store");
 	}
@@ -150,6 +183,12 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	m->duration_ns = c.windows ? c.last_ns - c.first_ns : 0;
 	m->hz = off ? 0 : d->cfg.frequency;
 	m->off_cpu = off;
+	rc = question ? snap_question(d, r, &c) : 0;
+	prof_free(c.on);
+	if (rc < 0) {
+		prof_free(c.out);
+		return reply_err(d, client, -rc, "hearthd could not make the snapshot");
+	}
 	rc = store_codec_profile_pack(c.out, &blob, &bloblen);
 	prof_free(c.out);
 	if (rc || bloblen > CTL_REPLY_MAX - 64) {

@@ -258,6 +258,9 @@ struct prof_profile *cli_fetch_snapshot(const char *socket,
 	p = store_codec_profile_unpack(rep.blob, rep.blob_len, &err);
 	if (!p)
 		cli_error("hearthd's snapshot could not be decoded (%s).", strerror(-err));
+	/* The store's format keeps no question: the request says it. */
+	else if (sreq->flags & (CTL_SNAP_WALL | CTL_SNAP_LOCKS))
+		prof_meta(p)->question = (sreq->flags & CTL_SNAP_WALL) ? PROF_Q_WALL : PROF_Q_LOCKS;
 	if (info) {
 		*info = rep;
 		info->blob = NULL;

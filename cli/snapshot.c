@@ -28,6 +28,9 @@ static void usage(FILE *out)
 		"  -p, --pid PID        only this process (repeatable, up to 64)\n"
 		"      --comm NAME      only processes with this name\n"
 		"      --off-cpu        blocked time (ns) instead of on-CPU samples\n"
+		"      --wall           elapsed time (ns): on-CPU samples (1e9/HZ ns each) and\n"
+		"                       the waits hearthd kept (off_cpu_min_block and longer)\n"
+		"      --locks          only the waits on locks and conditions (ns)\n"
 		"  -o, --output FILE    folded stacks (default '-', standard output), pprof\n"
 		"                       when FILE ends in .pb.gz\n"
 		"      --socket PATH    hearthd's control socket\n"
@@ -102,6 +105,8 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 		snprintf(a->req.comm, sizeof(a->req.comm), "%s", v);
 		return 0;
 	case 'f': a->req.flags |= CTL_SNAP_OFFCPU; return 0;
+	case 'w': a->req.flags |= CTL_SNAP_WALL; return 0;
+	case 'k': a->req.flags |= CTL_SNAP_LOCKS; return 0;
 	case 'o': a->out = v; return 0;
 	case 's': a->sock = v; return 0;
 	default: return -1;
@@ -118,6 +123,8 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "off-cpu", no_argument, NULL, 'f' },
+		{ "wall", no_argument, NULL, 'w' },
+		{ "locks", no_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -134,6 +141,10 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 	}
 	if (optind < argc) {
 		cli_error("unexpected argument '%s'; 'hearth snapshot --help' shows the options.", argv[optind]);
+		return -1;
+	}
+	if (a->req.flags & (a->req.flags - 1)) {
+		cli_error("--off-cpu, --wall and --locks each ask for a snapshot of their own: choose one.");
 		return -1;
 	}
 	modes = (a->req.last_ns > 0) + (a->req.next_ns > 0) +
@@ -182,7 +193,7 @@ int cmd_snapshot(int argc, char **argv)
 	if (rc == 0)
 		fprintf(stderr, "hearth: %u windows, %s to %s, total %llu %s\n", info.windows,
 			from, to, (unsigned long long)prof_total(p),
-			(a.req.flags & CTL_SNAP_OFFCPU) ? "ns blocked" : "samples");
+			a.req.flags & CTL_SNAP_WALL ? "ns elapsed" : a.req.flags ? "ns blocked" : "samples");
 	prof_free(p);
 	return rc ? 1 : 0;
 }

@@ -156,11 +156,11 @@ drop_test_user() {
 }
 
 # ---- questions of time (record --wall, --threads, --locks) ----------------
-# time_work_start: runs the time_work fixture for 40 s, logging its waits
-# to $T/waits.log, and waits until its threads run (and a second more);
-# its process id in p.
+# time_work_start [SECONDS]: runs the time_work fixture for SECONDS
+# (default 40), logging its waits to $T/waits.log, and waits until its
+# threads run (and a second more); its process id in p.
 time_work_start() {
-	bg "$FIXTURES/time_work" 40 "$T/waits.log" >"$T/ready"
+	bg "$FIXTURES/time_work" "${1:-40}" "$T/waits.log" >"$T/ready"
 	p=$LAST_PID
 	tw_i=0
 	until [ -s "$T/ready" ]; do

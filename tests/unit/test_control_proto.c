@@ -129,7 +129,15 @@ static void test_snapshot_refusals(void **state)
 	n = snap_payload(p); p[36] = 65; expect_refused(CTL_SNAPSHOT, p, n); /* too many pids */
 	n = snap_payload(p); p[45] = 0;  expect_refused(CTL_SNAPSHOT, p, n); /* NUL in comm */
 	n = snap_payload(p); p[46] = '\n'; expect_refused(CTL_SNAPSHOT, p, n);
-	n = snap_payload(p); p[32] = 2;  expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
+	n = snap_payload(p); p[32] = 0x10; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
+	n = snap_payload(p); p[32] = CTL_SNAP_OFFCPU | CTL_SNAP_WALL;
+	expect_refused(CTL_SNAPSHOT, p, n); /* two kinds */
+	for (uint8_t f = 1; f <= CTL_SNAP_LOCKS; f <<= 1) { /* each kind alone */
+		n = snap_payload(p);
+		p[32] = f;
+		assert_int_equal(ctl_request_decode(CTL_SNAPSHOT, p, n, &out, &why), 0);
+		assert_int_equal(out.u.snap.flags, f);
+	}
 	n = snap_payload(p); p[24] = 1;  expect_refused(CTL_SNAPSHOT, p, n); /* last and next */
 	n = snap_payload(p); p[0] = 1;   expect_refused(CTL_SNAPSHOT, p, n); /* last and since */
 	n = snap_payload(p); memset(p + 16, 0, 8); expect_refused(CTL_SNAPSHOT, p, n); /* no mode */
