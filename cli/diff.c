@@ -13,56 +13,11 @@
 #include "cli/cli.h"
 #include "cli/viewer.h"
 #include "cli/client.h"
+#include "cli/diff_report.h"
 #include "profile/diff.h"
 #include "profile/load.h"
+#include "render/format.h"
 #include "render/sdl.h"
-
-static double share(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
-}
-
-/* Prints the functions ranked by the change of their inclusive share. */
-static int print_table(const struct prof_profile *before,
-		       const struct prof_profile *after, size_t top, double min_pp)
-{
-	struct prof_diff *d = NULL;
-	struct prof_diff_fn *fn = NULL;
-	const struct prof_profile *t;
-	uint64_t tb, ta;
-	size_t n = 0, shown = 0;
-	int rc = prof_diff_build(before, after, &d);
-
-	if (!rc)
-		rc = prof_diff_rank(d, PROF_RANK_TOTAL, &fn, &n);
-	if (rc) {
-		prof_diff_free(d);
-		cli_error(rc == -EINVAL ? "the two profiles are in different units." :
-			  "out of memory while comparing.");
-		return -1;
-	}
-	t = prof_diff_tree_const(d);
-	tb = prof_diff_total_before(d);
-	ta = prof_diff_total_after(d);
-	printf("%-48s %8s %8s %9s   %s\n", "function", "before", "after", "change",
-	       "self before -> after");
-	for (size_t i = 0; i < n && shown < top; i++) {
-		const struct prof_diff_fn *f = &fn[i];
-
-		if ((f->change < 0 ? -f->change : f->change) < min_pp)
-			break;
-		printf("%-48.48s %7.2f%% %7.2f%% %+8.2fpp   %.2f%% -> %.2f%%\n",
-		       prof_str(t, f->name), share(f->total_before, tb),
-		       share(f->total_after, ta), f->change,
-		       share(f->self_before, tb), share(f->self_after, ta));
-		shown++;
-	}
-	if (!shown)
-		printf("(no function's share changed by %.2f percentage points or more)\n", min_pp);
-	free(fn);
-	prof_diff_free(d);
-	return 0;
-}
 
 struct diff_args {
 	const char *sock;
@@ -73,6 +28,8 @@ struct diff_args {
 	struct ctl_snapshot_req filter;
 	struct prof_load_opts load;
 	int view;                 /* --view: open the diff in the viewer */
+	int json;                 /* --json: the report as JSON */
+	struct cli_diff_report report;
 	const char *debug_layout; /* its --debug-layout (a test aid) */
 };
 
@@ -105,12 +62,12 @@ static uint64_t mark_time(const struct diff_args *a, int *ok)
 	return at;
 }
 
-/* Before = [at - window, at), after = [at, at + window), from the store. */
-static int load_around_mark(const struct diff_args *a, struct prof_profile **p)
+/* Before = [at - window, at), after = [at, at + window), from the store;
+ * what each side holds goes to @a's report. */
+static int load_around_mark(struct diff_args *a, struct prof_profile **p)
 {
 	struct ctl_snapshot_reply info[2];
 	struct ctl_snapshot_req req = a->filter;
-	char when[32];
 	int ok;
 	uint64_t at = mark_time(a, &ok);
 
@@ -130,13 +87,12 @@ static int load_around_mark(const struct diff_args *a, struct prof_profile **p)
 			cli_error("hearthd has no windows stored %s the mark.", side ? "after" : "before");
 			return -1;
 		}
+		a->report.windows[side] = info[side].windows;
 	}
-	cli_format_time(at, when, sizeof(when));
-	printf("mark %s at %s: %u windows before, %u after\n", a->mark, when,
-	       info[0].windows, info[1].windows);
-	if (info[1].to_ns < at + a->window_ns)
-		printf("(the after side is still being recorded: %.0f s of %.0f s so far)\n",
-		       (double)(info[1].to_ns - at) / 1e9, (double)a->window_ns / 1e9);
+	a->report.mark = a->mark;
+	a->report.at_ns = at;
+	a->report.window_ns = a->window_ns;
+	a->report.after_ns = info[1].to_ns < at + a->window_ns ? info[1].to_ns - at : a->window_ns;
 	return 0;
 }
 
@@ -159,6 +115,7 @@ static void usage(FILE *out)
 		"      --comm NAME      with --at: only processes with this name\n"
 		"      --socket PATH    with --at: hearthd's control socket\n"
 		"      --top N          print the N largest changes (default 20)\n"
+		"      --json           the report as JSON (field names in hearth(1))\n"
 		"      --view           open the diff in the viewer instead (as\n"
 		"                       hearth view --diff does)\n"
 		"      --debug-layout F with --view, a test aid: rewrite F with the box\n"
@@ -178,6 +135,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "view", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "debug-layout", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_INPUT_OPTIONS,
@@ -225,6 +183,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 			break;
 		case 's': a->sock = optarg; break;
 		case 'v': a->view = 1; break;
+		case 'j': a->json = 1; break;
 		case 'D': a->debug_layout = optarg; break;
 		case CLI_OPT_MAX_INPUT:
 		case CLI_OPT_UNIT:
@@ -263,6 +222,7 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
 			       .top = 20, .min_pp = 0.005, .load.unit = -1 };
 	struct prof_profile *p[2] = { NULL, NULL };
+	char win[32], side[2][128];
 	int rc = parse_args(&a, argc, argv), status = 1;
 
 	if (rc)
@@ -277,6 +237,10 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 	}
 	/* The window is drawn by hearth-view: hand over before loading
 	 * anything, so the inputs are read (or asked for) once. */
+	if (a.view && a.json) {
+		cli_error("--json is the report's form; --view draws the diff instead: give one.");
+		return 2;
+	}
 	if (a.view && v->handoff)
 		return v->handoff(argv);
 	if (a.mark) {
@@ -295,7 +259,21 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 		status = view_window(&a, p, argc, argv, v);
 		goto out;
 	}
-	if (print_table(p[0], p[1], a.top, a.min_pp) < 0)
+	a.report.top = a.top;
+	a.report.min_pp = a.min_pp;
+	a.report.json = a.json;
+	if (a.mark) {
+		rd_fmt_value(win, sizeof(win), a.window_ns, PROF_UNIT_NANOSECONDS);
+		snprintf(side[0], sizeof(side[0]), "the %s before %s", win, a.mark);
+		snprintf(side[1], sizeof(side[1]), "the %s after %s", win, a.mark);
+		a.report.side[0] = side[0];
+		a.report.side[1] = side[1];
+	} else {
+		for (int i = 0; i < 2; i++)
+			a.report.side[i] = strcmp(argv[optind + i], "-") ? argv[optind + i] :
+					   "standard input";
+	}
+	if (cli_diff_report(p[0], p[1], &a.report) < 0)
 		goto out;
 	status = 0;
 out:

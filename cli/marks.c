@@ -6,11 +6,35 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/json.h"
+
+/* {"marks": [{"name": ..., "at_ns": ..., "at": "YYYY-MM-DD HH:MM:SS"}]},
+ * oldest first; "at" in local time, as the text shows it. */
+static void print_json(const struct ctl_mark *m, size_t n)
+{
+	struct cli_json j;
+	char buf[32];
+
+	cli_json_start(&j, stdout);
+	cli_json_object(&j, NULL);
+	cli_json_array(&j, "marks");
+	for (size_t i = 0; i < n; i++) {
+		cli_format_time(m[i].at_ns, buf, sizeof(buf));
+		cli_json_object(&j, NULL);
+		cli_json_str(&j, "name", m[i].name);
+		cli_json_u64(&j, "at_ns", m[i].at_ns);
+		cli_json_str(&j, "at", buf);
+		cli_json_end(&j);
+	}
+	cli_json_end(&j);
+	cli_json_end(&j);
+}
 
 int cmd_marks(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -20,15 +44,18 @@ int cmd_marks(int argc, char **argv)
 	struct cli_reply r;
 	size_t n;
 	char buf[32];
-	int c;
+	int c, json = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 's')
 			sock = optarg;
+		else if (c == 'j')
+			json = 1;
 		else if (c == 'h') {
 			printf("usage: hearth marks [options]\n\n"
 			       "Lists every mark, oldest first: time, epoch seconds, name.\n\n"
+			       "      --json           as JSON: {\"marks\": [{\"name\", \"at_ns\", \"at\"}]}\n"
 			       "      --socket PATH    hearthd's control socket\n"
 			       "  -h, --help           this text\n");
 			return 0;
@@ -47,6 +74,11 @@ int cmd_marks(int argc, char **argv)
 		return 1;
 	}
 	free(r.buf);
+	if (json) {
+		print_json(m, n);
+		free(m);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		cli_format_time(m[i].at_ns, buf, sizeof(buf));
 		printf("%s  @%llu.%03llu  %s\n", buf, (unsigned long long)(m[i].at_ns / 1000000000ull),

@@ -17,6 +17,7 @@
 #include "agent/config.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/record_json.h"
 #include "profile/profile.h"
 #include "symbolize/debuginfod.h"
 
@@ -42,6 +43,7 @@ struct record_args {
 	uint64_t debuginfod_wait_ns;
 	unsigned question;       /* enum prof_question: one profile of time */
 	bool min_block_set;
+	bool json;               /* --json: the summary on stdout too */
 };
 
 static const char usage_text[] =
@@ -86,6 +88,8 @@ static const char usage_text[] =
 	"      --debuginfod-wait TIME  with DEBUGINFOD_URLS set: how long the end of\n"
 	"                         the recording waits for debug files still being\n"
 	"                         fetched (default 30s; 0 = not at all)\n"
+	"      --json             also write the summary as one JSON object to\n"
+	"                         standard output (needs -o FILE; fields in hearth(1))\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"With -p, recording also ends when every chosen process (and every child\n"
@@ -102,6 +106,7 @@ enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
+	OPT_JSON,
 };
 
 static const struct option long_opts[] = {
@@ -125,6 +130,7 @@ static const struct option long_opts[] = {
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "output", required_argument, NULL, 'o' },
 	{ "debuginfod-wait", required_argument, NULL, OPT_DEBUGINFOD_WAIT },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -250,6 +256,7 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 		a->opts.stack_bytes = (uint32_t)v;
 		return 0;
 	case 'o': a->output = optarg; return 0;
+	case OPT_JSON: a->json = true; return 0;
 	case OPT_DEBUGINFOD_WAIT:
 		if (config_parse_duration(optarg, &a->debuginfod_wait_ns) < 0) {
 			cli_error("'%s' is not a duration: use seconds (30) or a unit (500ms, 2m); 0 waits not at all.", optarg);
@@ -314,6 +321,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return -1;
 	}
 	a->opts.exclude_tgid = getpid();
+	if (a->json && !strcmp(a->output, "-")) {
+		cli_error("--json writes the summary to standard output: give the profile a file with -o.");
+		return -1;
+	}
 	if (a->question)
 		return question_opts(a, on || off);
 	a->opts.on_cpu = on || !off;
@@ -685,6 +696,8 @@ int cmd_record(int argc, char **argv)
 	if (write_out(&a, on, off, elapsed) == 0)
 		status = 0;
 	summary(&a, &st, start, elapsed);
+	if (a.json)
+		cli_record_json(stdout, &st, elapsed, a.opts.unwind, a.output, status == 0);
 out:
 	sampler_close(s);
 	sym_debuginfod_free(dbgd);

@@ -7,6 +7,8 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/output.h"
+#include "cli/status_formats.h"
 
 static void human_bytes(uint64_t b, char *out, size_t len)
 {
@@ -94,28 +96,71 @@ static void print_status(const struct ctl_status *st)
 	printf("clients:        %llu\n", (unsigned long long)st->clients);
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: hearth status [options]\n\n"
+		     "What hearthd is doing and what it costs.\n\n"
+		     "      --json           one JSON object (field names in hearth(1))\n"
+		     "      --prometheus     Prometheus text-format metrics, for a node\n"
+		     "                       exporter's textfile collector; hearthd_up 0\n"
+		     "                       when hearthd does not answer\n"
+		     "  -o, --output FILE    with --json or --prometheus: write FILE whole or\n"
+		     "                       not at all (default '-', standard output)\n"
+		     "      --socket PATH    hearthd's control socket\n"
+		     "  -h, --help           this text\n");
+}
+
+enum { STATUS_TEXT, STATUS_JSON, STATUS_PROMETHEUS };
+
+/* Writes the status (NULL: hearthd did not answer) as @format says to
+ * @path. Returns 0, or -1 after one sentence. */
+static int write_status(int format, const char *path, const struct ctl_status *st)
+{
+	struct cli_out o;
+
+	if (format == STATUS_TEXT) {
+		print_status(st);
+		return 0;
+	}
+	if (cli_out_open(&o, path) < 0)
+		return -1;
+	if (format == STATUS_JSON)
+		cli_status_json(o.f, st);
+	else
+		cli_status_prometheus(o.f, st);
+	return cli_out_close(&o, 0);
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *sock = CLI_DEFAULT_SOCKET;
+	const char *sock = CLI_DEFAULT_SOCKET, *out = NULL;
 	struct ctl_request req = { .type = CTL_STATUS };
 	struct ctl_status st;
 	struct cli_reply r;
-	int c;
+	int c, format = STATUS_TEXT;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		if (c == 's')
 			sock = optarg;
-		else if (c == 'h') {
-			printf("usage: hearth status [options]\n\n"
-			       "What hearthd is doing and what it costs.\n\n"
-			       "      --socket PATH    hearthd's control socket\n"
-			       "  -h, --help           this text\n");
+		else if (c == 'o')
+			out = optarg;
+		else if (c == 'j' || c == 'P') {
+			if (format != STATUS_TEXT) {
+				cli_error("give one of --json and --prometheus.");
+				return 2;
+			}
+			format = c == 'j' ? STATUS_JSON : STATUS_PROMETHEUS;
+		} else if (c == 'h') {
+			usage(stdout);
 			return 0;
 		} else
 			return 2;
@@ -124,14 +169,21 @@ int cmd_status(int argc, char **argv)
 		cli_error("status takes no arguments ('%s').", argv[optind]);
 		return 2;
 	}
-	if (cli_call(sock, &req, 10000, &r) < 0)
+	if (out && format == STATUS_TEXT) {
+		cli_error("-o writes --json or --prometheus output; the text goes to standard output.");
+		return 2;
+	}
+	if (cli_call(sock, &req, 10000, &r) < 0) {
+		/* A scrape still learns that hearthd is down. */
+		if (format == STATUS_PROMETHEUS)
+			write_status(format, out ? out : "-", NULL);
 		return 1;
+	}
 	if (ctl_decode_status(r.payload, r.len, &st) < 0) {
 		free(r.buf);
 		cli_error("hearthd sent a malformed status reply.");
 		return 1;
 	}
 	free(r.buf);
-	print_status(&st);
-	return 0;
+	return write_status(format, out ? out : "-", &st) < 0;
 }

@@ -1,3 +1,4 @@
 # The option lists' test (tests/e2e/options_agree.sh) is python3 and runs
-# the bash completion; install_uninstall.sh loads it with bash-completion.
-PKGS_TEST += python3 bash-completion
+# the bash completion; install_uninstall.sh loads it with bash-completion;
+# json_output.sh reads hearth status --prometheus with prometheus_client.
+PKGS_TEST += python3 bash-completion python3-prometheus-client

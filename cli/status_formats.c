@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* hearth status --json and --prometheus (see status_formats.h). */
+#include <stddef.h>
+#include <string.h>
+
+#include "cli/json.h"
+#include "cli/status_formats.h"
+
+/* One field of struct ctl_status: its JSON key, its Prometheus metric,
+ * and how each shows the integer: value / 10^decimals (ns as seconds,
+ * thousandths of a percent as a percent or a ratio). */
+struct status_field {
+	size_t off;
+	const char *json;
+	unsigned json_decimals;
+	const char *prom;
+	const char *prom_type;
+	unsigned prom_decimals;
+	const char *help;
+};
+
+#define F(field, json, jd, prom, type, pd, help) \
+	{ offsetof(struct ctl_status, field), json, jd, prom, type, pd, help }
+
+static const struct status_field fields[] = {
+	F(pid, "pid", 0, "hearthd_pid", "gauge", 0, "hearthd's process id."),
+	F(uptime_ns, "uptime_ns", 0, "hearthd_uptime_seconds", "gauge", 9,
+	  "Time since hearthd started."),
+	F(window_ns, "window_ns", 0, "hearthd_window_seconds", "gauge", 9,
+	  "Length of one window."),
+	F(windows, "windows", 0, "hearthd_windows_stored", "gauge", 0,
+	  "Windows in the store."),
+	F(store_bytes, "store_bytes", 0, "hearthd_store_bytes", "gauge", 0,
+	  "Bytes the store takes on disk."),
+	F(segments, "segments", 0, "hearthd_store_segments", "gauge", 0,
+	  "Segment files of the store."),
+	F(samples, "samples", 0, "hearthd_samples_total", "counter", 0,
+	  "On-CPU samples with a stack since start."),
+	F(idle_samples, "idle_samples", 0, "hearthd_idle_samples_total", "counter", 0,
+	  "On-CPU samples of idle CPUs since start."),
+	F(offcpu_ns, "offcpu_ns", 0, "hearthd_offcpu_blocked_seconds_total", "counter", 9,
+	  "Off-CPU time blocked, summed over threads, since start."),
+	F(drops, "drops", 0, "hearthd_drops_total", "counter", 0,
+	  "Samples and events lost in the kernel since start."),
+	F(cpu_ns, "cpu_ns", 0, "hearthd_cpu_seconds_total", "counter", 9,
+	  "hearthd's own CPU time (user and system) since start."),
+	F(cpu_pct_milli, "cpu_percent", 3, "hearthd_cpu_ratio", "gauge", 5,
+	  "hearthd's own CPU use over the last window, in cores."),
+	F(rss_bytes, "rss_bytes", 0, "hearthd_resident_memory_bytes", "gauge", 0,
+	  "hearthd's resident memory."),
+	F(last_window_end_ns, "last_window_end_ns", 0,
+	  "hearthd_last_window_end_timestamp_seconds", "gauge", 9,
+	  "When the last stored window ended, since the epoch (0: none yet)."),
+	F(windows_skipped, "windows_lost", 0, "hearthd_windows_lost_total", "counter", 0,
+	  "Windows neither written nor held in memory since start."),
+	F(store_error, "store_error", 0, "hearthd_store_errno", "gauge", 0,
+	  "errno of the store's last failed write, 0 while it writes."),
+	F(retention_bytes, "retention_bytes", 0, "hearthd_retention_bytes", "gauge", 0,
+	  "The store's size limit (0: none)."),
+	F(retention_age_ns, "retention_age_ns", 0, "hearthd_retention_age_seconds", "gauge", 9,
+	  "Age past which windows are deleted (0: never)."),
+	F(clients, "clients", 0, "hearthd_clients", "gauge", 0,
+	  "Control clients connected."),
+	F(bpf_run_ns, "bpf_run_ns", 0, "hearthd_bpf_run_seconds_total", "counter", 9,
+	  "Time the BPF programs ran, when the kernel counts it."),
+	F(bpf_run_cnt, "bpf_runs", 0, "hearthd_bpf_runs_total", "counter", 0,
+	  "Runs of the BPF programs, when the kernel counts them."),
+	F(sym_modules, "symbol_modules", 0, "hearthd_symbol_modules", "gauge", 0,
+	  "Modules the symbolizer holds."),
+	F(sym_module_bytes, "symbol_cache_bytes", 0, "hearthd_symbol_cache_bytes", "gauge", 0,
+	  "Memory the symbolizer's modules take."),
+	F(sym_module_limit, "symbol_cache_limit_bytes", 0, "hearthd_symbol_cache_limit_bytes",
+	  "gauge", 0, "The symbolizer's memory budget."),
+	F(sym_evictions, "symbol_evictions", 0, "hearthd_symbol_evictions_total", "counter", 0,
+	  "Modules evicted to stay within the budget since start."),
+	F(windows_held, "windows_held", 0, "hearthd_windows_held", "gauge", 0,
+	  "Windows held in memory while the store cannot write."),
+};
+
+_Static_assert(sizeof(fields) / sizeof(fields[0]) == CTL_STATUS_FIELDS,
+	       "every field of struct ctl_status needs its JSON and Prometheus names "
+	       "in cli/status_formats.c (and a line in hearth(1), hearth status)");
+
+static uint64_t field(const struct ctl_status *st, const struct status_field *f)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + f->off, sizeof(v));
+	return v;
+}
+
+void cli_status_json(FILE *f, const struct ctl_status *st)
+{
+	struct cli_json j;
+
+	cli_json_start(&j, f);
+	cli_json_object(&j, NULL);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		cli_json_fixed(&j, fields[i].json, field(st, &fields[i]), fields[i].json_decimals);
+	cli_json_str(&j, "store_error_message",
+		     st->store_error ? strerror((int)st->store_error) : NULL);
+	cli_json_end(&j);
+}
+
+void cli_status_prometheus(FILE *f, const struct ctl_status *st)
+{
+	fprintf(f, "# HELP hearthd_up Whether hearthd answered on its control socket.\n"
+		   "# TYPE hearthd_up gauge\nhearthd_up %d\n", st != NULL);
+	for (size_t i = 0; st && i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const struct status_field *sf = &fields[i];
+
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s ", sf->prom, sf->help, sf->prom,
+			sf->prom_type, sf->prom);
+		cli_print_fixed(f, field(st, sf), sf->prom_decimals);
+		fputc('\n', f);
+	}
+}
