@@ -26,3 +26,10 @@ FUZZ_SRCS_fuzz_cfi_compile := symbolize/cfi_compile.c symbolize/cfi_walk.c \
 	symbolize/elf_module.c symbolize/symtab.c $(BUILD)/fuzz/cfi_seed.c
 $(BUILD)/fuzz/fuzz_cfi_cache: $(BUILD)/fuzz/cfi_seed.c
 FUZZ_SRCS_fuzz_cfi_cache := symbolize/cfi_cache.c $(FUZZ_SRCS_fuzz_cfi_compile)
+
+# bench/cfi_cost.sh's tool.
+$(BUILD)/bench/cfi_cost: bench/cfi_cost.c $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libsymbolize.a $(BUILD)/libprofile.a $(LDFLAGS) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+bench: $(BUILD)/bench/cfi_cost
