@@ -47,10 +47,18 @@ struct prof_profile;
  * @arg into @o. Returns 0, or -1 after saying what is wrong. */
 int cli_input_option(int c, const char *arg, struct prof_load_opts *o);
 
+/* What cli_load() does with a profile with nothing in it. */
+enum {
+	CLI_LOAD_NONEMPTY = 0,     /* refuses it */
+	CLI_LOAD_EMPTY = 1,        /* takes it */
+	CLI_LOAD_EMPTY_ANSWER = 2, /* takes it when it answers a question of
+				    * time (its emptiness is the answer) */
+};
+
 /* Loads the profile file @path ("-": standard input) as @o says (NULL:
- * the defaults), says what the load left out, and, unless @empty_ok,
- * refuses a profile with nothing in it. Returns the profile, or NULL after
- * one sentence. */
+ * the defaults), says what the load left out, and refuses a profile with
+ * nothing in it as @empty_ok says (CLI_LOAD_*). Returns the profile, or
+ * NULL after one sentence. */
 struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 			      int empty_ok);
 

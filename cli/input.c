@@ -50,7 +50,9 @@ struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 		cli_error("%s: %llu samples with a negative value were left out.",
 			  strcmp(path, "-") ? path : "standard input",
 			  (unsigned long long)note.negative);
-	if (!empty_ok && !prof_total(p)) {
+	if (!prof_total(p) && !(empty_ok == CLI_LOAD_EMPTY ||
+				(empty_ok == CLI_LOAD_EMPTY_ANSWER &&
+				 prof_meta_const(p)->question != PROF_Q_USUAL))) {
 		cli_error("%s: the profile is empty.", strcmp(path, "-") ? path : "standard input");
 		prof_free(p);
 		return NULL;

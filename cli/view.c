@@ -262,7 +262,8 @@ int cmd_view(int argc, char **argv)
 		cli_error("'hearth view' takes one profile file (or '-' for stdin); 'hearth view --help' shows the options.");
 		return 2;
 	}
-	if (!(p = cli_load(argv[optind], &lo, 0)))
+	/* "Nothing waited on a lock" is an answer: the window says it. */
+	if (!(p = cli_load(argv[optind], &lo, CLI_LOAD_EMPTY_ANSWER)))
 		return 1;
 	if (!(m = rd_model_new(p))) {
 		cli_error("out of memory while reading %s.", argv[optind]);
