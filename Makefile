@@ -45,16 +45,18 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 # Debian packages: to build, to test, to benchmark.
 PKGS_BUILD := gcc make pkg-config clang llvm libbpf-dev bpftool libelf-dev \
 	libdw-dev zlib1g-dev libsdl2-dev libsdl2-ttf-dev libsystemd-dev \
-	fonts-dejavu-core elfutils
+	fonts-dejavu-core elfutils libcurl4-openssl-dev
 PKGS_TEST := libcmocka-dev xvfb xdotool x11-apps imagemagick libxml2-utils \
 	binutils libclang-rt-14-dev util-linux golang-go \
 	python3.11 python3.11-dev
 PKGS_BENCH := linux-perf bpftrace libbpf-tools valgrind
 
-PKGS_LIBS := libbpf libelf libdw zlib sdl2 SDL2_ttf libsystemd
+PKGS_LIBS := libbpf libelf libdw zlib sdl2 SDL2_ttf libsystemd libcurl
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS_LIBS) 2>/dev/null)
 PKG_LIBS_CORE = $(shell $(PKG_CONFIG) --libs libbpf libelf libdw zlib libsystemd 2>/dev/null)
 PKG_LIBS_SDL = $(shell $(PKG_CONFIG) --libs sdl2 SDL2_ttf 2>/dev/null)
+# Only hearthd pushes (agent/push*.c): the other programs link no libcurl.
+PKG_LIBS_PUSH = $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 LIBEXECDIR := $(PREFIX)/libexec/hearth
@@ -182,13 +184,13 @@ $(HEARTH_VIEW): $(CLI_OBJS) $(VIEWER_OBJS) $(LIBS_ALL) $(BUILD)/.flags-ld
 # The daemon links no SDL: a headless server needs no display libraries.
 $(HEARTHD): $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON) $(BUILD)/.flags-ld
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON) $(PKG_LIBS_CORE) $(LDLIBS_EXTRA)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(BUILD)/agent/hearthd_main.o $(LIBS_DAEMON) $(PKG_LIBS_CORE) $(PKG_LIBS_PUSH) $(LDLIBS_EXTRA)
 
 # ---- tests --------------------------------------------------------------
 $(BUILD)/tests/%: tests/unit/%.c $(LIBS_ALL) $(BUILD)/.flags-cc $(BUILD)/.flags-ld
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_ALL) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) -lcmocka $(LDLIBS_EXTRA)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(LIBS_ALL) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(PKG_LIBS_PUSH) -lcmocka $(LDLIBS_EXTRA)
 
 $(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/.flags-fixture
 	$(call msg,FIXTURE,$@)
@@ -236,6 +238,9 @@ UNITDIR := /lib/systemd/system
 # bash-completion's loader looks in $$XDG_DATA_DIRS, /usr/local/share and
 # /usr/share among them; one file serves both commands.
 COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
+# The push drop-in is shipped, not enabled: the admin copies it into
+# /etc/systemd/system/hearthd.service.d/ (see hearthd(8)).
+PUSHDROPINDIR = $(PREFIX)/share/hearth
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(LIBEXECDIR)
@@ -250,6 +255,7 @@ install: all
 	install -m 0644 systemd/hearth.sysusers $(DESTDIR)/usr/lib/sysusers.d/hearth.conf
 	install -m 0644 systemd/hearth.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf
 	$(Q)[ -f $(DESTDIR)/etc/hearth/hearthd.conf ] || install -m 0644 etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf
+	install -D -m 0644 systemd/hearthd-push.conf $(DESTDIR)$(PUSHDROPINDIR)/hearthd-push.conf
 
 # Removes what install put there. The config goes only when it is the
 # shipped one, unchanged; the store (/var/lib/hearth) is never touched.
@@ -258,6 +264,8 @@ uninstall:
 	rm -f $(foreach m,$(MANPAGES),$(call MAN_DEST,$(m)))
 	rm -f $(DESTDIR)$(COMPLETIONDIR)/hearth $(DESTDIR)$(COMPLETIONDIR)/hearthd
 	rm -f $(DESTDIR)$(UNITDIR)/hearthd.service $(DESTDIR)/usr/lib/sysusers.d/hearth.conf $(DESTDIR)/usr/lib/tmpfiles.d/hearth.conf
+	rm -f $(DESTDIR)$(PUSHDROPINDIR)/hearthd-push.conf
+	$(Q)rmdir $(DESTDIR)$(PUSHDROPINDIR) 2>/dev/null || true
 	$(Q)if cmp -s etc/hearthd.conf $(DESTDIR)/etc/hearth/hearthd.conf; then \
 		rm -f $(DESTDIR)/etc/hearth/hearthd.conf; rmdir $(DESTDIR)/etc/hearth 2>/dev/null || true; \
 	elif [ -f $(DESTDIR)/etc/hearth/hearthd.conf ]; then \
@@ -275,7 +283,7 @@ print-%:
 # added its part, as simple variables: a target-specific value (a fixture's
 # FIXTURE_FLAGS, viewer_exec.o's CFLAGS) never leaks into them.
 FLAGS_TRACKED_cc := $(CC) $(CPPFLAGS) $(CFLAGS)
-FLAGS_TRACKED_ld := $(CC) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(LDLIBS_EXTRA)
+FLAGS_TRACKED_ld := $(CC) $(LDFLAGS) $(PKG_LIBS_CORE) $(PKG_LIBS_SDL) $(PKG_LIBS_PUSH) $(LDLIBS_EXTRA)
 FLAGS_TRACKED_bpf := $(CLANG) $(BPF_CFLAGS) $(BPFTOOL)
 FLAGS_TRACKED_fuzz := $(CLANG) $(PKG_CFLAGS) $(PKG_LIBS_CORE)
 FLAGS_TRACKED_fixture := $(FIXTURE_FLAGS) $(FIXTURE_LIBS)

@@ -34,6 +34,7 @@ void config_defaults(struct hearthd_config *c)
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
 	c->symbol_cache_bytes = 256ull << 20;
+	c->push_timeout_ns = 10 * NS_PER_S;
 }
 
 int config_parse_duration(const char *s, uint64_t *ns)
@@ -233,7 +234,7 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return set_u32(&c->max_clients, v, 1, 1024);
 	if (!strcmp(k, "debuginfod_urls"))
 		return set_debuginfod_urls(c, v);
-	return -ENOENT;
+	return config_push_apply(c, k, v);
 }
 
 int config_set(struct hearthd_config *c, const char *key, const char *value,
@@ -252,6 +253,8 @@ int config_set(struct hearthd_config *c, const char *key, const char *value,
 	rc = apply(c, k, value);
 	if (rc == -ENOENT)
 		snprintf(err, errlen, "'%s' is not a hearthd setting", k);
+	else if (rc == -EOPNOTSUPP)
+		snprintf(err, errlen, "%s", CONFIG_PUSH_OTLP_WHY);
 	else if (rc)
 		snprintf(err, errlen, "'%.200s' is not a valid value for %s", value, k);
 	return rc ? -EINVAL : 0;

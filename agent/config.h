@@ -21,6 +21,20 @@
 #define CONFIG_EXCLUDE_MAX 32
 #define CONFIG_COMM_LEN 16
 #define CONFIG_URLS_MAX 1024
+#define CONFIG_PUSH_URL_MAX 512
+#define CONFIG_PUSH_TENANT_MAX 150
+#define CONFIG_PUSH_LABELS_MAX 16
+#define CONFIG_PUSH_LABEL_LEN 64
+
+enum config_push_format {
+	CONFIG_PUSH_PYROSCOPE = 0,  /* Pyroscope's HTTP ingest API, pprof */
+};
+
+/* One static push label, `key=value`. */
+struct config_push_label {
+	char key[CONFIG_PUSH_LABEL_LEN];
+	char value[CONFIG_PUSH_LABEL_LEN];
+};
 
 struct hearthd_config {
 	char state_dir[CONFIG_PATH_MAX];
@@ -42,6 +56,14 @@ struct hearthd_config {
 	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
 					   * store cannot write; 0 = none */
 	char debuginfod_urls[CONFIG_URLS_MAX]; /* "" = DEBUGINFOD_URLS */
+	/* Push (agent/push.h): an empty URL means no network at all. */
+	char push_url[CONFIG_PUSH_URL_MAX];
+	int push_format;                  /* enum config_push_format */
+	char push_auth_file[CONFIG_PATH_MAX]; /* "" = no credentials */
+	char push_tenant[CONFIG_PUSH_TENANT_MAX + 1]; /* X-Scope-OrgID, "" = none */
+	struct config_push_label push_labels[CONFIG_PUSH_LABELS_MAX];
+	size_t npush_labels;
+	uint64_t push_timeout_ns;         /* one request, connecting included */
 };
 
 /* Fills @c with the documented defaults. */
@@ -70,5 +92,18 @@ int config_load(struct hearthd_config *c, const char *path, char *err,
 int config_parse_duration(const char *s, uint64_t *ns);
 int config_parse_size(const char *s, uint64_t *bytes);
 int config_parse_bool(const char *s, bool *v);
+
+/* Applies one push_* key (config_push.c). Returns 0, -ENOENT when @key is
+ * not a push key, -EINVAL for a bad value, or -EOPNOTSUPP for
+ * push_format = otlp (not implemented: CONFIG_PUSH_OTLP_WHY says why). */
+int config_push_apply(struct hearthd_config *c, const char *key,
+		      const char *value);
+
+#define CONFIG_PUSH_OTLP_WHY \
+	"push_format = otlp is not supported: the OTLP profiles signal is still in development upstream; use pyroscope, which Pyroscope, Grafana Cloud Profiles and Grafana Alloy accept"
+
+/* True when @s is a valid push label name: [A-Za-z_][A-Za-z0-9_]*, at
+ * most CONFIG_PUSH_LABEL_LEN - 1 bytes. */
+bool config_push_label_name_ok(const char *s);
 
 #endif /* HEARTH_CONFIG_H */

@@ -120,6 +120,18 @@ struct ctl_status {
 	uint64_t sym_module_limit; /* its budget (least recently used evicted past it) */
 	uint64_t sym_evictions;    /* modules evicted to stay within it */
 	uint64_t windows_held;     /* in memory while the store cannot write */
+	/* Push (agent/push.h); all 0 when push is off. */
+	uint64_t push_on;          /* 1: push_url is set */
+	uint64_t push_windows;     /* windows the backend took whole */
+	uint64_t push_requests;
+	uint64_t push_bytes;
+	uint64_t push_rejected;    /* parts skipped on a 4xx answer */
+	uint64_t push_retries;
+	uint64_t push_lag_ns;
+	uint64_t push_pending;     /* windows waiting (about) */
+	uint64_t push_last_err;    /* enum push_err of the last failure */
+	uint64_t push_last_status; /* its HTTP status, 0 = none */
+	uint64_t push_last_err_ns; /* CLOCK_REALTIME, 0 = never */
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
 /* The fields of the first status reply (up to bpf_run_cnt): the least a

@@ -43,11 +43,13 @@ void daemon_log(const char *fmt, ...)
 {
 	va_list ap;
 
+	flockfile(stderr); /* one line, whole, beside the push thread's */
 	fputs("hearthd: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -196,6 +198,29 @@ static int open_server(struct daemon *d)
 	return 0;
 }
 
+static void push_log(void *arg, const char *line)
+{
+	(void)arg;
+	daemon_log("%s", line);
+}
+
+/* Starts the push thread when push_url is set; after open_signals(), so
+ * the thread is born with the signals blocked. */
+static int open_push(struct daemon *d)
+{
+	char err[400];
+
+	if (!d->cfg.push_url[0])
+		return 0;
+	d->push = push_start(&d->cfg, push_log, d, err, sizeof(err));
+	if (!d->push) {
+		daemon_log("%s", err);
+		return -1;
+	}
+	daemon_log("pushing windows to %s", d->cfg.push_url);
+	return 0;
+}
+
 static int open_signals(struct daemon *d)
 {
 	sigset_t set;
@@ -285,8 +310,11 @@ static void store_result(struct daemon *d, int rc)
 	}
 }
 
-static void log_stored(uint64_t start_ns, uint64_t end_ns, size_t len)
+/* A window is in the store: the push may send it (windows held while the
+ * disk was full included, when they are written at last). */
+static void window_stored(struct daemon *d, uint64_t start_ns, uint64_t end_ns, size_t len)
 {
+	push_notify(d->push, end_ns);
 	if (getenv("HEARTHD_LOG_WINDOWS"))
 		daemon_log("stored window %llu %llu (%zu bytes)", (unsigned long long)start_ns,
 			   (unsigned long long)end_ns, len);
@@ -356,7 +384,7 @@ static int write_held(struct daemon *d)
 		rc = store_append(d->store, h->start_ns, h->end_ns, h->blob, h->len);
 		if (rc)
 			break;
-		log_stored(h->start_ns, h->end_ns, h->len);
+		window_stored(d, h->start_ns, h->end_ns, h->len);
 		free(h->blob);
 	}
 	if (i) {
@@ -385,7 +413,7 @@ static void store_window(struct daemon *d, uint64_t start_ns, uint64_t end_ns,
 	if (!rc)
 		rc = store_append(d->store, start_ns, end_ns, blob, len);
 	if (!rc) {
-		log_stored(start_ns, end_ns, len);
+		window_stored(d, start_ns, end_ns, len);
 		free(blob);
 	} else if (store_refused_window(rc)) {
 		free(blob);
@@ -502,6 +530,11 @@ static void reload(struct daemon *d)
 				    d->cfg.nexclude);
 	store_limits_from(&c, &l);
 	store_set_limits(d->store, &l);
+	/* The push restarts on every reload: it re-reads the auth file. */
+	push_stop(d->push);
+	d->push = NULL;
+	if (open_push(d))
+		daemon_log("push stays off until the configuration is fixed");
 	d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
 	daemon_log("configuration reloaded");
 	sd_notify(0, "READY=1");
@@ -667,7 +700,7 @@ static int start(struct daemon *d)
 		return -1;
 	}
 	d->dbgd = daemon_debuginfod_open(&d->cfg);
-	if (open_sampler(d) || open_server(d))
+	if (open_sampler(d) || open_server(d) || open_push(d))
 		return -1;
 	return 0;
 }
@@ -709,6 +742,7 @@ int daemon_run(const struct daemon_args *a)
 		status = d->smp ? 0 : 1;
 		daemon_log("stopped");
 	}
+	push_stop(d->push);
 	ctl_server_close(d->srv);
 	sampler_close(d->smp);
 	sym_debuginfod_free(d->dbgd);

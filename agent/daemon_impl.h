@@ -10,6 +10,7 @@
 #include "agent/config.h"
 #include "agent/control_server.h"
 #include "agent/daemon.h"
+#include "agent/push.h"
 #include "agent/sampler.h"
 #include "agent/store.h"
 
@@ -39,6 +40,7 @@ struct daemon {
 	struct sym_debuginfod *dbgd; /* NULL: no debuginfod servers */
 	struct store *store;
 	struct ctl_server *srv;
+	struct push *push;          /* NULL: push off */
 	int sigfd;
 	bool stopping;
 

@@ -20,6 +20,24 @@ static void reply_err(struct daemon *d, uint64_t client, int err, const char *ms
 	ctl_server_reply(d->srv, client, b, len);
 }
 
+static void status_push(struct daemon *d, struct ctl_status *st)
+{
+	struct push_stats ps;
+
+	push_get_stats(d->push, &ps);
+	st->push_on = d->push != NULL;
+	st->push_windows = ps.windows;
+	st->push_requests = ps.requests;
+	st->push_bytes = ps.bytes;
+	st->push_rejected = ps.rejected;
+	st->push_retries = ps.retries;
+	st->push_lag_ns = ps.lag_ns;
+	st->push_pending = ps.pending;
+	st->push_last_err = ps.last_err;
+	st->push_last_status = ps.last_status;
+	st->push_last_err_ns = ps.last_err_ns;
+}
+
 static void do_status(struct daemon *d, uint64_t client)
 {
 	struct ctl_status st = { 0 };
@@ -61,6 +79,7 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.clients = ctl_server_clients(d->srv);
 	st.bpf_run_ns = ss.bpf_run_ns;
 	st.bpf_run_cnt = ss.bpf_run_cnt;
+	status_push(d, &st);
 	b = ctl_reply_status(&st, &len);
 	ctl_server_reply(d->srv, client, b, len);
 }

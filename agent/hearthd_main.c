@@ -45,6 +45,12 @@ static void usage(FILE *out)
 		"  --exclude-comm NAMES          process names never stored\n"
 		"  --max-clients N               control clients served at once\n"
 		"  --debuginfod-urls URLS        debuginfod servers for stripped binaries\n"
+		"  --push-url URL                send windows to Pyroscope / Grafana (empty: off)\n"
+		"  --push-format FORMAT          pyroscope\n"
+		"  --push-auth-file FILE         a 0600 file: bearer token or user:password\n"
+		"  --push-tenant ID              sent as X-Scope-OrgID\n"
+		"  --push-labels 'K=V, ...'      static labels for every profile pushed\n"
+		"  --push-timeout DURATION       time allowed for one request\n"
 		"See hearthd(8) and hearthd.conf(5).\n");
 }
 

@@ -40,6 +40,37 @@ static void human_span(uint64_t ns, char *out, size_t len)
 		snprintf(out, len, "%.1fs", (double)ns / 1e9);
 }
 
+/* The push's line: what it sent and whether it keeps up. The reason
+ * numbers are agent/push_http.h's enum push_err. */
+static void print_push(const struct ctl_status *st)
+{
+	static const char *const why[] = {
+		"", "HTTP", "connection refused or unreachable", "timed out",
+		"host name did not resolve", "TLS failed",
+		"connection blocked on this host (IPAddressAllow=?)", "network error",
+	};
+	uint64_t kind = st->push_last_err;
+	char bytes[32], lag[32], when[32];
+
+	if (!st->push_on) {
+		printf("push:           off\n");
+		return;
+	}
+	human_bytes(st->push_bytes, bytes, sizeof(bytes));
+	human_span(st->push_lag_ns, lag, sizeof(lag));
+	printf("push:           %llu windows sent, %llu requests, %s; lag %s, %llu windows pending; %llu rejected (4xx), %llu retries\n",
+	       (unsigned long long)st->push_windows, (unsigned long long)st->push_requests, bytes,
+	       lag, (unsigned long long)st->push_pending, (unsigned long long)st->push_rejected,
+	       (unsigned long long)st->push_retries);
+	if (!st->push_last_err_ns)
+		return;
+	cli_format_time(st->push_last_err_ns, when, sizeof(when));
+	if (kind == 1)
+		printf("push error:     HTTP %llu at %s\n", (unsigned long long)st->push_last_status, when);
+	else
+		printf("push error:     %s at %s\n", kind < sizeof(why) / sizeof(why[0]) ? why[kind] : "unknown", when);
+}
+
 static void print_status(const struct ctl_status *st)
 {
 	char up[32], win[32], bytes[32], lim[32], age[32], rss[32], cpu[32], last[32];
@@ -93,6 +124,7 @@ static void print_status(const struct ctl_status *st)
 		       (unsigned long long)st->windows_skipped);
 	else
 		printf("store:          writing\n");
+	print_push(st);
 	printf("clients:        %llu\n", (unsigned long long)st->clients);
 }
 

@@ -31,6 +31,18 @@ systemd-analyze security --offline=true --no-pager "$T/hearthd.service" > "$T/se
 line=$(grep "Overall exposure level" "$T/sec")
 echo "$line"
 echo "$line" | grep -Eq ' (PERFECT|SAFE|OK) ' || fail "exposure is not in the OK band or better"
+# With the push drop-in (systemd/hearthd-push.conf) in place: still in
+# the OK band, and only AF_INET/AF_INET6 added to the address families.
+mkdir -p "$T/sroot/lib/systemd/system" "$T/sroot/etc/systemd/system/hearthd.service.d"
+cp "$T/hearthd.service" "$T/sroot/lib/systemd/system/hearthd.service"
+cp systemd/hearthd-push.conf "$T/sroot/etc/systemd/system/hearthd.service.d/push.conf"
+systemd-analyze security --offline=true --root="$T/sroot" --no-pager hearthd.service > "$T/sec-push" 2>&1
+pline=$(grep "Overall exposure level" "$T/sec-push")
+echo "with hearthd-push.conf: $pline"
+echo "$pline" | grep -Eq ' (PERFECT|SAFE|OK) ' || fail "the push drop-in leaves the OK band"
+grep -q '^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6$' systemd/hearthd-push.conf ||
+	fail "the push drop-in opens other address families"
+grep -q 'Service cannot allocate netlink sockets' "$T/sec-push" || fail "the push drop-in allows netlink"
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' systemd/hearthd.service)
 [ "$caps" = "CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG" ] ||
 	fail "unexpected capability set: $caps"
@@ -59,7 +71,7 @@ make --no-print-directory -s install BUILD="$BUILD" SAN=$san DESTDIR="$T/inst" P
 for f in usr/local/bin/hearth usr/local/sbin/hearthd lib/systemd/system/hearthd.service \
 	etc/hearth/hearthd.conf usr/lib/sysusers.d/hearth.conf usr/lib/tmpfiles.d/hearth.conf \
 	usr/local/share/man/man1/hearth.1 usr/local/share/man/man8/hearthd.8 \
-	usr/local/share/man/man5/hearthd.conf.5; do
+	usr/local/share/man/man5/hearthd.conf.5 usr/local/share/hearth/hearthd-push.conf; do
 	[ -f "$T/inst/$f" ] || fail "make install did not install /$f"
 done
 grep -q '^ExecStart=/usr/local/sbin/hearthd ' "$T/inst/lib/systemd/system/hearthd.service" ||

@@ -1,7 +1,7 @@
 """The option lists agree: for every hearth command, the options its
 getopt table takes, the options its --help lists, the options its section
 of hearth(1) lists and the options of its table in the README are the
-same; for hearthd, the keys config.c takes, the keys --help lists, the
+same; for hearthd, the keys config*.c take, the keys --help lists, the
 keys of etc/hearthd.conf and of hearthd.conf(5), and hearthd's own flags
 in --help and hearthd(8). Every list is read from where it lives, so an
 option added anywhere fails this test until it is everywhere.
@@ -150,14 +150,16 @@ def check_hearthd(hearthd):
     h = help_options(help_text([hearthd, "--help"]))
     own = {"--config", "--verify-store", "--version"}
     keys = {o[2:].replace("-", "_") for o in h - own}
-    src = set(re.findall(r'!strcmp\(k, "([a-z0-9_]+)"\)', open("agent/config.c").read()))
+    src = set()
+    for path in glob.glob("agent/config*.c"):
+        src |= set(re.findall(r'!strcmp\(k, "([a-z0-9_]+)"\)', open(path).read()))
     conf = set(re.findall(r"^([a-z0-9_]+) =", open("etc/hearthd.conf").read(), re.M))
     man5 = set()
     lines = man_sections("man/hearthd.conf.5", ".SH").get("KEYS", [])
     for i, line in enumerate(lines[:-1]):
         if line.strip() == ".TP":
             man5 |= set(re.findall(r"[a-z][a-z0-9_]*", deroff(lines[i + 1]).split(" ")[0]))
-    compare("hearthd keys", [("hearthd --help", keys), ("agent/config.c", src),
+    compare("hearthd keys", [("hearthd --help", keys), ("agent/config*.c", src),
                              ("etc/hearthd.conf", conf), ("hearthd.conf(5)", man5)])
     man8 = man_tags(man_sections("man/hearthd.8", ".SH").get("OPTIONS", []))
     man8 = {o for o in man8 if o != "--"}
