@@ -259,9 +259,10 @@ uint8_t *ctl_reply_mark(uint64_t at_ns, size_t *len)
 	return b;
 }
 
-uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, size_t *len)
+uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, uint32_t damaged,
+			 size_t *len)
 {
-	size_t payload = 4, off = CTL_HDR_SIZE + 4;
+	size_t payload = 4 + (damaged ? 4 : 0), off = CTL_HDR_SIZE + 4;
 	uint8_t *b;
 
 	if (n > CTL_MARKS_MAX)
@@ -280,6 +281,8 @@ uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, size_t *len)
 		memcpy(b + off + 9, m[i].name, k);
 		off += 9 + k;
 	}
+	if (damaged)
+		le32_put(b + off, damaged);
 	return b;
 }
 
@@ -345,22 +348,21 @@ int ctl_decode_mark(const uint8_t *p, size_t len, uint64_t *at_ns)
 }
 
 int ctl_decode_marks(const uint8_t *p, size_t len, struct ctl_mark **out,
-		     size_t *n)
+		     size_t *n, uint32_t *damaged)
 {
-	struct ctl_mark *m;
+	struct ctl_mark *m = NULL;
 	size_t off = 4;
 	uint32_t cnt;
 
 	*out = NULL;
 	*n = 0;
+	*damaged = 0;
 	if (len < 4)
 		return -EBADMSG;
 	cnt = le32_get(p);
 	if (cnt > CTL_MARKS_MAX || cnt > (len - 4) / 10)
 		return -EBADMSG;
-	if (cnt == 0)
-		return len == 4 ? 0 : -EBADMSG;
-	m = calloc(cnt, sizeof(*m));
+	m = calloc(cnt ? cnt : 1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < cnt; i++) {
@@ -376,9 +378,16 @@ int ctl_decode_marks(const uint8_t *p, size_t len, struct ctl_mark **out,
 		memcpy(m[i].name, p + off + 9, k);
 		off += 9 + k;
 	}
-	if (off != len) {
+	/* The damaged count is there only when it is not 0. */
+	if (len - off == 4 && le32_get(p + off) != 0)
+		*damaged = le32_get(p + off);
+	else if (off != len) {
 		free(m);
 		return -EBADMSG;
+	}
+	if (!cnt) {
+		free(m);
+		m = NULL;
 	}
 	*out = m;
 	*n = cnt;

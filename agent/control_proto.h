@@ -22,7 +22,8 @@
  *   SNAPSHOT: u64 from, u64 to, u32 windows, u32 corrupt, u32 torn,
  *     u32 flags, u32 blob length, blob (store_codec profile).
  *   MARK: u64 at.
- *   MARKS: u32 count, count x (u64 at, u8 length, name).
+ *   MARKS: u32 count, count x (u64 at, u8 length, name), then, only when
+ *     some marks could not be read (damaged on disk), u32 their count.
  */
 #ifndef HEARTH_CONTROL_PROTO_H
 #define HEARTH_CONTROL_PROTO_H
@@ -179,7 +180,8 @@ uint8_t *ctl_reply_error(int err, const char *msg, size_t *len);
 uint8_t *ctl_reply_status(const struct ctl_status *st, size_t *len);
 uint8_t *ctl_reply_snapshot(const struct ctl_snapshot_reply *r, size_t *len);
 uint8_t *ctl_reply_mark(uint64_t at_ns, size_t *len);
-uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, size_t *len);
+uint8_t *ctl_reply_marks(const struct ctl_mark *m, size_t n, uint32_t damaged,
+			 size_t *len);
 
 /* Reply decoders, for the payload of a reply whose header was checked.
  * Each returns 0 or -EBADMSG. */
@@ -189,8 +191,9 @@ int ctl_decode_status(const uint8_t *p, size_t len, struct ctl_status *st);
 int ctl_decode_snapshot(const uint8_t *p, size_t len,
 			struct ctl_snapshot_reply *r);
 int ctl_decode_mark(const uint8_t *p, size_t len, uint64_t *at_ns);
-/* Marks: *@out is a new array (free()), NULL when @n is 0. -ENOMEM too. */
+/* Marks: *@out is a new array (free()), NULL when @n is 0; *@damaged the
+ * marks hearthd could not read. -ENOMEM too. */
 int ctl_decode_marks(const uint8_t *p, size_t len, struct ctl_mark **out,
-		     size_t *n);
+		     size_t *n, uint32_t *damaged);
 
 #endif /* HEARTH_CONTROL_PROTO_H */

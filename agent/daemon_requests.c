@@ -286,14 +286,19 @@ static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request 
 
 static void do_marks(struct daemon *d, uint64_t client)
 {
+	struct store_marks_report mr;
 	struct store_mark *m = NULL;
 	struct ctl_mark *cm;
 	uint8_t *b;
 	size_t n = 0, len = 0;
-	int rc = store_marks_read(d->cfg.state_dir, &m, &n, NULL);
+	int rc = store_marks_read(d->cfg.state_dir, &m, &n, &mr);
 
 	if (rc)
 		return reply_err(d, client, -rc, "hearthd could not read the marks");
+	/* A damaged mark is reported, to the log and to the client. */
+	if (mr.bad || mr.header_bad)
+		daemon_log("the marks file is damaged: %llu mark(s) could not be read%s",
+			   (unsigned long long)mr.bad, mr.header_bad ? ", its header is damaged" : "");
 	cm = calloc(n ? n : 1, sizeof(*cm));
 	if (!cm) {
 		free(m);
@@ -303,7 +308,7 @@ static void do_marks(struct daemon *d, uint64_t client)
 		cm[i].at_ns = m[i].at_ns;
 		memcpy(cm[i].name, m[i].name, sizeof(cm[i].name));
 	}
-	b = ctl_reply_marks(cm, n, &len);
+	b = ctl_reply_marks(cm, n, mr.bad > UINT32_MAX ? UINT32_MAX : (uint32_t)mr.bad, &len);
 	ctl_server_reply(d->srv, client, b, len);
 	free(cm);
 	free(m);

@@ -20,9 +20,9 @@ static void usage(FILE *out)
 		"Runs in the foreground, logs to stderr.\n\n"
 		"  --config FILE          settings (default /etc/hearth/hearthd.conf)\n"
 		"  --verify-store [DIR]   check every stored window and list it, check the\n"
-		"                         roll-ups and count them; exit status 0 when nothing\n"
-		"                         is damaged (a torn last record is reported, not an\n"
-		"                         error)\n"
+		"                         roll-ups, indexes and marks; exit status 0 when\n"
+		"                         nothing is damaged, 2 when something is (a torn last\n"
+		"                         record is reported, not damage)\n"
 		"  --version              hearthd's version\n"
 		"  -h, --help             this text\n\n"
 		"Every hearthd.conf key is also a flag, underscores written as dashes; a\n"
@@ -100,6 +100,17 @@ static int verify_store(const char *dir)
 	       (unsigned long long)(vr.rollups[0] + vr.rollups_bad[0]),
 	       (unsigned long long)(vr.rollups[1] + vr.rollups_bad[1]),
 	       (unsigned long long)vr.rollups_bad[0], (unsigned long long)vr.rollups_bad[1]);
+	/* Index damage loses no window (records are read from their own
+	 * headers) but is damage all the same; so is a damaged mark. */
+	printf("indexes: %llu damaged entries or headers, %llu torn tails, %llu segments without one\n",
+	       (unsigned long long)r->idx_bad, (unsigned long long)r->idx_torn,
+	       (unsigned long long)r->idx_missing);
+	if (vr.marks_err)
+		printf("marks: unreadable (%s)\n", strerror(-vr.marks_err));
+	else
+		printf("marks: %llu good, %llu damaged, header %s%s\n", (unsigned long long)vr.marks,
+		       (unsigned long long)vr.mk.bad, vr.mk.header_bad ? "damaged" : "good",
+		       vr.mk.torn_bytes ? ", a torn last record" : "");
 	printf("%llu windows, %llu corrupt, %llu undecodable, %llu torn tails, %llu bad segments in %llu segments\n",
 	       (unsigned long long)r->windows, (unsigned long long)r->corrupt, v.undecodable,
 	       (unsigned long long)r->torn, (unsigned long long)r->bad_segments,
@@ -107,7 +118,10 @@ static int verify_store(const char *dir)
 	if (r->first_bad_seg[0])
 		printf("first problem: %s at offset %llu\n", r->first_bad_seg,
 		       (unsigned long long)r->first_bad_off);
-	return r->corrupt || v.undecodable || r->bad_segments ? 2 : 0;
+	if (r->first_bad_idx[0])
+		printf("first damaged index: %s\n", r->first_bad_idx);
+	return r->corrupt || v.undecodable || r->bad_segments || r->idx_bad || vr.marks_err ||
+	       vr.mk.bad || vr.mk.header_bad ? 2 : 0;
 }
 
 static int add_override(struct daemon_args *a, const char *key, const char *value)

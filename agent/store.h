@@ -21,8 +21,14 @@
  * truncated away and the window is skipped; the next window tries again.
  *
  * Reading validates every header and payload CRC. A torn or corrupt record
- * is counted in the scan report and skipped; records before it (and, where
- * the index knows them, after it) are still returned.
+ * is counted in the scan report and skipped; records before it and after
+ * it are still returned: the next one is found through the index, or by
+ * looking for the next valid record header. A segment ends in a torn tail
+ * only when nothing valid follows the bad record and no index entry says
+ * it was complete; otherwise it is damage. A segment whose own header is
+ * damaged is read all the same: records carry everything a reader needs
+ * (the header only names the file's kind and version, which its index
+ * header repeats), so one bad byte there loses no window.
  *
  * Roll-ups: besides windows, a segment holds merged aggregates of whole
  * 10 minutes and of whole hours by default (by the windows' start times;
@@ -130,13 +136,27 @@ void store_close(struct store *s);
 struct store_scan_report {
 	uint64_t segments;    /* segments looked at */
 	uint64_t windows;     /* good records passed to the callback */
-	uint64_t corrupt;     /* records with a bad header or payload CRC */
+	uint64_t corrupt;     /* damaged records: a bad header, a bad payload
+			       * CRC, a length the index or the next record
+			       * contradicts */
 	uint64_t torn;        /* segments ending inside a record */
-	uint64_t bad_segments;/* segments whose header is unreadable */
+	uint64_t bad_segments;/* segments whose header is damaged: their
+			       * records are read all the same, unless... */
+	uint64_t skipped_segments; /* ...the header is good and says a newer
+				    * version, or the file cannot be read */
 	uint64_t first_bad_off; /* file offset of the first problem, 0 = none */
 	char first_bad_seg[64]; /* its segment file name, "" = none */
 	uint64_t rollups;     /* good roll-ups read (passed on or checked) */
 	uint64_t rollups_bad; /* damaged roll-ups (their records were used) */
+	/* Index files: damaged headers and entries (a bad CRC with good
+	 * entries after it, an entry out of order or contradicting its
+	 * record), those ending in a torn entry (a crash), and segments that
+	 * have none. Records are read from their own headers meanwhile, so
+	 * none of these loses a window. */
+	uint64_t idx_bad;
+	uint64_t idx_torn;
+	uint64_t idx_missing;
+	char first_bad_idx[64]; /* the first damaged index file, "" = none */
 };
 
 /* Receives one good record's time range and payload (valid during the
@@ -217,12 +237,22 @@ bool store_mark_name_valid(const char *name, size_t len);
  * Returns 0, -EINVAL for an invalid name, or a negative errno. */
 int store_mark_add(const char *dir, const char *name, uint64_t at_ns);
 
+/* What reading the marks found wrong. */
+struct store_marks_report {
+	uint64_t bad;         /* records failing their CRC (or name check) */
+	uint64_t torn_bytes;  /* bytes of a partial last record (a crash) */
+	bool header_bad;      /* the file header is damaged (records read
+			       * all the same) */
+};
+
 /* Reads every valid mark of @dir, in the order they were added, into a new
- * array *@out of *@n entries (free with free(); NULL when none). Records
- * failing their CRC are skipped and counted in *@corrupt (may be NULL).
- * Returns 0 (also when there is no marks file) or a negative errno. */
+ * array *@out of *@n entries (free with free(); NULL when none). Damaged
+ * records are skipped and counted in @rep (may be NULL), as is a damaged
+ * file header, which loses no mark. Returns 0 (also when there is no
+ * marks file), -EPROTONOSUPPORT for a newer version, or a negative
+ * errno. */
 int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
-		     uint64_t *corrupt);
+		     struct store_marks_report *rep);
 
 /* Finds the newest mark named @name. Returns 0 and its time in *@at_ns,
  * -ENOENT when there is none, or a negative errno. */

@@ -130,17 +130,19 @@ static bool mark_decode(const uint8_t *rec, struct store_mark *m)
 }
 
 int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
-		     uint64_t *corrupt)
+		     struct store_marks_report *rep)
 {
 	uint8_t hdr[32], rec[STORE_MARK_REC_SIZE];
+	struct store_marks_report local;
 	struct store_mark *arr = NULL;
 	size_t cnt = 0, total;
 	struct stat st;
-	uint64_t bad = 0;
-	int dfd, fd, rc = 0;
+	int dfd, fd, v;
 
 	*out = NULL;
 	*n = 0;
+	rep = rep ? rep : &local;
+	memset(rep, 0, sizeof(*rep));
 	dfd = trusted_dir_open(dir, false);
 	if (dfd < 0)
 		return dfd;
@@ -152,11 +154,19 @@ int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
 		close(fd);
 		return 0;
 	}
-	if (pread(fd, hdr, 32, 0) != 32 || store_fhdr_check(hdr, STORE_MARK_MAGIC, STORE_VERSION) < 0) {
+	if (pread(fd, hdr, 32, 0) != 32) {
 		close(fd);
-		return -EBADMSG;
+		return -EIO;
 	}
+	/* A damaged header loses no mark: each record has its own CRC. */
+	v = store_fhdr_check(hdr, STORE_MARK_MAGIC, STORE_VERSION);
+	if (v == -EPROTONOSUPPORT) {
+		close(fd);
+		return v;
+	}
+	rep->header_bad = v < 0;
 	total = (size_t)(st.st_size - 32) / STORE_MARK_REC_SIZE;
+	rep->torn_bytes = (uint64_t)(st.st_size - 32) % STORE_MARK_REC_SIZE;
 	if (total > MARKS_MAX)
 		total = MARKS_MAX;
 	arr = calloc(total ? total : 1, sizeof(*arr));
@@ -169,21 +179,19 @@ int store_marks_read(const char *dir, struct store_mark **out, size_t *n,
 
 		if (pread(fd, rec, sizeof(rec), off) != (ssize_t)sizeof(rec) ||
 		    !mark_decode(rec, &arr[cnt])) {
-			bad++;
+			rep->bad++;
 			continue;
 		}
 		cnt++;
 	}
 	close(fd);
-	if (corrupt)
-		*corrupt = bad;
 	if (!cnt) {
 		free(arr);
 		arr = NULL;
 	}
 	*out = arr;
 	*n = cnt;
-	return rc;
+	return 0;
 }
 
 int store_mark_find(const char *dir, const char *name, uint64_t *at_ns)

@@ -14,6 +14,8 @@
 
 /* Largest index file read (2 million entries). */
 #define IDX_READ_MAX (64u << 20)
+/* Bytes read at a time looking for the next record after a damaged one. */
+#define RESYNC_BLOCK (64u << 10)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -82,8 +84,9 @@ int store_list_segments(int dirfd, uint64_t **starts, size_t *n)
 
 struct seg_scan {
 	int fd;
+	uint64_t start;         /* the segment's name */
 	uint64_t size;
-	int version;
+	int version;            /* of its header; 0 when that is damaged */
 	struct store_idx *idx;
 	size_t nidx;
 	uint64_t since, until;
@@ -117,45 +120,106 @@ static int pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Loads the valid entries of the segment's index, in increasing offset
- * order; a missing or damaged index just means more headers are read. */
+static void note_bad_idx(struct seg_scan *s, const char *name)
+{
+	if (!s->rep->first_bad_idx[0])
+		snprintf(s->rep->first_bad_idx, sizeof(s->rep->first_bad_idx), "%s", name);
+}
+
+/* The version of an index whose own header is damaged: the segment's,
+ * when its header is good (both are written alike), else the layout whose
+ * first entry checks out; 0 when neither does. */
+static int guess_idx_version(const uint8_t *buf, size_t size, int seg_version)
+{
+	struct store_idx e;
+
+	if (seg_version > 0)
+		return seg_version;
+	if (size >= 32 + STORE_IDX2_ENTRY_SIZE && store_idx_get(buf + 32, 2, &e) == 0)
+		return 2;
+	if (size >= 32 + 32 && store_idx_get(buf + 32, 1, &e) == 0)
+		return 1;
+	return 0;
+}
+
+/* Keeps the good entries of an index of @v, in increasing offset order.
+ * A bad entry (CRC, or out of order) followed by a good one is damage; bad
+ * ones at the end, or a partial last entry, are a torn tail (a crash: the
+ * index is synced when its segment closes). Entries past the segment's
+ * end are records a live writer appended after it was measured. */
+static void keep_entries(struct seg_scan *s, const uint8_t *buf, size_t size, int v,
+			 const char *name)
+{
+	size_t esz = v == 1 ? 32 : STORE_IDX2_ENTRY_SIZE, n = (size - 32) / esz;
+	uint64_t last_end = 0, bad = 0, beyond = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct store_idx e;
+
+		if (store_idx_get(buf + 32 + i * esz, v, &e) < 0 || e.off < last_end ||
+		    e.off < STORE_SEG_HDR_SIZE) {
+			bad++;
+			continue;
+		}
+		if (e.len > s->size || e.off > s->size - e.len) {
+			beyond++;
+			continue;
+		}
+		if (bad || beyond) {
+			s->rep->idx_bad += bad + beyond;
+			note_bad_idx(s, name);
+			bad = beyond = 0;
+		}
+		s->idx[s->nidx++] = e;
+		last_end = e.off + e.len;
+	}
+	if (bad || (size - 32) % esz)
+		s->rep->idx_torn++;
+}
+
+/* Loads the good entries of the segment's index (version of the segment's
+ * header in s->version, 0 when that is damaged) and reports what is
+ * wrong with it; a missing or damaged index just means more record
+ * headers are read. */
 static void load_index(int dirfd, uint64_t start, struct seg_scan *s)
 {
 	char name[32];
 	uint8_t *buf = NULL;
 	struct stat st;
-	size_t n = 0, esz;
-	uint64_t last_end = 0;
 	int fd, v;
 
 	store_seg_name(name, start, true);
 	fd = trusted_openat(dirfd, name, O_RDONLY, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		if (fd == -ENOENT) {
+			s->rep->idx_missing++;
+		} else {
+			s->rep->idx_bad++; /* refused (not trusted) or unreadable */
+			note_bad_idx(s, name);
+		}
 		return;
-	if (fstat(fd, &st) < 0 || st.st_size < 32 || st.st_size > IDX_READ_MAX)
-		goto out;
-	buf = malloc((size_t)st.st_size);
-	if (!buf || pread_full(fd, buf, (size_t)st.st_size, 0) < 0)
-		goto out;
-	v = store_fhdr_check(buf, STORE_IDX_MAGIC, STORE_SEG_VERSION);
-	if (v < 0)
-		goto out;
-	esz = v == 1 ? 32 : STORE_IDX2_ENTRY_SIZE;
-	n = ((size_t)st.st_size - 32) / esz;
-	s->idx = calloc(n ? n : 1, sizeof(*s->idx));
-	if (!s->idx)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		struct store_idx e;
-
-		if (store_idx_get(buf + 32 + i * esz, v, &e) < 0)
-			continue;
-		if (e.off < last_end || e.off < STORE_SEG_HDR_SIZE ||
-		    e.off + e.len > s->size)
-			continue;
-		s->idx[s->nidx++] = e;
-		last_end = e.off + e.len;
 	}
+	if (fstat(fd, &st) < 0 || st.st_size < 32) {
+		s->rep->idx_torn++; /* killed before its header was written */
+		goto out;
+	}
+	buf = st.st_size <= IDX_READ_MAX ? malloc((size_t)st.st_size) : NULL;
+	if (!buf || pread_full(fd, buf, (size_t)st.st_size, 0) < 0) {
+		s->rep->idx_bad++;
+		note_bad_idx(s, name);
+		goto out;
+	}
+	v = store_fhdr_check(buf, STORE_IDX_MAGIC, STORE_SEG_VERSION);
+	if (v < 0) {
+		s->rep->idx_bad++;
+		note_bad_idx(s, name);
+		v = v == -EBADMSG ? guess_idx_version(buf, (size_t)st.st_size, s->version) : 0;
+		if (!v)
+			goto out;
+	}
+	s->idx = calloc(((size_t)st.st_size - 32) / 32 + 1, sizeof(*s->idx));
+	if (s->idx)
+		keep_entries(s, buf, (size_t)st.st_size, v, name);
 out:
 	free(buf);
 	close(fd);
@@ -265,6 +329,65 @@ static bool skip_indexed(const struct seg_scan *s, const struct store_idx *e)
 	return !overlaps(s, e->start_ns, e->end_ns);
 }
 
+/* The offset of the first valid record header in [@from, @to) whose
+ * record fits in the segment, or 0: where reading resumes after a damaged
+ * record the index does not know the end of. */
+static uint64_t find_record(const struct seg_scan *s, uint64_t from, uint64_t to)
+{
+	static const uint8_t magic[4] = { 'H', 'R', 'C', '1' };
+	uint8_t blk[RESYNC_BLOCK];
+
+	if (to > s->size)
+		to = s->size;
+	while (from < to && s->size - from >= STORE_REC_HDR_SIZE) {
+		size_t n = s->size - from < sizeof(blk) ? (size_t)(s->size - from) : sizeof(blk);
+		const uint8_t *p = blk;
+
+		if (pread_full(s->fd, blk, n, from) < 0)
+			return 0;
+		while ((p = memmem(p, n - (size_t)(p - blk), magic, sizeof(magic)))) {
+			uint64_t off = from + (uint64_t)(p - blk);
+			struct store_rec r;
+
+			if (off >= to || (size_t)(p - blk) + STORE_REC_HDR_SIZE > n)
+				break;
+			if (store_rec_get(p, &r) == 0 && r.len <= s->size - off - STORE_REC_HDR_SIZE)
+				return off;
+			p++;
+		}
+		if (n < sizeof(blk))
+			break;
+		from += n - STORE_REC_HDR_SIZE + 1; /* a header across blocks */
+	}
+	return 0;
+}
+
+/* Checks index entry @e against the header @r of its record. */
+static void check_entry(struct seg_scan *s, const struct store_idx *e, const struct store_rec *r)
+{
+	char name[32];
+
+	if (e->len == STORE_REC_HDR_SIZE + (uint64_t)r->len && e->start_ns == r->start_ns &&
+	    e->end_ns == r->end_ns && e->kind == r->kind)
+		return;
+	s->rep->idx_bad++;
+	store_seg_name(name, s->start, true);
+	note_bad_idx(s, name);
+}
+
+/* Where reading resumes after a damaged record at @pos (k: the first
+ * index entry at or after it), or 0 when nothing valid follows: a torn
+ * tail, unless the index says the record was whole. */
+static uint64_t resume_after(const struct seg_scan *s, size_t k, uint64_t pos)
+{
+	uint64_t next = next_indexed(s, k, pos), found;
+
+	if (k < s->nidx && s->idx[k].off == pos)
+		return pos + s->idx[k].len;
+	found = find_record(s, pos + 1, next ? next : s->size);
+	return found ? found : next;
+}
+
 /* Passes on the windows of the records in [@lo, @hi), reading headers
  * where the index does not know them. */
 static int walk_range(struct seg_scan *s, uint64_t lo, uint64_t hi)
@@ -276,6 +399,7 @@ static int walk_range(struct seg_scan *s, uint64_t lo, uint64_t hi)
 	while (pos < hi && rc == 0) {
 		uint8_t hb[STORE_REC_HDR_SIZE];
 		struct store_rec r;
+		uint64_t next;
 
 		while (k < s->nidx && s->idx[k].off < pos)
 			k++;
@@ -283,12 +407,16 @@ static int walk_range(struct seg_scan *s, uint64_t lo, uint64_t hi)
 			pos += s->idx[k++].len;
 			continue;
 		}
+		next = next_indexed(s, k, pos);
+		/* A bad header, or one whose record runs past the end of the
+		 * segment or over the next record the index knows. */
 		if (s->size - pos < STORE_REC_HDR_SIZE ||
 		    pread_full(s->fd, hb, sizeof(hb), pos) < 0 ||
-		    store_rec_get(hb, &r) < 0) {
-			uint64_t next = next_indexed(s, k, pos);
-
+		    store_rec_get(hb, &r) < 0 ||
+		    s->size - pos - STORE_REC_HDR_SIZE < r.len ||
+		    (next && next < pos + STORE_REC_HDR_SIZE + r.len)) {
 			note_bad(s, pos);
+			next = resume_after(s, k, pos);
 			if (!next) {
 				s->rep->torn++;
 				break;
@@ -297,11 +425,8 @@ static int walk_range(struct seg_scan *s, uint64_t lo, uint64_t hi)
 			pos = next;
 			continue;
 		}
-		if (s->size - pos - STORE_REC_HDR_SIZE < r.len) {
-			note_bad(s, pos);
-			s->rep->torn++;
-			break;
-		}
+		if (k < s->nidx && s->idx[k].off == pos)
+			check_entry(s, &s->idx[k], &r);
 		if (r.kind != STORE_KIND_WINDOW)
 			rc = check_rollup(s, pos, &r);
 		else if (overlaps(s, r.start_ns, r.end_ns))
@@ -422,6 +547,7 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
 
 	store_seg_name(name, start, false);
 	s->name = name;
+	s->start = start;
 	s->idx = NULL;
 	s->nidx = 0;
 	s->fd = trusted_openat(dirfd, name, O_RDONLY, 0);
@@ -435,12 +561,18 @@ static int scan_segment(int dirfd, uint64_t start, struct seg_scan *s,
 		note_bad(s, 0);
 		goto out;
 	}
-	if (fstat(s->fd, &st) < 0 || st.st_size < (off_t)STORE_SEG_HDR_SIZE ||
-	    pread_full(s->fd, hb, sizeof(hb), 0) < 0 ||
-	    (s->version = store_fhdr_check(hb, STORE_SEG_MAGIC, STORE_SEG_VERSION)) < 0) {
+	s->version = -EIO;
+	if (fstat(s->fd, &st) == 0 && pread_full(s->fd, hb, sizeof(hb), 0) == 0)
+		s->version = store_fhdr_check(hb, STORE_SEG_MAGIC, STORE_SEG_VERSION);
+	if (s->version < 0) {
 		s->rep->bad_segments++;
 		note_bad(s, 0);
-		goto out;
+		/* A newer version, or unreadable: nothing here can be read. */
+		if (s->version != -EBADMSG) {
+			s->rep->skipped_segments++;
+			goto out;
+		}
+		s->version = 0; /* damaged: the records say what they are */
 	}
 	s->size = (uint64_t)st.st_size;
 	if (!hi || hi > s->size)
@@ -517,9 +649,18 @@ int store_verify(const char *dir, store_window_fn fn, void *arg,
 		 struct store_verify_report *rep)
 {
 	struct seg_scan s = { .fn = fn, .arg = arg, .ver = rep };
+	struct store_mark *m = NULL;
+	size_t n = 0;
+	int rc;
 
 	memset(rep, 0, sizeof(*rep));
-	return scan(dir, &s, &rep->scan);
+	rc = scan(dir, &s, &rep->scan);
+	if (rc < 0)
+		return rc;
+	rep->marks_err = store_marks_read(dir, &m, &n, &rep->mk);
+	rep->marks = n;
+	free(m);
+	return rc;
 }
 
 int store_scan_merged(const char *dir, uint64_t since_ns, uint64_t until_ns,

@@ -17,10 +17,15 @@ struct store_verify_report {
 	 * ones (a bad payload checksum; also counted in scan.corrupt). */
 	uint64_t rollups[STORE_ROLLUP_LEVELS];
 	uint64_t rollups_bad[STORE_ROLLUP_LEVELS];
+	/* The marks file, read whole: good marks and what was wrong. */
+	uint64_t marks;
+	struct store_marks_report mk;
+	int marks_err;                 /* store_marks_read()'s error, or 0 */
 };
 
-/* Calls @fn, oldest first, for every good window of @dir, and checks every
- * roll-up, filling @rep. Returns what store_scan() over all time returns. */
+/* Calls @fn, oldest first, for every good window of @dir, checks every
+ * roll-up, index entry and mark, filling @rep. Returns what store_scan()
+ * over all time returns. */
 int store_verify(const char *dir, store_window_fn fn, void *arg,
 		 struct store_verify_report *rep);
 

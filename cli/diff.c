@@ -39,12 +39,13 @@ static uint64_t mark_time(const struct diff_args *a, int *ok)
 	struct ctl_mark *m = NULL;
 	struct cli_reply r;
 	uint64_t at = 0;
+	uint32_t damaged = 0;
 	size_t n = 0;
 
 	*ok = 0;
 	if (cli_call(a->sock, &req, 10000, &r) < 0)
 		return 0;
-	if (ctl_decode_marks(r.payload, r.len, &m, &n) < 0) {
+	if (ctl_decode_marks(r.payload, r.len, &m, &n, &damaged) < 0) {
 		free(r.buf);
 		cli_error("hearthd sent a malformed marks reply.");
 		return 0;
@@ -57,7 +58,10 @@ static uint64_t mark_time(const struct diff_args *a, int *ok)
 			break;
 		}
 	free(m);
-	if (!*ok)
+	if (!*ok && damaged)
+		cli_error("there is no mark named '%s' among those hearthd could read (%u damaged); 'hearth marks' lists them.",
+			  a->mark, damaged);
+	else if (!*ok)
 		cli_error("there is no mark named '%s'; 'hearth marks' lists them.", a->mark);
 	return at;
 }

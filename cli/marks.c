@@ -42,6 +42,7 @@ int cmd_marks(int argc, char **argv)
 	struct ctl_request req = { .type = CTL_MARKS };
 	struct ctl_mark *m;
 	struct cli_reply r;
+	uint32_t damaged;
 	size_t n;
 	char buf[32];
 	int c, json = 0;
@@ -68,7 +69,7 @@ int cmd_marks(int argc, char **argv)
 	}
 	if (cli_call(sock, &req, 10000, &r) < 0)
 		return 1;
-	if (ctl_decode_marks(r.payload, r.len, &m, &n) < 0) {
+	if (ctl_decode_marks(r.payload, r.len, &m, &n, &damaged) < 0) {
 		free(r.buf);
 		cli_error("hearthd sent a malformed marks reply.");
 		return 1;
@@ -84,8 +85,11 @@ int cmd_marks(int argc, char **argv)
 		printf("%s  @%llu.%03llu  %s\n", buf, (unsigned long long)(m[i].at_ns / 1000000000ull),
 		       (unsigned long long)(m[i].at_ns % 1000000000ull / 1000000), m[i].name);
 	}
-	if (n == 0)
+	if (n == 0 && !damaged)
 		printf("no marks yet; 'hearth mark NAME' adds one\n");
+	if (damaged)
+		fprintf(stderr, "hearth: warning: %u damaged mark(s) could not be read; 'hearthd --verify-store' shows the damage\n",
+			damaged);
 	free(m);
 	return 0;
 }

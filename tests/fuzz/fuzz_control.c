@@ -40,6 +40,7 @@ static void replies(uint8_t which, const uint8_t *d, size_t n)
 	struct ctl_mark *m;
 	uint64_t at;
 	size_t cnt;
+	uint32_t damaged;
 	char msg[64];
 	int err;
 
@@ -52,7 +53,7 @@ static void replies(uint8_t which, const uint8_t *d, size_t n)
 			abort();
 		break;
 	case 2:
-		if (ctl_decode_marks(d, n, &m, &cnt) == 0)
+		if (ctl_decode_marks(d, n, &m, &cnt, &damaged) == 0)
 			free(m);
 		break;
 	case 3:

@@ -190,6 +190,7 @@ static void test_replies(void **state)
 	struct ctl_hdr h;
 	size_t len, n;
 	uint64_t at;
+	uint32_t damaged;
 	char msg[64];
 	int err;
 	uint8_t *b;
@@ -215,15 +216,33 @@ static void test_replies(void **state)
 	assert_int_equal(ctl_decode_snapshot(b + CTL_HDR_SIZE, h.len + 1, &sgot), -EBADMSG);
 	free(b);
 
-	b = ctl_reply_marks(marks, 2, &len);
+	b = ctl_reply_marks(marks, 2, 0, &len);
 	assert_int_equal(ctl_hdr_get(b, CTL_REPLY_MAX, &h), 0);
-	assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, h.len, &mg, &n), 0);
+	assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, h.len, &mg, &n, &damaged), 0);
 	assert_int_equal(n, 2);
+	assert_int_equal(damaged, 0);
 	assert_string_equal(mg[1].name, "deploy-42");
 	assert_int_equal(mg[1].at_ns, 8);
 	free(mg);
 	for (size_t k = 0; k < h.len; k++)
-		assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, k, &mg, &n), -EBADMSG);
+		assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, k, &mg, &n, &damaged), -EBADMSG);
+	free(b);
+	/* Marks that could not be read are counted after the good ones. */
+	b = ctl_reply_marks(marks, 2, 3, &len);
+	assert_int_equal(ctl_hdr_get(b, CTL_REPLY_MAX, &h), 0);
+	assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, h.len, &mg, &n, &damaged), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(damaged, 3);
+	free(mg);
+	for (size_t k = h.len - 3; k < h.len; k++)
+		assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, k, &mg, &n, &damaged), -EBADMSG);
+	free(b);
+	b = ctl_reply_marks(NULL, 0, 1, &len);
+	assert_int_equal(ctl_hdr_get(b, CTL_REPLY_MAX, &h), 0);
+	assert_int_equal(ctl_decode_marks(b + CTL_HDR_SIZE, h.len, &mg, &n, &damaged), 0);
+	assert_int_equal(n, 0);
+	assert_null(mg);
+	assert_int_equal(damaged, 1);
 	free(b);
 
 	b = ctl_reply_mark(99, &len);

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/store_dir.h"
+
 #include "agent/store.h"
 #include "agent/store_codec.h"
 #include "profile/profile.h"
@@ -260,25 +262,6 @@ static uint32_t check_range(const char *dir, uint64_t since, uint64_t until,
 }
 
 /* ---- tests ------------------------------------------------------------ */
-
-static int setup(void **state)
-{
-	char *dir = strdup("/tmp/hearth-test-rollup.XXXXXX");
-
-	assert_non_null(mkdtemp(dir));
-	*state = dir;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)*state);
-	assert_int_equal(system(cmd), 0);
-	free(*state);
-	return 0;
-}
 
 static const struct query queries[] = {
 	{ false, 0, NULL }, { true, 0, NULL }, { false, 100, NULL },
