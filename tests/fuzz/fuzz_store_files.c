@@ -31,6 +31,7 @@
 #include "agent/store_codec.h"
 #include "agent/store_endian.h"
 #include "agent/store_verify.h"
+#include "tests/fuzz/store_merge.h"
 
 #define SEG_NAME "seg-00000001000000000000"
 #define ABSENT 0xffffffffu
@@ -88,16 +89,6 @@ static int verify_window(uint64_t start, uint64_t end, const void *payload, size
 	(void)arg;
 	if (store_codec_window_unpack(payload, len, &w) == 0)
 		store_window_clear(&w);
-	return 0;
-}
-
-/* A snapshot's callback: merge each window or roll-up. */
-static int merge_part(const struct store_part *part, const void *payload, size_t len,
-		      void *arg)
-{
-	(void)part;
-	store_codec_window_merge(payload, len, &(struct store_codec_merge){ .defer_totals = true },
-				 arg, NULL);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "agent/store_codec.h"
 #include "agent/store_format.h"
+#include "tests/fuzz/store_merge.h"
 
 #define SEG_START 1000000000000ull
 #define MAX_RECS 256
@@ -101,15 +102,6 @@ static void structured(const uint8_t *d, size_t n, struct file *seg, struct file
 		n -= 7 + len;
 		nrec++;
 	}
-}
-
-static int merge_part(const struct store_part *part, const void *payload, size_t len,
-		      void *arg)
-{
-	(void)part;
-	store_codec_window_merge(payload, len, &(struct store_codec_merge){ .defer_totals = true },
-				 arg, NULL);
-	return 0;
 }
 
 static int merge_window(uint64_t start, uint64_t end, const void *payload, size_t len,
