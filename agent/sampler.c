@@ -207,6 +207,10 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	}
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
+	/* The start's pass gives every chosen thread asleep a start: room
+	 * for as many as a busy host has. */
+	if (o->edges)
+		bpf_map__set_max_entries(skel->maps.offcpu_start, SAMPLER_EDGE_THREADS);
 	size_for_modes(skel, o);
 	if (!o->on_cpu)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
@@ -413,7 +417,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->offcpu_events = c[HEARTH_CNT_OFFCPU];
 	st->drop_stack = c[HEARTH_CNT_DROP_KSTACK] + c[HEARTH_CNT_DROP_USTACK];
 	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL] +
-			    c[HEARTH_CNT_DROP_CHILD];
+			    c[HEARTH_CNT_DROP_CHILD] + s->edge_full;
 	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];
 	st->processes = s->seen.len;
 	st->stack_copies = c[HEARTH_CNT_STACK_COPIES];

@@ -37,6 +37,8 @@ struct sampler_opts {
 	size_t npids;            /* 0 = every process */
 	bool follow_children;    /* with pids: and the processes they fork
 				  * from now on, theirs too */
+	bool edges;              /* sampler_edges_begin() will be called:
+				  * room for every chosen thread's wait */
 	char comm[16];           /* only tasks of this comm ("" = any) */
 	bool kernel_stacks;      /* include kernel frames */
 	bool per_thread;         /* add a thread row under each process */
@@ -75,6 +77,8 @@ struct sampler_stats {
 	uint64_t unwind_complete; /* unwinds that reached the outermost frame */
 	uint64_t blocked_whole;   /* threads blocked from sampler_edges_begin()
 				   * to sampler_edges_end() */
+	uint64_t edge_pass_ns;    /* time those two passes over the threads
+				   * took, unwinding and symbolizing included */
 	uint64_t bpf_run_ns;      /* BPF program run time, when stats are on */
 	uint64_t bpf_run_cnt;
 };

@@ -115,8 +115,13 @@ static int note_start(const struct hearth_thread *r, const uint8_t *stack, void 
 		e->t = t;
 		e->cap = cap;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_start), &tid, &st, BPF_NOEXIST))
-		return 0; /* the sampler has it, or its map is full */
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_start), &tid, &st, BPF_NOEXIST)) {
+		/* The sampler saw it go off its CPU itself, or the map is
+		 * full: its wait is lost, and counted. */
+		if (errno != EEXIST)
+			s->edge_full++;
+		return 0;
+	}
 	take_stacks(s, r, stack, &e->t[e->n++]);
 	return 0;
 }
@@ -142,6 +147,7 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 		.comm = s->opts.comm,
 		.exclude_tgid = s->opts.exclude_tgid,
 		.stack_bytes = s->opts.stack_bytes,
+		.offcpu_start_fd = bpf_map__fd(s->skel->maps.offcpu_start),
 	};
 	struct sampler_edges *e = calloc(1, sizeof(*e));
 	int rc;
@@ -163,6 +169,7 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 	}
 	e->t0 = mono_ns();
 	rc = thread_iter_run(e->it, note_start, e);
+	s->stats.edge_pass_ns += mono_ns() - e->t0;
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot read the threads (%s)", strerror(-rc));
 		sampler_edges_free(e);
@@ -218,9 +225,10 @@ static int note_end(const struct hearth_thread *r, const uint8_t *stack, void *a
 	whole = st.kind == HEARTH_OFF_CPU_EDGE;
 	then = whole ? find(e, tid) : NULL;
 	take_stacks(s, r, stack, &now);
-	/* A thread that ran since the stop has no stacks now: a whole
-	 * snapshot's blocked thread has those of the start. */
-	if (r->state == HEARTH_THREAD_RUNNING && then)
+	/* A thread asleep since the start has the stacks noted then (the
+	 * pass did not read them again), as has one that ran since the
+	 * stop (it has none now). */
+	if ((r->unmoved || r->state == HEARTH_THREAD_RUNNING) && then)
 		now = *then;
 	now.involuntary = st.kind == HEARTH_OFF_CPU_INVOLUNTARY || (then && then->involuntary);
 	if (whole)
@@ -234,13 +242,16 @@ static int note_end(const struct hearth_thread *r, const uint8_t *stack, void *a
 int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns)
 {
 	struct sampler_edges *e = s->edges;
+	uint64_t t0 = mono_ns();
 	int rc;
 
 	if (!e)
 		return -EINVAL;
 	e->t1 = t1_ns;
 	e->out = offcpu;
+	thread_iter_skip_unmoved(e->it);
 	rc = thread_iter_run(e->it, note_end, e);
 	e->out = NULL;
+	s->stats.edge_pass_ns += mono_ns() - t0;
 	return rc < 0 ? rc : 0;
 }

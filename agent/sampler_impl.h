@@ -18,6 +18,8 @@
 #define FLIP_GRACE_US 2000
 /* Processes the pid filter holds when it follows children. */
 #define SAMPLER_MAX_FOLLOWED 8192
+/* Threads that may wait at once when a capture's edges are counted. */
+#define SAMPLER_EDGE_THREADS 32768
 
 struct sampler_bpf;
 struct bpf_link;
@@ -52,6 +54,8 @@ struct sampler {
 	struct drain_state drain;
 	struct pid_set seen;
 	struct sampler_edges *edges; /* sampler_edges_begin(), else NULL */
+	uint64_t edge_full; /* threads asleep at the start whose wait found
+			     * offcpu_start full: lost (a drop) */
 };
 
 /* Ring buffer callback body for a sample with a stack copy: unwinds,

@@ -43,8 +43,10 @@ struct thread_iter *thread_iter_open(const struct thread_iter_opts *o, char *err
 					? o->stack_bytes : HEARTH_THREAD_STACK;
 	/* One filter for the sampler and the iterator: the children the
 	 * sampler follows are iterated too. */
-	if (o->pids_fd >= 0 && bpf_map__reuse_fd(it->skel->maps.pids, o->pids_fd)) {
-		snprintf(err, errlen, "cannot share the pid filter with the thread iterator (%s)",
+	if ((o->pids_fd >= 0 && bpf_map__reuse_fd(it->skel->maps.pids, o->pids_fd)) ||
+	    (o->offcpu_start_fd >= 0 &&
+	     bpf_map__reuse_fd(it->skel->maps.offcpu_start, o->offcpu_start_fd))) {
+		snprintf(err, errlen, "cannot share the sampler's maps with the thread iterator (%s)",
 			 strerror(errno));
 		goto err_free;
 	}
@@ -127,6 +129,11 @@ int thread_iter_run(struct thread_iter *it, thread_iter_fn fn, void *arg)
 	}
 	close(fd);
 	return rc;
+}
+
+void thread_iter_skip_unmoved(struct thread_iter *it)
+{
+	it->skel->bss->skip_unmoved = true;
 }
 
 void thread_iter_close(struct thread_iter *it)

@@ -23,6 +23,8 @@ struct thread_iter_opts {
 	pid_t exclude_tgid;   /* our own process, 0 = none */
 	uint32_t stack_bytes; /* user stack copied per thread, at most
 			       * HEARTH_THREAD_STACK; 0 = that */
+	int offcpu_start_fd;  /* the sampler's open waits, for
+			       * thread_iter_skip_unmoved(), or -1 */
 };
 
 struct thread_iter;
@@ -40,6 +42,11 @@ typedef int (*thread_iter_fn)(const struct hearth_thread *t, const uint8_t *stac
 /* One pass over the threads. Returns 0, @fn's non-zero value, or a
  * negative errno (-EBADMSG when the records make no sense). */
 int thread_iter_run(struct thread_iter *it, thread_iter_fn fn, void *arg);
+
+/* From now on, a thread whose start in the sampler's offcpu_start is
+ * still of kind HEARTH_OFF_CPU_EDGE comes with `unmoved` set and no
+ * stacks (the caller has them). Needs offcpu_start_fd. */
+void thread_iter_skip_unmoved(struct thread_iter *it);
 
 /* Frees @it. Accepts NULL. */
 void thread_iter_close(struct thread_iter *it);

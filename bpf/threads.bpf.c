@@ -11,6 +11,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/comm.h"
+#include "bpf/sampler.h"
 #include "bpf/threads.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -25,6 +26,9 @@ const volatile bool filter_comm = false;
 const volatile char target_comm[HEARTH_THREAD_COMM] = {};
 const volatile __u32 exclude_tgid = 0;
 const volatile __u32 stack_bytes = HEARTH_THREAD_STACK;
+/* Set by user space for the end's pass: a thread whose start is still
+ * the one the start's pass gave it has the stacks noted then. */
+bool skip_unmoved = false;
 
 /* The sampler's pid filter, shared with it (it follows children). */
 struct {
@@ -33,6 +37,14 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 64);
 } pids SEC(".maps");
+
+/* The sampler's open waits, shared with it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct hearth_offcpu_start);
+	__uint(max_entries, 1);
+} offcpu_start SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -44,7 +56,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u8[HEARTH_THREAD_STACK]);
+	__type(value, __u8[HEARTH_THREAD_STACK + 2 * STACK_PAGE]);
 	__uint(max_entries, 1);
 } stack_scratch SEC(".maps");
 
@@ -60,32 +72,28 @@ static __always_inline bool wanted(struct task_struct *task, __u32 tgid,
 }
 
 /* Copies up to stack_bytes of @task's user stack from @sp into @dst, a
- * chunk at a time, up to the end of its mapping. Returns the bytes. */
+ * page at a time (one remote access each: most of what a pass costs), up
+ * to the end of its mapping. Returns the bytes. */
 static __always_inline __u32 copy_user_stack(struct task_struct *task, __u8 *dst, __u64 sp)
 {
 	__u32 got = 0;
 
-	for (int i = 0; i < HEARTH_THREAD_STACK / HEARTH_THREAD_CHUNK; i++) {
-		__u64 at = sp + i * HEARTH_THREAD_CHUNK;
+	for (int i = 0; i < HEARTH_THREAD_STACK / STACK_PAGE + 1; i++) {
+		__u64 at = sp + got;
+		__u32 n = STACK_PAGE - (__u32)(at & (STACK_PAGE - 1));
 
-		if (got >= stack_bytes)
+		if (got >= stack_bytes || got >= HEARTH_THREAD_STACK)
 			break;
-		if (bpf_copy_from_user_task(dst + i * HEARTH_THREAD_CHUNK, HEARTH_THREAD_CHUNK,
-					    (void *)at, task, 0)) {
-			/* The chunk crossed the end of the stack's mapping, a
-			 * page boundary: the part before it holds the
-			 * outermost frames. */
-			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
-
-			if (n < HEARTH_THREAD_CHUNK &&
-			    !bpf_copy_from_user_task(dst + i * HEARTH_THREAD_CHUNK,
-						     n & (HEARTH_THREAD_CHUNK - 1), (void *)at, task, 0))
-				got += n;
+		if (n > stack_bytes - got)
+			n = stack_bytes - got;
+		/* (masks the verifier follows: n is a page at most, and the
+		 * scratch has two to spare past HEARTH_THREAD_STACK) */
+		if (bpf_copy_from_user_task(dst + (got & (HEARTH_THREAD_STACK - 1)),
+					    n & (2 * STACK_PAGE - 1), (void *)at, task, 0))
 			break;
-		}
-		got += HEARTH_THREAD_CHUNK;
+		got += n;
 	}
-	return got;
+	return got < HEARTH_THREAD_STACK ? got : HEARTH_THREAD_STACK;
 }
 
 SEC("iter.s/task")
@@ -120,7 +128,14 @@ int snap_threads(struct bpf_iter__task *ctx)
 		r->state = HEARTH_THREAD_BLOCKED;
 	r->nk = 0;
 	r->size = 0;
-	if (r->state != HEARTH_THREAD_RUNNING) {
+	r->unmoved = 0;
+	if (skip_unmoved) {
+		__u32 tid = r->tid;
+		struct hearth_offcpu_start *st = bpf_map_lookup_elem(&offcpu_start, &tid);
+
+		r->unmoved = st && st->kind == HEARTH_OFF_CPU_EDGE;
+	}
+	if (r->state != HEARTH_THREAD_RUNNING && !r->unmoved) {
 		/* A running thread's stacks change under us: only a thread
 		 * off its CPU has stacks worth reading. */
 		nk = bpf_get_task_stack(task, r->kips, sizeof(r->kips), 0);

@@ -34,7 +34,9 @@ struct hearth_thread {
 	__u64 switches; /* context switches so far, voluntary or not */
 	__u64 ip, sp, bp; /* user registers saved at its kernel entry */
 	__u32 size;     /* user stack bytes that follow the header */
-	__u32 pad;
+	__u32 unmoved;  /* asleep since the start's pass noted it (its
+			 * start in offcpu_start is still of that pass):
+			 * stacks not read again */
 	char comm[HEARTH_THREAD_COMM];  /* its process's (group leader's) */
 	char tcomm[HEARTH_THREAD_COMM]; /* its own */
 	__u64 kips[HEARTH_THREAD_DEPTH];

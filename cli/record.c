@@ -282,6 +282,7 @@ static int question_opts(struct record_args *a, bool kinds_chosen)
 		a->opts.min_block_ns = 0;
 	if (a->question == PROF_Q_THREADS)
 		a->opts.per_thread = true;
+	a->opts.edges = true;
 	return 0;
 }
 
@@ -380,12 +381,12 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 	/* A question of time accounts for every moment of the capture: say
 	 * which moments (as --since takes them). */
 	if (a->question)
-		fprintf(stderr, "hearth: the capture ran from @%llu.%03llu to @%llu.%03llu; threads blocked all that time: %llu\n",
+		fprintf(stderr, "hearth: the capture ran from @%llu.%03llu to @%llu.%03llu; threads blocked all that time: %llu; the passes over the threads took %.1f ms\n",
 			(unsigned long long)(start / 1000000000ULL),
 			(unsigned long long)(start / 1000000ULL % 1000),
 			(unsigned long long)((start + elapsed) / 1000000000ULL),
 			(unsigned long long)((start + elapsed) / 1000000ULL % 1000),
-			(unsigned long long)st->blocked_whole);
+			(unsigned long long)st->blocked_whole, st->edge_pass_ns / 1e6);
 }
 
 /* The processes chosen with -p, as pidfds: one turns readable when its

@@ -30,5 +30,5 @@ echo "$line" | grep -q '(blocked the whole snapshot)' || fail "the stuck reader 
 echo "$line" | grep -Eq ';stuck_reader;([^;]*;)*\(blocked the whole snapshot\);([^;]*_\[k\];)*[^;]*read[^;]*_\[k\] [0-9]+$' ||
 	fail "the mark is not between the user stack and the kernel frames down to the read"
 echo "$line" | cut -d';' -f1-3 | grep -q '_\[k\]' && fail "kernel frames above the user stack"
-grep -q 'threads blocked all that time: 1$' "$T/threads.err" || { cat "$T/threads.err"; fail "the summary does not count the one thread blocked all the time"; }
+grep -q 'threads blocked all that time: 1;' "$T/threads.err" || { cat "$T/threads.err"; fail "the summary does not count the one thread blocked all the time"; }
 ok "the thread blocked in read() since before the capture: user stack, mark, kernel frames"

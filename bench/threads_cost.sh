@@ -1,0 +1,103 @@
+#!/bin/sh
+# What the questions of time cost over plain --off-cpu, on a context-switch
+# heavy workload: unwind_nofp pingpong (two threads bouncing a byte over
+# pipes, each wait a read()). For each way of recording (none, --off-cpu,
+# --threads, --wall, --locks), alternated round by round: the ping-pong's
+# round trips per second while hearth is attached (its main thread's
+# voluntary switches, one a round trip, over a window well inside the
+# recording), the slowdown against no profiler, hearth's user+sys CPU for
+# the whole recording, and BPF ns per run of the sched_switch program.
+# Then a process of 5,000 threads all blocked (what the task iterator's
+# passes cost when every thread has to be read, unwound and named): hearth
+# --off-cpu against --threads, CPU and the passes' time.
+# Run as root: make all fixtures; BENCH=threads_cost sh bench/run.sh
+# Environment: SECS (measured window, default 5), ROUNDS (default 3),
+# THREADS (default 5000).
+set -u
+SECS=${SECS:-5}
+ROUNDS=${ROUNDS:-3}
+THREADS=${THREADS:-5000}
+N="$FIXTURES/unwind_nofp"
+T=$(mktemp -d /tmp/hearth-bench.XXXXXX)
+W=
+trap '[ -n "$W" ] && kill $W 2>/dev/null; rm -rf "$T"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
+[ "$(id -u)" = 0 ] || { echo "threads_cost: needs root"; exit 1; }
+[ -x "$N" ] || { echo "threads_cost: build the fixtures first"; exit 1; }
+[ -x /usr/bin/time ] || { echo "threads_cost: /usr/bin/time is missing (the time package)"; exit 1; }
+sysctl -q kernel.bpf_stats_enabled=1
+. bench/lib.sh
+
+"$N" pingpong 100000 >/dev/null &
+W=$!
+sleep 1
+switches() { sed -n 's/^voluntary_ctxt_switches:[ \t]*//p' "/proc/$W/status"; }
+
+# measure MODE: one round of MODE ("none" or a record flag) into
+# $T/MODE.{rate,cpu,bpf}.
+measure() {
+	mode=$1
+	prog_ids >"$T/ids.before"
+	if [ "$mode" != none ]; then
+		/usr/bin/time -f '%U %S' -o "$T/time" "$HEARTH" record "$mode" -p "$W" -d $((SECS + 4)) \
+			-o "$T/p.folded" 2>"$T/err" &
+		R=$!
+		sleep 2 # start-up: programs loaded, the start's pass done
+	fi
+	a=$(switches)
+	t0=$(date +%s%N)
+	sleep "$SECS"
+	b=$(switches)
+	t1=$(date +%s%N)
+	[ "$mode" != none ] && ns=$(bpf_ns '^off_cpu$')
+	awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f\n", (b - a) / ((t1 - t0) / 1e9) }' >>"$T/$mode.rate"
+	if [ "$mode" != none ]; then
+		wait "$R" || { cat "$T/err"; exit 1; }
+		cpu_of "$T/time" >>"$T/$mode.cpu"
+		echo "$ns" >>"$T/$mode.bpf"
+	fi
+}
+
+modes="none --off-cpu --threads --wall --locks"
+for r in $(seq "$ROUNDS"); do
+	for m in $modes; do
+		measure "$m"
+	done
+done
+base=$(median "$T/none.rate")
+echo "| recording | round trips/s | slowdown | hearth CPU s | BPF ns/run (sched_switch) |"
+echo "|---|---|---|---|---|"
+for m in $modes; do
+	rate=$(median "$T/$m.rate")
+	slow=$(awk -v b="$base" -v r="$rate" 'BEGIN { printf "%.2fx", b / r }')
+	if [ "$m" = none ]; then
+		printf '| no profiler | %s | 1 | | |\n' "$rate"
+	else
+		printf '| hearth record %s, %s s | %s | %s | %s | %s |\n' "$m" "$((SECS + 4))" "$rate" "$slow" \
+			"$(median "$T/$m.cpu")" "$(median "$T/$m.bpf")"
+	fi
+done
+
+# Many threads, all asleep: each in a futex wait (a Python thread on an
+# Event), so the scheduler never sees them and the iterator finds them.
+kill "$W"; wait "$W" 2>/dev/null
+python3 -c '
+import sys, threading
+threading.stack_size(65536)
+ev = threading.Event()
+for _ in range(int(sys.argv[1])):
+    threading.Thread(target=ev.wait, daemon=True).start()
+print("ready", flush=True)
+ev.wait()
+' "$THREADS" >"$T/ready" &
+W=$!
+i=0; until [ -s "$T/ready" ]; do i=$((i + 1)); [ $i -gt 600 ] && { echo "threads_cost: $THREADS threads did not start"; exit 1; }; sleep 0.1; done
+printf '\n%s threads, all blocked, %s s\n\n' "$THREADS" "$SECS"
+echo "| recording | hearth CPU s | the passes over the threads, ms | thread rows |"
+echo "|---|---|---|---|"
+for m in --off-cpu --threads; do
+	/usr/bin/time -f '%U %S' -o "$T/time" "$HEARTH" record "$m" -p "$W" -d "$SECS" -o "$T/p.folded" 2>"$T/err" ||
+		{ cat "$T/err"; exit 1; }
+	pass=$(sed -n 's/.*the passes over the threads took \([0-9.]*\) ms/\1/p' "$T/err")
+	rows=$(awk '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); print f[2] }' "$T/p.folded" | sort -u | grep -c .)
+	printf '| hearth record %s | %s | %s | %s |\n' "$m" "$(cpu_of "$T/time")" "${pass:-—}" "$rows"
+done
