@@ -233,12 +233,21 @@ static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 	if (grow_mem((void **)&w->ids, &w->ids_cap, n + 1, sizeof(*w->ids)) < 0)
 		return -ENOMEM;
 	pb_reset(&w->labels);
+	/* The rows become labels only when a frame follows them: pprof's
+	 * readers drop a sample without a location, so a stack that is only
+	 * its process (and thread) row keeps the rows as its locations. */
 	if (i < n && label_row(prof_frame_get(p, frames[i]), PROF_KIND_PROCESS))
-		put_label(w, w->nstr + XS_PROCESS,
-			  prof_frame_get(p, frames[i++])->name);
+		i++;
 	if (i < n && label_row(prof_frame_get(p, frames[i]), PROF_KIND_THREAD))
-		put_label(w, w->nstr + XS_THREAD,
-			  prof_frame_get(p, frames[i++])->name);
+		i++;
+	if (i == n)
+		i = 0;
+	for (size_t r = 0; r < i; r++) {
+		const struct prof_frame *f = prof_frame_get(p, frames[r]);
+
+		put_label(w, w->nstr + (f->kind == PROF_KIND_PROCESS ? XS_PROCESS : XS_THREAD),
+			  f->name);
+	}
 	while (i < n) {
 		const struct prof_frame *outer = prof_frame_get(p, frames[i]);
 		size_t j = i + 1;

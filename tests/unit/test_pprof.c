@@ -22,8 +22,11 @@
 #include <cmocka.h>
 
 #include "profile/folded.h"
+#include "profile/gzip.h"
 #include "profile/pprof.h"
+#include "profile/pprof_fields.h"
 #include "profile/profile.h"
+#include "profile/protobuf.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -131,6 +134,10 @@ static void test_round_trip_attributes(void **state)
 	prof_add_stack(p, (uint32_t[]){ thr, m }, 2, 1);
 	prof_add_stack(p, (uint32_t[]){ proc2, m, odd }, 3, 5);
 	prof_add_stack(p, (uint32_t[]){ inl, m }, 2, 4);
+	/* Only the rows: no frame follows them. */
+	prof_add_stack(p, (uint32_t[]){ proc }, 1, 6);
+	prof_add_stack(p, (uint32_t[]){ proc, thr }, 2, 8);
+	prof_add_stack(p, (uint32_t[]){ thr }, 1, 9);
 	prof_meta(p)->hz = 99;
 	prof_meta(p)->start_ns = 1700000000123456789ull;
 	prof_meta(p)->duration_ns = 30000000000ull;
@@ -139,7 +146,7 @@ static void test_round_trip_attributes(void **state)
 	a = dump(p);
 	b = dump(q);
 	assert_string_equal(b, a);
-	assert_int_equal(prof_total(q), 33);
+	assert_int_equal(prof_total(q), 56);
 	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_SAMPLES);
 	assert_int_equal(prof_meta_const(q)->hz, 99);
 	assert_true(prof_meta_const(q)->start_ns == 1700000000123456789ull);
@@ -190,6 +197,54 @@ static void test_units(void **state)
 	assert_int_equal(prof_meta_const(q)->hz, 0);
 	assert_int_equal(prof_total(q), 3);
 	prof_free(q);
+	prof_free(p);
+}
+
+/* How many samples of gzip'd pprof @buf carry no location id. */
+static size_t samples_without_location(const void *buf, size_t len)
+{
+	struct pb_reader r;
+	struct pb_field f, g;
+	uint8_t *raw = NULL;
+	size_t rawlen = 0, none = 0;
+
+	assert_int_equal(gz_inflate(buf, len, PROF_PPROF_MAX_SIZE, &raw, &rawlen), 0);
+	r = (struct pb_reader){ raw, raw + rawlen };
+	while (pb_next(&r, &f) > 0) {
+		struct pb_reader sr = { f.data, f.data + f.len };
+		size_t ids = 0;
+
+		if (f.num != PROFILE_SAMPLE || f.wire != PB_LEN)
+			continue;
+		while (pb_next(&sr, &g) > 0)
+			ids += g.num == SAMPLE_LOCATION_ID && (g.wire == PB_VARINT || g.len > 0);
+		none += ids == 0;
+	}
+	free(raw);
+	return none;
+}
+
+/* pprof's readers (go tool pprof, profile backends) drop a sample without
+ * a location: a stack that is only its process row, as a window holds for
+ * a process caught with no stack, keeps the row as a location, and its
+ * samples count. */
+static void test_row_only_stacks_keep_a_location(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t proc, thr, m;
+	void *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	proc = frame(p, "cc1", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	thr = frame(p, "worker", NULL, NULL, 0, PROF_KIND_THREAD, 0, 0);
+	m = frame(p, "main", "/usr/bin/cc1", "main.c", 1, PROF_KIND_USER, 0, 0);
+	prof_add_stack(p, (uint32_t[]){ proc }, 1, 11);
+	prof_add_stack(p, (uint32_t[]){ proc, thr }, 2, 2);
+	prof_add_stack(p, (uint32_t[]){ proc, m }, 2, 5);
+	assert_int_equal(prof_pprof_encode(p, &buf, &len), 0);
+	assert_int_equal(samples_without_location(buf, len), 0);
+	free(buf);
 	prof_free(p);
 }
 
@@ -501,6 +556,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_attributes),
 		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_row_only_stacks_keep_a_location),
 		cmocka_unit_test(test_deep_round_trip),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_hand_built),
