@@ -27,6 +27,7 @@ fail() {
 cleanup() {
 	for p in $HOLDERS $FL; do kill "$p" 2>/dev/null; done
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+	wait 2>/dev/null # the user's processes gone before the user
 	drop_test_user
 	rm -rf "$T"
 }
@@ -51,7 +52,9 @@ echo "raw --next 1h: $out"
 echo "$out" | grep -q "msg=a snapshot waits for the next 10 minutes at most" || fail "hearthd accepted a 1 h --next"
 
 w0=$(windows)
-as_member "$FLOOD" "$SOCK" 20 24 > "$T/flood.out" &
+# setpriv itself in the background (not a function's subshell), so that
+# killing $FL ends the flood and the test user can be removed.
+setpriv --reuid="$uid" --regid="$gid" --groups="$ggid" "$FLOOD" "$SOCK" 20 24 > "$T/flood.out" &
 FL=$!
 sleep 1
 for k in $(seq 16); do

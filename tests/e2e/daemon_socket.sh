@@ -27,6 +27,7 @@ fail() {
 cleanup() {
 	for p in $HOLDERS; do kill "$p" 2>/dev/null; done
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+	wait 2>/dev/null # the user's processes gone before the user
 	drop_test_user
 	rm -rf "$T"
 }
