@@ -472,8 +472,9 @@ static void check_llvm(struct sym_ctx *ctx, pid_t pid,
 	assert_non_null(dw);
 	for (size_t i = 0; i < n; i++)
 		va[i] = addrs[idx[i]] - p->base;
-	snprintf(tool, sizeof(tool), "llvm-symbolizer --obj='%s' "
-		 "--no-demangle --output-style=GNU", p->path);
+	if (snprintf(tool, sizeof(tool), "llvm-symbolizer --obj='%s' "
+		     "--no-demangle --output-style=GNU", p->path) >= (int)sizeof(tool))
+		fail_msg("path too long: %s", p->path);
 	assert_int_equal(run_addr2line(tool, va, n, ref), n);
 	for (size_t i = 0; i < n; i++) {
 		struct sym_frame f[A2L_FRAMES];
