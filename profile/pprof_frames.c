@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "classify.h"
 #include "pprof_fields.h"
 #include "pprof_reader.h"
 #include "protobuf.h"
@@ -91,10 +92,13 @@ static int line_frame(struct reader *r, uint64_t fid, int64_t line, size_t i,
 		fr->kind = fn->kind <= PROF_KIND_THREAD ? (uint8_t)fn->kind : 0;
 		fr->cls = fn->cls < PROF_CLASS_COUNT ? (uint8_t)fn->cls : 0;
 		fr->lang = fn->lang < PROF_LANG_COUNT ? (uint8_t)fn->lang : 0;
-	} else if (i + 1 < n) {
-		fr->kind = PROF_KIND_INLINE;
-	} else if (kernel) {
-		fr->kind = PROF_KIND_KERNEL;
+	} else {
+		if (i + 1 < n)
+			fr->kind = PROF_KIND_INLINE;
+		else if (kernel)
+			fr->kind = PROF_KIND_KERNEL;
+		/* A profile from elsewhere: what its names and files say. */
+		prof_guess_frame(r->p, fr);
 	}
 	return 0;
 }
