@@ -37,8 +37,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define CLI_INPUT_HELP                                                         \
 	"      --max-input SIZE  read at most SIZE bytes of a file, or of it\n"   \
 	"                        decompressed (default 1G; K, M, G)\n"            \
-	"      --unit UNIT       what folded counts are: samples (default),\n"    \
-	"                        nanoseconds or bytes\n"
+	"      --unit UNIT       what folded counts are: samples, nanoseconds or\n" \
+	"                        bytes (default: what hearth's comment lines in\n" \
+	"                        the file say, else samples)\n"
 
 struct prof_load_opts;
 struct prof_profile;

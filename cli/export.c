@@ -20,7 +20,7 @@ enum fmt { FMT_NONE, FMT_SVG, FMT_PNG, FMT_FOLDED, FMT_PPROF };
 struct args {
 	enum fmt fmt;
 	const char *out, *in, *title;
-	int width, height, icicle;
+	int width, height, icicle, plain;
 	struct prof_load_opts load;
 };
 
@@ -32,7 +32,9 @@ static void usage(FILE *out)
 		"Writes FILE (folded stacks or pprof; '-' reads stdin) as:\n"
 		"  --svg              an interactive flame graph (hover, click to zoom, search)\n"
 		"  --png              a picture of the viewer's window\n"
-		"  --folded           folded stacks, as flamegraph.pl and inferno read them\n"
+		"  --folded           folded stacks, as flamegraph.pl and inferno read them,\n"
+		"                     after hearth's comment lines (the unit, each frame's\n"
+		"                     class, language and file:line), which they skip\n"
 		"  --pprof            gzip'd pprof, as 'go tool pprof' reads it\n"
 		"\n"
 		"  -o, --output OUT   where to write ('-' = stdout, not for --png)\n"
@@ -40,6 +42,7 @@ static void usage(FILE *out)
 		"      --height N     PNG height (default: tall enough for every row)\n"
 		"      --icicle       root on top\n"
 		"      --title TEXT   SVG title\n"
+		"      --plain        --folded without hearth's comment lines\n"
 		CLI_INPUT_HELP
 		"  -h, --help         this text\n"
 		"\n"
@@ -71,6 +74,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "height", required_argument, NULL, 'H' },
 		{ "icicle", no_argument, NULL, 'i' },
 		{ "title", required_argument, NULL, 't' },
+		{ "plain", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' }, CLI_INPUT_OPTIONS, { 0 },
 	};
 	int c;
@@ -85,6 +89,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'o': a->out = optarg; break;
 		case 'i': a->icicle = 1; break;
 		case 't': a->title = optarg; break;
+		case 'F': a->plain = 1; break;
 		case 'w':
 		case 'H':
 			if (parse_int(optarg, 100, 16384, c == 'w' ? &a->width : &a->height) < 0) {
@@ -127,7 +132,7 @@ static int write_text(const struct args *a, struct prof_profile *p,
 	if (a->fmt == FMT_SVG)
 		rc = rd_svg_write(m, &so, o.f);
 	else if (a->fmt == FMT_FOLDED)
-		rc = prof_folded_write(p, o.f, 0);
+		rc = prof_folded_write(p, o.f, a->plain ? 0 : PROF_FOLDED_META);
 	else
 		rc = prof_pprof_write(p, o.f);
 	return cli_out_close(&o, rc) < 0 ? 1 : 0;

@@ -123,7 +123,8 @@ void cli_out_abort(struct cli_out *o)
 
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 {
-	unsigned fflags = (flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0;
+	unsigned fflags = ((flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0) |
+			  ((flags & CLI_OUT_PLAIN) ? 0 : PROF_FOLDED_META);
 	struct cli_out o;
 	int rc;
 

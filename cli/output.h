@@ -7,7 +7,15 @@
 
 #include "profile/profile.h"
 
-enum { CLI_OUT_ANNOTATE = 1u << 0 };
+enum {
+	CLI_OUT_ANNOTATE = 1u << 0, /* folded: inline frames _[i] */
+	CLI_OUT_PLAIN = 1u << 1,    /* folded: without hearth's comment lines */
+};
+
+/* The help line of --plain, for the commands that write folded stacks. */
+#define CLI_PLAIN_HELP                                                         \
+	"      --plain            folded stacks only, without hearth's comment\n"  \
+	"                         lines first (unit, classes, languages, file:line)\n"
 
 /* An output being written. A regular file (or a new name) is written to a
  * fresh temporary file beside it, created with O_EXCL under an
@@ -35,9 +43,10 @@ int cli_out_close(struct cli_out *o, int rc);
  * has reported its own failure. */
 void cli_out_abort(struct cli_out *o);
 
-/* Writes @p to @path ("-" = stdout) as folded stacks, or as pprof when the
- * name ends in .pb.gz or .pprof, through cli_out_open(). Reports one
- * sentence on error and returns -1; 0 on success. */
+/* Writes @p to @path ("-" = stdout) as folded stacks (after hearth's
+ * comment lines, unless CLI_OUT_PLAIN), or as pprof when the name ends in
+ * .pb.gz or .pprof, through cli_out_open(). Reports one sentence on error
+ * and returns -1; 0 on success. */
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags);
 
 /* Writes the on-CPU and/or off-CPU profile (either may be NULL). With both,

@@ -77,6 +77,7 @@ static const char usage_text[] =
 	"      --no-kernel        user-space frames only\n"
 	"      --per-thread       add a row per thread (name-tid) under each process\n"
 	"      --annotate         mark inline frames _[i] (kernel frames are always _[k])\n"
+	CLI_PLAIN_HELP
 	"      --unwind MODE      user stacks: fp (frame pointers only), dwarf (copy the\n"
 	"                         stack and unwind with DWARF CFI), auto (default: copy\n"
 	"                         until a process's frame pointers prove right; waits\n"
@@ -85,6 +86,8 @@ static const char usage_text[] =
 	"      --stack-bytes N    bytes of user stack copied per sample (1024..16384, default 16384)\n"
 	"  -o, --output FILE      where to write (default '-', standard output): folded\n"
 	"                         stacks, or pprof when FILE ends in .pb.gz or .pprof\n"
+	"                         (pprof keeps each location's lines; folded keeps a\n"
+	"                         function's hottest line)\n"
 	"      --debuginfod-wait TIME  with DEBUGINFOD_URLS set: how long the end of\n"
 	"                         the recording waits for debug files still being\n"
 	"                         fetched (default 30s; 0 = not at all)\n"
@@ -98,6 +101,9 @@ static const char usage_text[] =
 	"are named from debug files fetched by build-id from those servers (kept\n"
 	"in debuginfod's own cache, at most 2 GiB); the end waits for the ones\n"
 	"on the way, with a progress line (Ctrl-C stops the wait).\n"
+	"Folded stacks start with hearth's comment lines: the unit, and each\n"
+	"frame's class, language and file:line, which 'hearth view' reads back;\n"
+	"flamegraph.pl and inferno skip them (saying how many lines they ignored).\n"
 	"On a terminal a progress line shows on stderr; Ctrl-C stops early and\n"
 	"still writes a complete profile. A summary line (samples, processes,\n"
 	"duration, drops) always ends the run.\n";
@@ -106,7 +112,7 @@ enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
-	OPT_JSON,
+	OPT_JSON, OPT_PLAIN,
 };
 
 static const struct option long_opts[] = {
@@ -126,6 +132,7 @@ static const struct option long_opts[] = {
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "plain", no_argument, NULL, OPT_PLAIN },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 	{ "output", required_argument, NULL, 'o' },
@@ -247,6 +254,7 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	case OPT_NO_KERNEL: a->opts.kernel_stacks = false; return 0;
 	case OPT_PER_THREAD: a->opts.per_thread = true; return 0;
 	case OPT_ANNOTATE: a->out_flags |= CLI_OUT_ANNOTATE; return 0;
+	case OPT_PLAIN: a->out_flags |= CLI_OUT_PLAIN; return 0;
 	case OPT_UNWIND: return parse_unwind(optarg, &a->opts.unwind);
 	case OPT_STACK_BYTES:
 		if (parse_ulong(optarg, 1024, 16384, &v) < 0 || v % 1024) {

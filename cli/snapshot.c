@@ -33,6 +33,8 @@ static void usage(FILE *out)
 		"      --locks          only the waits on locks and conditions (ns)\n"
 		"  -o, --output FILE    folded stacks (default '-', standard output), pprof\n"
 		"                       when FILE ends in .pb.gz\n"
+		"      --plain          folded stacks without hearth's comment lines first\n"
+		"                       (the unit, each frame's class, language and file:line)\n"
 		"      --socket PATH    hearthd's control socket\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -43,6 +45,7 @@ struct snap_args {
 	struct ctl_snapshot_req req;
 	const char *sock;
 	const char *out;
+	unsigned out_flags;
 };
 
 static int parse_span(const char *opt, const char *v, uint64_t *ns)
@@ -109,6 +112,7 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 	case 'k': a->req.flags |= CTL_SNAP_LOCKS; return 0;
 	case 'o': a->out = v; return 0;
 	case 's': a->sock = v; return 0;
+	case 'P': a->out_flags |= CLI_OUT_PLAIN; return 0;
 	default: return -1;
 	}
 }
@@ -127,6 +131,7 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "locks", no_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "plain", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -189,7 +194,7 @@ int cmd_snapshot(int argc, char **argv)
 	if (info.corrupt || info.torn)
 		fprintf(stderr, "hearth: warning: %u damaged window(s) were skipped\n",
 			info.corrupt + info.torn);
-	rc = cli_write_profile(a.out, p, 0);
+	rc = cli_write_profile(a.out, p, a.out_flags);
 	if (rc == 0)
 		fprintf(stderr, "hearth: %u windows, %s to %s, total %llu %s\n", info.windows,
 			from, to, (unsigned long long)prof_total(p),

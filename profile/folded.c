@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "classify.h"
+#include "folded_meta.h"
 #include "profile_impl.h"
 
 #define INLINE_WORDS 7u
@@ -227,7 +229,9 @@ static int is_blank(char ch)
 }
 
 /* Reads the count after the line's last space into @l; the stack's
- * length goes to *@stack. 1, 0 for a blank line, or -EINVAL. */
+ * length goes to *@stack. 1, 0 for a blank line or a comment (a line
+ * that starts with '#' and ends in no count, as flamegraph.pl skips it),
+ * or -EINVAL. */
 static int line_count(struct part *c, struct line *l, const char *s,
 		      size_t len, size_t *stack)
 {
@@ -239,16 +243,16 @@ static int line_count(struct part *c, struct line *l, const char *s,
 		return 0;
 	for (sp = len; sp && s[sp - 1] != ' ' && s[sp - 1] != '\t'; sp--)
 		;
-	if (sp == 0)
-		return fail(c, "has no sample count after the stack");
-	if (sp == len)
-		return fail(c, "has a count that is not a decimal integer");
+	if (sp == 0 || sp == len)
+		return s[0] == '#' ? 0 : fail(c, sp ? "has a count that is not a decimal integer" :
+					      "has no sample count after the stack");
 	l->count = 0;
 	for (size_t i = sp; i < len; i++) {
 		unsigned d = (unsigned)(unsigned char)s[i] - '0';
 
 		if (9 < d)
-			return fail(c, "has a count that is not a decimal integer");
+			return s[0] == '#' ? 0 :
+			       fail(c, "has a count that is not a decimal integer");
 		if ((UINT64_MAX - d) / 10 < l->count)
 			return fail(c, "has a count too large for 64 bits");
 		l->count = l->count * 10 + d;
@@ -411,11 +415,13 @@ static void *part_read(void *arg)
 
 /* ---- the parts joined --------------------------------------------------- */
 
-/* The frame of text @x (its bytes at @s), interned in @p; UINT32_MAX on
- * ENOMEM. */
+/* The frame of text @x (its bytes at @s), interned in @p with what
+ * hearth's line for it in @fm says, or what its name suggests;
+ * UINT32_MAX on ENOMEM. */
 static uint32_t text_frame(struct prof_profile *p, const struct text *x,
-			   const char *s)
+			   const char *s, const struct folded_meta *fm)
 {
+	const struct meta_frame *mf = x->proc ? NULL : folded_meta_find(fm, s, x->len);
 	struct prof_frame f = { 0 };
 	size_t len = x->len;
 
@@ -429,7 +435,21 @@ static uint32_t text_frame(struct prof_profile *p, const struct text *x,
 		len -= SUFFIX_LEN;
 	}
 	f.name = prof_intern(p, s, len);
-	return f.name == UINT32_MAX ? UINT32_MAX : prof_frame_intern(p, &f);
+	if (f.name == UINT32_MAX)
+		return UINT32_MAX;
+	if (mf) {
+		if (mf->kind == PROF_KIND_THREAD && f.kind == PROF_KIND_USER)
+			f.kind = PROF_KIND_THREAD;
+		f.cls = mf->cls < PROF_CLASS_COUNT ? mf->cls : 0;
+		f.lang = mf->lang < PROF_LANG_COUNT ? mf->lang : 0;
+		f.line = mf->line;
+		f.module = prof_intern_cstr(p, mf->module);
+		f.file = prof_intern_cstr(p, mf->file);
+		if (f.module == UINT32_MAX || f.file == UINT32_MAX)
+			return UINT32_MAX;
+	}
+	prof_guess_frame(p, &f);
+	return prof_frame_intern(p, &f);
 }
 
 /* Renumbers part @arg's records from its texts to the profile's frames. */
@@ -511,7 +531,8 @@ static void cut_file(struct part *c, unsigned n, int fd, uint64_t from,
 /* Interns the texts of the parts up to the first that failed, in text
  * order, into @p. Returns how many parts are kept (their lines up to the
  * failure), or -ENOMEM. */
-static int join_texts(struct prof_profile *p, struct part *c, unsigned n)
+static int join_texts(struct prof_profile *p, struct part *c, unsigned n,
+		      const struct folded_meta *fm)
 {
 	unsigned k;
 
@@ -521,7 +542,7 @@ static int join_texts(struct prof_profile *p, struct part *c, unsigned n)
 			return -ENOMEM;
 		for (size_t i = 0; i < c[k].ntexts; i++)
 			if ((c[k].map[i + 1] = text_frame(p, &c[k].texts[i],
-							  c[k].arena + c[k].texts[i].at)) ==
+							  c[k].arena + c[k].texts[i].at, fm)) ==
 			    UINT32_MAX)
 				return -ENOMEM;
 		if (c[k].err)
@@ -562,10 +583,12 @@ static int add_stacks(struct prof_profile *p, struct part *c, unsigned kept,
 	return ret;
 }
 
-/* The error of the first part that failed, line numbered in the text. */
-static int report(struct part *c, unsigned kept, char *err, size_t errlen)
+/* The error of the first part that failed, line numbered in the text
+ * (whose first @skipped lines no part read). */
+static int report(struct part *c, unsigned kept, size_t skipped, char *err,
+		  size_t errlen)
 {
-	size_t line = 0;
+	size_t line = skipped;
 
 	for (unsigned k = 0; k < kept; k++) {
 		line += c[k].lines;
@@ -586,10 +609,11 @@ static int report(struct part *c, unsigned kept, char *err, size_t errlen)
 	return 0;
 }
 
-/* Reads the parts @c[0..n) (cut) into @p. 0 or a negative errno. */
+/* Reads the parts @c[0..n) (cut) into @p, with hearth's lines @fm. 0 or
+ * a negative errno. */
 static int read_parts(struct prof_profile *p, struct part *c, unsigned n,
-		      size_t words, const struct prof_folded_opts *o, char *err,
-		      size_t errlen)
+		      size_t words, const struct prof_folded_opts *o,
+		      const struct folded_meta *fm, char *err, size_t errlen)
 {
 	uint32_t *rec = malloc(words * sizeof(*rec));
 	int ret = -ENOMEM, kept;
@@ -605,13 +629,13 @@ static int read_parts(struct prof_profile *p, struct part *c, unsigned n,
 		c[k].slots = NULL;
 		c[k].buf = NULL;
 	}
-	kept = join_texts(p, c, n);
+	kept = join_texts(p, c, n, fm);
 	if (kept < 0)
 		goto out;
 	prof_run_parts(part_renumber, c, sizeof(*c), (unsigned)kept);
 	ret = add_stacks(p, c, (unsigned)kept, rec, o->sorted);
 	if (ret == 0)
-		ret = report(c, (unsigned)kept, err, errlen);
+		ret = report(c, (unsigned)kept, fm->lines, err, errlen);
 out:
 	if (ret == -ENOMEM && err && errlen && !err[0])
 		snprintf(err, errlen, "out of memory");
@@ -634,25 +658,76 @@ static unsigned parts_for(const struct prof_folded_opts *o)
 	return o->threads < 1 ? 1 : o->threads < PARTS_MAX ? o->threads : PARTS_MAX;
 }
 
+/* The capture's metadata of hearth's profile line, if it had one. */
+static void take_meta(struct prof_profile *p, const struct folded_meta *fm)
+{
+	if (fm->has_profile)
+		*prof_meta(p) = fm->meta;
+}
+
 int prof_folded_read(struct prof_profile *p, const char *buf, size_t len,
 		     const struct prof_folded_opts *o, char *err,
 		     size_t errlen)
 {
 	unsigned n = parts_for(o);
-	size_t from = 3 <= len && memcmp(buf, UTF8_BOM, 3) == 0 ? 3 : 0;
+	size_t from = 3 <= len && memcmp(buf, UTF8_BOM, 3) == 0 ? 3 : 0, used;
 	struct part *c = calloc(n, sizeof(*c));
-	int ret = -ENOMEM;
+	struct folded_meta fm = { 0 };
+	int ret = -ENOMEM, done;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (c) {
+	if (c && folded_meta_read(&fm, buf + from, len - from, 0, &used, &done) == 0) {
+		from += used;
+		take_meta(p, &fm);
 		cut_parts(c, n, buf, from, len);
-		ret = read_parts(p, c, n, len - from + 4 * (size_t)n, o, err, errlen);
+		ret = read_parts(p, c, n, len - from + 4 * (size_t)n, o, &fm, err, errlen);
 	} else if (err && errlen) {
 		snprintf(err, errlen, "out of memory");
 	}
+	folded_meta_free(&fm);
 	free(c);
 	return ret;
+}
+
+/* Reads the comment lines at @from in @fd (@len bytes in all) into @fm,
+ * their length into *@used: a window at a time, doubled until the lines
+ * end inside it. 0, -ENOMEM or -EIO. */
+static int file_meta(int fd, uint64_t from, uint64_t len, struct folded_meta *fm,
+		     size_t *used)
+{
+	size_t win = 64 * 1024;
+	char first;
+	int rc = 0, done = 0;
+
+	*fm = (struct folded_meta){ 0 };
+	*used = 0;
+	if (from >= len || pread(fd, &first, 1, (off_t)from) != 1 || first != '#')
+		return 0; /* the usual case: no comments, nothing more read */
+	while (!done && rc == 0) {
+		size_t want = len - from < win ? (size_t)(len - from) : win, got = 0;
+		char *b = malloc(want);
+
+		if (!b)
+			return -ENOMEM;
+		while (got < want) {
+			ssize_t r = pread(fd, b + got, want - got, (off_t)(from + got));
+
+			if (r <= 0 && !(r < 0 && errno == EINTR))
+				break;
+			got += r < 0 ? 0 : (size_t)r;
+		}
+		if (got < want)
+			rc = -EIO; /* the parts say what went wrong */
+		else
+			rc = folded_meta_read(fm, b, got, from + got < len, used, &done);
+		free(b);
+		if (!done && rc == 0) {
+			folded_meta_free(fm);
+			win *= 2;
+		}
+	}
+	return rc == -EIO ? 0 : rc;
 }
 
 int prof_folded_read_fd(struct prof_profile *p, int fd, uint64_t len,
@@ -663,17 +738,22 @@ int prof_folded_read_fd(struct prof_profile *p, int fd, uint64_t len,
 	char bom[3];
 	uint64_t from = pread(fd, bom, 3, 0) == 3 && memcmp(bom, UTF8_BOM, 3) == 0 ? 3 : 0;
 	struct part *c = calloc(n, sizeof(*c));
+	struct folded_meta fm = { 0 };
+	size_t used = 0;
 	int ret = -ENOMEM;
 
 	if (err && errlen)
 		err[0] = '\0';
-	if (c && len <= SIZE_MAX / 2) {
+	if (c && len <= SIZE_MAX / 2 && file_meta(fd, from, len, &fm, &used) == 0) {
+		from += used;
+		take_meta(p, &fm);
 		cut_file(c, n, fd, from < len ? from : len, len);
-		ret = read_parts(p, c, n, (size_t)(len - from) + 4 * (size_t)n, o, err,
-				 errlen);
+		ret = read_parts(p, c, n, (size_t)(len - from) + 4 * (size_t)n, o, &fm,
+				 err, errlen);
 	} else if (err && errlen) {
 		snprintf(err, errlen, "out of memory");
 	}
+	folded_meta_free(&fm);
 	free(c);
 	return ret;
 }

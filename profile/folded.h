@@ -7,6 +7,14 @@
  * back as kernel frames. With PROF_FOLDED_ANNOTATE, inline frames are written
  * "name_[i]"; the default output carries only _[k], so it stays byte
  * compatible with what flamegraph.pl expects.
+ *
+ * With PROF_FOLDED_META, hearth's comment lines come first: the unit and
+ * the capture's metadata, each frame's class, language, module, file and
+ * line (folded_meta.h). flamegraph.pl and inferno skip them (they say how
+ * many lines they ignored) and read the stacks that follow as they would
+ * without them; hearth's reader takes them back. Lines that start with
+ * '#' and end in no count are comments to the reader, as they are to
+ * flamegraph.pl.
  */
 #ifndef HEARTH_FOLDED_H
 #define HEARTH_FOLDED_H
@@ -19,6 +27,7 @@
 
 enum prof_folded_flags {
 	PROF_FOLDED_ANNOTATE = 1u << 0, /* mark inline frames _[i] */
+	PROF_FOLDED_META = 1u << 1,     /* hearth's comment lines first */
 };
 
 /* How prof_folded_read() reads a text. */
@@ -36,7 +45,10 @@ struct prof_folded_opts {
 };
 
 /* Parses folded text @buf[0..len) and adds every stack to @p (whose unit
- * the caller chose). Blank lines are ignored; a trailing line without
+ * the caller chose, unless hearth's comment lines say it: then they set
+ * the unit and metadata, and the frames' class, language, module, file
+ * and line; other frames get what their names suggest, prof_guess_frame).
+ * Blank lines and comments are ignored; a trailing line without
  * '\n' is accepted, a leading UTF-8 byte order mark skipped. The count
  * follows the line's last space (or tab), so frame names may hold
  * spaces. Frames and strings are interned in the order the text first
@@ -69,7 +81,9 @@ int prof_folded_parse_sorted(struct prof_profile *p, const char *buf,
 			     size_t errlen);
 
 /* Writes every stack with self > 0 of @p as folded lines to @out, siblings
- * in prof_sort() order. Frames that read the same in folded text (same
+ * in prof_sort() order, after hearth's comment lines with
+ * PROF_FOLDED_META (a frame that merges several, as below, takes the
+ * class, module, file and line of the one with the largest total). Frames that read the same in folded text (same
  * name and mark, other fields differing) are merged, so no line repeats
  * and the output is in LC_ALL=C sort order. A frame with an empty name is
  * written "[unknown]"; ';' in a name becomes ':', line ends become spaces

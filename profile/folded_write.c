@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "folded.h"
+#include "folded_meta.h"
 #include "profile_impl.h"
 
 struct write_ctx {
@@ -172,11 +173,44 @@ static int spelled_unique(const struct prof_profile *p, unsigned flags)
 	return 1;
 }
 
+/* For each frame of the spelled profile @c->dst, the frame of @p it
+ * stands for: of those spelled the same, the one with the largest total
+ * over its nodes. Returns the map (free it), or NULL on ENOMEM. */
+static uint32_t *spelled_info(const struct prof_profile *p,
+			      const struct spell_ctx *c)
+{
+	uint32_t nf = prof_frame_count(p), ns = prof_frame_count(c->dst);
+	uint32_t *best = calloc(ns, sizeof(*best));
+	uint64_t *w = calloc(nf, sizeof(*w)), *bw = calloc(ns, sizeof(*bw));
+	const struct prof_node *nd = prof_nodes(p);
+
+	if (best && w && bw) {
+		for (uint32_t i = 1; i < prof_node_count(p); i++)
+			w[nd[i].frame] = UINT64_MAX - w[nd[i].frame] < nd[i].total ?
+					 UINT64_MAX : w[nd[i].frame] + nd[i].total;
+		for (uint32_t f = 1; f < nf; f++) {
+			uint32_t s = c->map[f];
+
+			if (s && s < ns && (!best[s] || w[f] > bw[s])) {
+				best[s] = f;
+				bw[s] = w[f];
+			}
+		}
+	} else {
+		free(best);
+		best = NULL;
+	}
+	free(w);
+	free(bw);
+	return best;
+}
+
 int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
 {
 	struct write_ctx w = { .out = out, .flags = flags };
 	struct spell_ctx c = { .flags = flags };
 	struct prof_profile *src = p;
+	uint32_t *info = NULL;
 	int ret = prof_sort(p);
 
 	if (ret < 0)
@@ -192,6 +226,15 @@ int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
 			goto out;
 		src = c.dst;
 	}
+	if (flags & PROF_FOLDED_META) {
+		ret = -ENOMEM;
+		if (src != p && !(info = spelled_info(p, &c)))
+			goto out;
+		ret = folded_meta_write(out, src, prof_meta_const(p), src != p ? p : NULL,
+					info, (flags & PROF_FOLDED_ANNOTATE) != 0);
+		if (ret < 0)
+			goto out;
+	}
 	ret = prof_walk_stacks(src, write_stack, &w);
 	if (ret < 0) {
 		ret = ret == -ENOMEM ? ret : -EIO;
@@ -199,6 +242,7 @@ int prof_folded_write(struct prof_profile *p, FILE *out, unsigned flags)
 	}
 	ret = fflush(out) != 0 || ferror(out) ? -EIO : 0;
 out:
+	free(info);
 	free(c.stack);
 	free(c.map);
 	prof_free(c.dst);

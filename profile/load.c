@@ -42,6 +42,14 @@ static int folded_sniff(const void *buf, size_t len)
 	return 1;
 }
 
+/* The unit asked for (--unit) goes over what hearth's lines in the text
+ * said. */
+static void unit_asked(struct prof_profile *p, const struct prof_load_opts *o)
+{
+	if (o && 0 <= o->unit)
+		prof_meta(p)->unit = (enum prof_unit)o->unit;
+}
+
 static int folded_parse(const void *buf, size_t len,
 			const struct prof_load_opts *o, struct prof_profile **out,
 			char *err, size_t errlen)
@@ -59,6 +67,7 @@ static int folded_parse(const void *buf, size_t len,
 		prof_free(p);
 		return rc;
 	}
+	unit_asked(p, o);
 	*out = p;
 	return 0;
 }
@@ -252,10 +261,12 @@ static int folded_file(int fd, const char *name, const struct prof_load_opts *o,
 		*rc = say(err, errlen, *rc, name, "cannot be read: out of memory");
 	else if (*rc < 0 && err && errlen)
 		snprintf(err, errlen, "%s: %s", name, why);
-	if (*rc == 0)
+	if (*rc == 0) {
+		unit_asked(p, o);
 		*rc = checked(p, name, note, out, "folded", err, errlen);
-	else
+	} else {
 		prof_free(p);
+	}
 	return 1;
 }
 

@@ -21,7 +21,8 @@
 struct prof_load_opts {
 	size_t max_input;  /* 0: PROF_LOAD_MAX_INPUT */
 	unsigned threads;  /* for big folded text; 0: one per online CPU */
-	int unit;          /* folded text's unit (enum prof_unit); -1: samples */
+	int unit;          /* folded text's unit (enum prof_unit); -1: as
+			    * hearth's lines in it say, else samples */
 };
 
 /* What a load met that the caller may want to say. */

@@ -45,7 +45,7 @@ echo "ok: excluded daemon_shift (on-CPU) and sleep (off-CPU), kept record_work a
 # The process row carries the pid: --pid finds record_work's stacks alone.
 "$HEARTH" snapshot $S --last 2s --pid "$RW" -o "$T/pid.folded" || fail "snapshot --pid failed"
 [ "$(rows "$T/pid.folded" record_work)" -gt 0 ] || fail "--pid $RW found none of record_work's samples"
-grep -v '^record_work;' "$T/pid.folded" | grep -q . && fail "--pid $RW let other processes through"
+stacks "$T/pid.folded" | grep -v '^record_work;' | grep -q . && fail "--pid $RW let other processes through"
 echo "ok: --pid keeps record_work's samples alone"
 
 echo "exclude_comm = record_work" > "$T/hearthd.conf"

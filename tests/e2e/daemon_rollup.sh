@@ -119,7 +119,7 @@ for range in "$fs $ls" "$((fs + 123)) $((ls - 45))" "$((fs + 601)) $((fs + 1302)
 		"$TOOL" merge "$T/hour" "${since}000000000" "${until}000000000" $q \
 			> "$T/want.folded" 2> "$T/want.err" || fail "the reference merge failed ($q)"
 		want_w=$(awk '/^windows/ { print $2 }' "$T/want.err")
-		"$HEARTH" snapshot $S --since "@$since" --until "@$until" $flags -o "$T/got.folded" \
+		"$HEARTH" snapshot $S --plain --since "@$since" --until "@$until" $flags -o "$T/got.folded" \
 			2> "$T/got.err" || fail "snapshot $since..$until ($q) failed: $(cat "$T/got.err")"
 		got_w=$(sed -n 's/^hearth: \([0-9]*\) windows,.*/\1/p' "$T/got.err")
 		[ "$got_w" = "$want_w" ] || fail "snapshot $since..$until ($q): $got_w windows, the windows merged one by one: $want_w"
@@ -152,7 +152,7 @@ while [ $ok -lt 2 ] && [ $k -lt 20 ]; do
 	k=$((k + 1))
 	q=; [ $((k % 2)) -eq 0 ] && q=off
 	flags=; [ -n "$q" ] && flags=--off-cpu
-	"$HEARTH" snapshot $S --since "@$((t0 - 5))" --until "@$((t0 + 3600))" $flags -o "$T/got.folded" \
+	"$HEARTH" snapshot $S --plain --since "@$((t0 - 5))" --until "@$((t0 + 3600))" $flags -o "$T/got.folded" \
 		2> "$T/got.err" || fail "live snapshot failed: $(cat "$T/got.err")"
 	"$TOOL" merge "$T/live" "$(( (t0 - 5) * 1000000000 ))" "$(( (t0 + 3600) * 1000000000 ))" $q \
 		> "$T/want.folded" 2> "$T/want.err" || fail "the reference merge failed"

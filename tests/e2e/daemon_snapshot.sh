@@ -56,7 +56,7 @@ sleep 0.3
 hearthd_wait_windows 8 20
 "$HEARTH" snapshot $S --last 7s --pid "$FX" -o "$T/before.folded" || fail "snapshot --last --pid failed"
 grep -q '^daemon_shift;.*;main;steady_a' "$T/before.folded" || fail "no daemon_shift;...;main;steady_a stack in the snapshot"
-grep -v '^daemon_shift[; ]' "$T/before.folded" | grep -q . && fail "--pid let other processes through"
+stacks "$T/before.folded" | grep -v '^daemon_shift[; ]' | grep -q . && fail "--pid let other processes through"
 a=$(share "$T/before.folded" steady_a); b=$(share "$T/before.folded" steady_b); c=$(share "$T/before.folded" shifting)
 n=$(total "$T/before.folded")
 echo "before: steady_a $a% steady_b $b% shifting $c% of $n samples (expected 40/40/20)"
@@ -75,7 +75,7 @@ awk -v b="$2" -v u="$3" -v p="$4" 'BEGIN { m = u == "B" ? 1 : u == "KiB" ? 1024 
 	exit !(b * m >= 4096 && p > 0 && p < 100) }' || fail "status: implausible module cache: $2 $3, $4% of the budget"
 
 "$HEARTH" snapshot $S --last 3s --comm daemon_shift -o "$T/comm.folded" || fail "snapshot --comm failed"
-grep -v '^daemon_shift[; ]' "$T/comm.folded" | grep -q . && fail "--comm let other processes through"
+stacks "$T/comm.folded" | grep -v '^daemon_shift[; ]' | grep -q . && fail "--comm let other processes through"
 grep -q ';main;shifting' "$T/comm.folded" || fail "--comm lost the workload"
 
 "$HEARTH" snapshot $S --last 3s --pid "$SL" --off-cpu -o "$T/off.folded" || fail "snapshot --off-cpu failed"

@@ -27,6 +27,10 @@ sum() {
 	SUM_RE="$2" awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ ENVIRON["SUM_RE"]) t += n } END { printf "%.0f\n", t + 0 }' "$1"
 }
 
+# stacks FILE: the stack lines of a folded file, without the comment
+# lines hearth writes before them (flamegraph.pl skips them too).
+stacks() { grep -v '^#' "$1"; }
+
 # total FILE: sum of every count.
 total() { awk '{ t += $NF } END { printf "%.0f\n", t + 0 }' "$1"; }
 

@@ -12,7 +12,7 @@ sleep 0.2
 
 "$HEARTH" record -d 2 -p "$a" --per-thread -o "$T/p.folded" 2>/dev/null || fail "record -p exited non-zero"
 [ -s "$T/p.folded" ] || fail "record -p wrote nothing"
-others=$(awk -F';' '{ print $1 ";" $2 }' "$T/p.folded" | grep -v "^record_work;record_work-$a\$" | sort -u)
+others=$(stacks "$T/p.folded" | awk -F';' '{ print $1 ";" $2 }' | grep -v "^record_work;record_work-$a\$" | sort -u)
 [ -z "$others" ] || fail "-p $a recorded other processes or threads: $others"
 ok "-p keeps only pid $a"
 
@@ -23,7 +23,7 @@ BG_PIDS="$BG_PIDS $cpid"
 "$HEARTH" record -d 4 --comm other_work -o "$T/c.folded" 2>"$T/c.err" || fail "record --comm exited non-zero"
 wait "$cpid"
 [ -s "$T/c.folded" ] || fail "record --comm wrote nothing"
-others=$(cut -d';' -f1 "$T/c.folded" | grep -vx other_work | sort -u)
+others=$(stacks "$T/c.folded" | cut -d';' -f1 | grep -vx other_work | sort -u)
 [ -z "$others" ] || fail "--comm other_work recorded: $others"
 n=$(sum "$T/c.folded" ';spin(;|$)')
 want=$(awk -v ns="$(cat "$T/c.out")" 'BEGIN { printf "%.0f", ns / 1e9 * 99 }')

@@ -6,7 +6,8 @@
  * size; and when it
  * succeeds, the written text parses again into a profile with the same
  * total (the writer's output is always valid folded text) and writes
- * again as the same bytes.
+ * again as the same bytes; written with hearth's comment lines first, it
+ * reads back into the same stacks (written plain, the same bytes).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -95,6 +96,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len2 != outlen || memcmp(out, out2, outlen) != 0)
 			abort();
 		free(out2);
+	}
+	/* With hearth's comment lines: the same stacks read back. */
+	{
+		struct prof_profile *m = prof_new(PROF_UNIT_SAMPLES);
+		char *meta = NULL, *out3 = NULL;
+		size_t mlen = 0, len3 = 0;
+
+		f = open_memstream(&meta, &mlen);
+		if (!m || !f || prof_folded_write(p, f, PROF_FOLDED_ANNOTATE | PROF_FOLDED_META) < 0)
+			abort();
+		fclose(f);
+		if (prof_folded_parse(m, meta, mlen, size & 1, err, sizeof(err)) < 0 ||
+		    prof_total(m) != prof_total(q))
+			abort();
+		f = open_memstream(&out3, &len3);
+		if (!f || prof_folded_write(m, f, PROF_FOLDED_ANNOTATE) < 0)
+			abort();
+		fclose(f);
+		if (len3 != outlen || memcmp(out, out3, outlen) != 0)
+			abort();
+		free(out3);
+		free(meta);
+		prof_free(m);
 	}
 	free(out);
 	prof_free(q);
