@@ -101,8 +101,10 @@ near() {
 	done
 }
 
-# 2. The workload is there; zoom into its process row.
-wait_for '[ -s "$dl" ] && [ -n "$(box spin)" ]' "the live view does not show record_work's spin" 150
+# 2. The workload is there; zoom into its process row. spin() calls
+# burn() alone, so with burn one box (not one a source line) spin is
+# folded into the chain that ends in burn: either names the workload.
+wait_for '[ -s "$dl" ] && [ -n "$(box spin)$(box burn)" ]' "the live view does not show record_work's spin" 150
 field livestatus | grep -q '^Live · [0-9:]*–[0-9:]* (last 3 s) · new data every 1 s' ||
 	fail "time range not shown: $(field livestatus)"
 set -- $(box record_work); click $(($1 + 10)) $(($2 + 5))
