@@ -2,6 +2,7 @@
 /* hearth export: write a profile as SVG, PNG, folded stacks or pprof. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ static void usage(FILE *out)
 		"  -h, --help         this text\n"
 		"\n"
 		"FILE is told apart by its content: folded stacks or pprof, either\n"
-		"gzip'd or not. A file with no samples is an error.\n");
+		"gzip'd or not. A file with no samples is an error, and so are two\n"
+		"formats or an option the format does not take.\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *v)
@@ -61,6 +63,38 @@ static int parse_int(const char *s, int lo, int hi, int *v)
 		return -1;
 	*v = (int)x;
 	return 0;
+}
+
+static const char *const fmt_names[] = { "", "--svg", "--png", "--folded", "--pprof" };
+
+/* Takes format @f; a second, different one is an error (said). */
+static int set_format(struct args *a, enum fmt f)
+{
+	if (a->fmt != FMT_NONE && a->fmt != f) {
+		cli_error("%s and %s are two formats; give one (one export writes one file).",
+			  fmt_names[a->fmt], fmt_names[f]);
+		return -1;
+	}
+	a->fmt = f;
+	return 0;
+}
+
+/* Whether every option given applies to the format; says which does not. */
+static bool fits_format(const struct args *a)
+{
+	const char *bad = NULL;
+
+	if (a->height && a->fmt != FMT_PNG)
+		bad = "--height";
+	else if (a->title && a->fmt != FMT_SVG)
+		bad = "--title";
+	else if (a->width && a->fmt != FMT_SVG && a->fmt != FMT_PNG)
+		bad = "--width";
+	else if (a->icicle && a->fmt != FMT_SVG && a->fmt != FMT_PNG)
+		bad = "--icicle";
+	if (bad)
+		cli_error("%s does not apply to %s.", bad, fmt_names[a->fmt]);
+	return !bad;
 }
 
 /* Returns 0, or the exit status for a usage error / --help (-1 = 0). */
@@ -82,10 +116,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'v': a->fmt = FMT_SVG; break;
-		case 'p': a->fmt = FMT_PNG; break;
-		case 'f': a->fmt = FMT_FOLDED; break;
-		case 'P': a->fmt = FMT_PPROF; break;
+		case 'v': case 'p': case 'f': case 'P':
+			if (set_format(a, c == 'v' ? FMT_SVG : c == 'p' ? FMT_PNG :
+				       c == 'f' ? FMT_FOLDED : FMT_PPROF) < 0)
+				return 2;
+			break;
 		case 'o': a->out = optarg; break;
 		case 'i': a->icicle = 1; break;
 		case 't': a->title = optarg; break;
@@ -112,6 +147,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return 2;
 	}
 	a->in = argv[optind];
+	if (!fits_format(a))
+		return 2;
 	if (a->fmt == FMT_PNG && !strcmp(a->out, "-")) {
 		cli_error("--png writes to a file; give -o a file name.");
 		return 2;
