@@ -63,4 +63,12 @@ enum {
 struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 			      int empty_ok);
 
+struct cli_progress;
+
+/* cli_load() that says on the progress line @pr (cli/progress.h; NULL:
+ * none) which file it reads, and hides the line before it says anything
+ * else. */
+struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opts *o,
+				    int empty_ok, struct cli_progress *pr);
+
 #endif

@@ -14,6 +14,7 @@
 #include "cli/viewer.h"
 #include "cli/client.h"
 #include "cli/diff_report.h"
+#include "cli/progress.h"
 #include "profile/diff.h"
 #include "profile/load.h"
 #include "render/format.h"
@@ -226,6 +227,7 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 	struct diff_args a = { .sock = CLI_DEFAULT_SOCKET, .window_ns = 600000000000ull,
 			       .top = 20, .min_pp = 0.005, .load.unit = -1 };
 	struct prof_profile *p[2] = { NULL, NULL };
+	struct cli_progress pr = { 0 };
 	char win[32], side[2][128];
 	int rc = parse_args(&a, argc, argv), status = 1;
 
@@ -250,9 +252,12 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 	if (a.mark) {
 		if (load_around_mark(&a, p) < 0)
 			goto out;
-	} else if (!(p[0] = cli_load(argv[optind], &a.load, 1)) ||
-		   !(p[1] = cli_load(argv[optind + 1], &a.load, 1))) {
-		goto out;
+	} else {
+		/* Big files take seconds to read and compare: a line says so. */
+		cli_progress_start(&pr, "diff");
+		if (!(p[0] = cli_load_shown(argv[optind], &a.load, 1, &pr)) ||
+		    !(p[1] = cli_load_shown(argv[optind + 1], &a.load, 1, &pr)))
+			goto out;
 	}
 	if (!prof_total(p[0]) || !prof_total(p[1])) {
 		cli_error("the %s profile is empty; there is nothing to compare.",
@@ -260,6 +265,7 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 		goto out;
 	}
 	if (a.view) {
+		cli_progress_stop(&pr);
 		status = view_window(&a, p, argc, argv, v);
 		goto out;
 	}
@@ -277,10 +283,11 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 			a.report.side[i] = strcmp(argv[optind + i], "-") ? argv[optind + i] :
 					   "standard input";
 	}
-	if (cli_diff_report(p[0], p[1], &a.report) < 0)
+	if (cli_diff_report(p[0], p[1], &a.report, &pr) < 0)
 		goto out;
 	status = 0;
 out:
+	cli_progress_stop(&pr);
 	prof_free(p[0]);
 	prof_free(p[1]);
 	return status;

@@ -9,6 +9,7 @@
 #include "cli/client.h"
 #include "cli/diff_report.h"
 #include "cli/json.h"
+#include "cli/progress.h"
 #include "profile/diff.h"
 #include "render/format.h"
 
@@ -124,15 +125,20 @@ static void print_json(const struct prof_diff *d, const struct prof_diff_fn *fn,
 
 int cli_diff_report(const struct prof_profile *before,
 		    const struct prof_profile *after,
-		    const struct cli_diff_report *r)
+		    const struct cli_diff_report *r, struct cli_progress *pr)
 {
 	struct prof_diff *d = NULL;
 	struct prof_diff_fn *fn = NULL;
 	size_t n = 0;
-	int rc = prof_diff_build(before, after, &d);
+	int rc;
 
+	if (pr)
+		cli_progress_step(pr, "comparing");
+	rc = prof_diff_build(before, after, &d);
 	if (!rc)
 		rc = prof_diff_rank(d, PROF_RANK_TOTAL, &fn, &n);
+	if (pr)
+		cli_progress_stop(pr);
 	if (rc) {
 		prof_diff_free(d);
 		cli_error(rc == -EINVAL ? "the two profiles are in different units." :

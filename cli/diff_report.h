@@ -21,10 +21,14 @@ struct cli_diff_report {
 	int json;              /* JSON instead of the table */
 };
 
-/* Prints the report of @before against @after to standard output.
- * Returns 0, or -1 after one sentence (different units, no memory). */
+struct cli_progress;
+
+/* Prints the report of @before against @after to standard output; says
+ * it compares on the progress line @pr (NULL: none), which it ends before
+ * printing. Returns 0, or -1 after one sentence (different units, no
+ * memory). */
 int cli_diff_report(const struct prof_profile *before,
 		    const struct prof_profile *after,
-		    const struct cli_diff_report *r);
+		    const struct cli_diff_report *r, struct cli_progress *pr);
 
 #endif

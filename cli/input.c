@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/config.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "profile/load.h"
 
 int cli_input_option(int c, const char *arg, struct prof_load_opts *o)
@@ -36,12 +38,27 @@ int cli_input_option(int c, const char *arg, struct prof_load_opts *o)
 struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 			      int empty_ok)
 {
+	return cli_load_shown(path, o, empty_ok, NULL);
+}
+
+struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opts *o,
+				    int empty_ok, struct cli_progress *pr)
+{
 	struct prof_load_note note;
 	struct prof_profile *p = NULL;
+	struct stat st;
 	char err[512];
 	size_t n;
+	int rc;
 
-	if (prof_load(path, o, &p, &note, err, sizeof(err)) < 0) {
+	if (pr && strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		cli_progress_step(pr, "reading %s (%.0f MB)", path, (double)st.st_size / 1e6);
+	else if (pr)
+		cli_progress_step(pr, "reading %s", strcmp(path, "-") ? path : "standard input");
+	rc = prof_load(path, o, &p, &note, err, sizeof(err));
+	if (pr)
+		cli_progress_hide(pr);
+	if (rc < 0) {
 		n = strlen(err);
 		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
 		return NULL;
