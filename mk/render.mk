@@ -1,6 +1,11 @@
 # render: the viewer (SDL2 + SDL2_ttf; PNG export through SDL2_image).
 PKGS_BUILD += libsdl2-image-dev
 PKG_LIBS_SDL += $(shell $(PKG_CONFIG) --libs SDL2_image 2>/dev/null)
+# The viewer's font comes from fontconfig (render/font_find.c), DejaVu
+# when it has none.
+PKGS_BUILD += libfontconfig-dev
+PKGS_LIBS += fontconfig
+PKG_LIBS_SDL += $(shell $(PKG_CONFIG) --libs fontconfig 2>/dev/null)
 
 # The render benchmark: a generated 1,000,000-line profile, load time,
 # memory, frame time with the software renderer.

@@ -9,6 +9,7 @@
 #include <SDL_image.h>
 #include <SDL_ttf.h>
 
+#include "render/font_find.h"
 #include "render/sdl.h"
 #include "render/sdl_draw.h"
 
@@ -32,10 +33,10 @@ struct rd_fonts {
 	int ttf_inited;
 };
 
-static const struct { const char *file; int pt; } font_spec[RD_FONT_COUNT] = {
-	[RD_FONT_NORMAL] = { "DejaVuSans.ttf", 12 },
-	[RD_FONT_BOLD] = { "DejaVuSans-Bold.ttf", 12 },
-	[RD_FONT_TITLE] = { "DejaVuSans-Bold.ttf", 15 },
+static const struct { bool bold; int pt; } font_spec[RD_FONT_COUNT] = {
+	[RD_FONT_NORMAL] = { false, 12 },
+	[RD_FONT_BOLD] = { true, 12 },
+	[RD_FONT_TITLE] = { true, 15 },
 };
 
 struct rd_fonts *rd_fonts_new(SDL_Renderer *r, double scale, char *err,
@@ -43,14 +44,24 @@ struct rd_fonts *rd_fonts_new(SDL_Renderer *r, double scale, char *err,
 {
 	struct rd_fonts *f = calloc(1, sizeof(*f));
 	const char *dir = getenv("HEARTH_FONT_DIR");
+	char path[2][1024];
 
 	if (!f) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	f->r = r;
-	if (!dir || !*dir)
-		dir = HEARTH_FONT_DIR;
+	/* HEARTH_FONT_DIR: DejaVu from that folder, fontconfig not asked.
+	 * Otherwise fontconfig's font for HEARTH_FONT (default sans-serif),
+	 * DejaVu when it has none. */
+	for (int bold = 0; bold < 2; bold++) {
+		if (dir && *dir)
+			snprintf(path[bold], sizeof(path[bold]), "%s/%s", dir,
+				 bold ? "DejaVuSans-Bold.ttf" : "DejaVuSans.ttf");
+		else
+			rd_font_find(getenv("HEARTH_FONT"), bold, HEARTH_FONT_DIR,
+				     path[bold], sizeof(path[bold]));
+	}
 	/* TTF_Init counts its callers; each rd_fonts pairs one with TTF_Quit. */
 	if (TTF_Init() < 0) {
 		snprintf(err, errlen, "SDL_ttf did not start: %s", TTF_GetError());
@@ -59,14 +70,13 @@ struct rd_fonts *rd_fonts_new(SDL_Renderer *r, double scale, char *err,
 	}
 	f->ttf_inited = 1;
 	for (int i = 0; i < RD_FONT_COUNT; i++) {
-		char path[1024];
+		const char *file = path[font_spec[i].bold];
 
-		snprintf(path, sizeof(path), "%s/%s", dir, font_spec[i].file);
-		f->font[i] = TTF_OpenFont(path, (int)(font_spec[i].pt * scale + 0.5));
+		f->font[i] = TTF_OpenFont(file, (int)(font_spec[i].pt * scale + 0.5));
 		f->glyphs[i] = calloc(GLYPH_SLOTS, sizeof(struct glyph));
 		if (!f->font[i] || !f->glyphs[i]) {
 			snprintf(err, errlen, "cannot open the font %s (install fonts-dejavu-core)",
-				 path);
+				 file);
 			rd_fonts_free(f);
 			return NULL;
 		}
