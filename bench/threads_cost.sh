@@ -52,7 +52,7 @@ measure() {
 	awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f\n", (b - a) / ((t1 - t0) / 1e9) }' >>"$T/$mode.rate"
 	if [ "$mode" != none ]; then
 		wait "$R" || { cat "$T/err"; exit 1; }
-		cpu_of "$T/time" >>"$T/$mode.cpu"
+		echo "$(cpu_of "$T/time")" >>"$T/$mode.cpu"
 		echo "$ns" >>"$T/$mode.bpf"
 	fi
 }
