@@ -92,6 +92,8 @@ static bool fits_format(const struct args *a)
 		bad = "--width";
 	else if (a->icicle && a->fmt != FMT_SVG && a->fmt != FMT_PNG)
 		bad = "--icicle";
+	else if (a->plain && a->fmt != FMT_FOLDED)
+		bad = "--plain";
 	if (bad)
 		cli_error("%s does not apply to %s.", bad, fmt_names[a->fmt]);
 	return !bad;

@@ -1,8 +1,8 @@
 #!/bin/sh
 # hearth export refuses options that conflict, in one sentence and exit
 # status 2, and writes nothing: two formats (--svg --png once wrote a PNG
-# named t.svg), and --height, --title, --width or --icicle with a format
-# they do not apply to. The same format twice is no conflict.
+# named t.svg), and --height, --title, --width, --icicle or --plain with
+# a format they do not apply to. The same format twice is no conflict.
 . tests/e2e/lib.sh
 in=tests/fixtures/profiles/small.folded
 refused() { # WHAT SENTENCE ARGS...
@@ -22,6 +22,7 @@ refused "--height with --svg" "--height does not apply to --svg" --svg --height 
 refused "--title with --png" "--title does not apply to --png" --png --title x
 refused "--width with --folded" "--width does not apply to --folded" --folded --width 400
 refused "--icicle with --pprof" "--icicle does not apply to --pprof" --pprof --icicle
+refused "--plain with --svg" "--plain does not apply to --svg" --svg --plain
 "$HEARTH" export --svg --svg -o "$T/out" "$in" || fail "--svg --svg failed"
 grep -q '<svg' "$T/out" || fail "--svg --svg wrote no SVG"
 ok "the same format twice writes it"
