@@ -104,6 +104,7 @@ static const struct {
 	{ ".cxx", PROF_LANG_CPP }, { ".c++", PROF_LANG_CPP }, { ".hpp", PROF_LANG_CPP },
 	{ ".hh", PROF_LANG_CPP }, { ".hxx", PROF_LANG_CPP }, { ".tcc", PROF_LANG_CPP },
 	{ ".s", PROF_LANG_ASM }, { ".S", PROF_LANG_ASM }, { ".asm", PROF_LANG_ASM },
+	{ ".py", PROF_LANG_PYTHON },
 };
 
 uint8_t prof_guess_lang(const char *name, const char *file)

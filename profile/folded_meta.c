@@ -25,7 +25,7 @@ static const char *const class_keys[PROF_CLASS_COUNT] = {
 static const char *const lang_keys[PROF_LANG_COUNT] = {
 	[PROF_LANG_UNKNOWN] = "unknown", [PROF_LANG_C] = "c",
 	[PROF_LANG_CPP] = "c++", [PROF_LANG_RUST] = "rust", [PROF_LANG_GO] = "go",
-	[PROF_LANG_ASM] = "asm", [PROF_LANG_JIT] = "jit",
+	[PROF_LANG_ASM] = "asm", [PROF_LANG_JIT] = "jit", [PROF_LANG_PYTHON] = "python",
 };
 static const char *const unit_keys[] = {
 	[PROF_UNIT_SAMPLES] = "samples", [PROF_UNIT_NANOSECONDS] = "nanoseconds",
@@ -35,6 +35,12 @@ static const char *const unit_keys[] = {
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- writing --------------------------------------------------------------- */
+
+/* The key of value @v in @keys, or the first (unknown) for one without. */
+static const char *key(const char *const *keys, size_t nkeys, unsigned v)
+{
+	return v < nkeys && keys[v] ? keys[v] : keys[0];
+}
 
 static void put_escaped(FILE *out, const char *s, size_t n)
 {
@@ -104,9 +110,9 @@ int folded_meta_write(FILE *out, const struct prof_profile *w,
 			fputs(KERNEL_SUFFIX, out);
 		else if (s->kind == PROF_KIND_INLINE && annotate)
 			fputs(INLINE_SUFFIX, out);
-		fprintf(out, "\t%s\t%s\t%s\t", kind_keys[f->kind <= PROF_KIND_THREAD ? f->kind : 0],
-			class_keys[f->cls < PROF_CLASS_COUNT ? f->cls : 0],
-			lang_keys[f->lang < PROF_LANG_COUNT ? f->lang : 0]);
+		fprintf(out, "\t%s\t%s\t%s\t", key(kind_keys, NKEYS(kind_keys), f->kind),
+			key(class_keys, NKEYS(class_keys), f->cls),
+			key(lang_keys, NKEYS(lang_keys), f->lang));
 		put_str(out, ip, f->module);
 		fputc('\t', out);
 		put_str(out, ip, f->file);

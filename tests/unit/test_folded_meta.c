@@ -262,6 +262,42 @@ static void test_comment_lines(void **state)
 	prof_free(p);
 }
 
+/* Every class, language and kind has its key: each reads back as
+ * written. */
+static void test_every_key(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q;
+	struct prof_load_opts o = { .unit = -1 };
+	uint32_t proc = frame(p, "app", PROF_KIND_PROCESS, 0, NULL, NULL, 0);
+	char name[32], err[256];
+	size_t len;
+	char *t;
+
+	(void)state;
+	for (unsigned c = 0; c < PROF_CLASS_COUNT; c++)
+		for (unsigned l = 0; l < PROF_LANG_COUNT; l++) {
+			struct prof_frame f = { .module = prof_intern_cstr(p, "m"),
+						.cls = (uint8_t)c, .lang = (uint8_t)l };
+
+			snprintf(name, sizeof(name), "f_%u_%u", c, l);
+			f.name = prof_intern_cstr(p, name);
+			assert_int_not_equal(prof_add_stack(p, (uint32_t[]){ proc,
+					     prof_frame_intern(p, &f) }, 2, 1), UINT32_MAX);
+		}
+	t = written(p, PROF_FOLDED_META, &len);
+	assert_null(strstr(t, "(null)"));
+	assert_int_equal(prof_load_bytes(t, len, "t", &o, &q, NULL, err, sizeof(err)), 0);
+	for (unsigned c = 0; c < PROF_CLASS_COUNT; c++)
+		for (unsigned l = 0; l < PROF_LANG_COUNT; l++) {
+			snprintf(name, sizeof(name), "f_%u_%u", c, l);
+			assert_int_equal(named(q, name)->cls, c);
+			assert_int_equal(named(q, name)->lang, l);
+		}
+	prof_free(q);
+	free(t);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_read_back),
 		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_comment_lines),
+		cmocka_unit_test(test_every_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
