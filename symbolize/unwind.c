@@ -14,6 +14,9 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 
+#include <gelf.h>
+
+#include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
 
 /* x86-64 DWARF register numbers. */
@@ -572,4 +575,126 @@ size_t sym_unwind_splice(const uint64_t *dwarf, size_t nd, const uint64_t *fp,
 		n = max;
 	memcpy(out, src, n * sizeof(*out));
 	return n;
+}
+
+struct exec_maps_walk {
+	sym_exec_map_fn fn;
+	void *arg;
+};
+
+static int exec_map_line(void *arg, struct sym_maps_line *ml)
+{
+	struct exec_maps_walk *w = arg;
+	char path[PATH_MAX];
+	struct sym_exec_map m = {
+		.start = ml->start,
+		.end = ml->end,
+		.pgoff = ml->pgoff,
+		.dev = ((uint64_t)ml->dev_major << 32) | ml->dev_minor,
+		.ino = ml->ino,
+		.path = path,
+		.deleted = ml->deleted,
+	};
+
+	if (!ml->exec || ml->path_len == 0 || ml->path[0] != '/' ||
+	    ml->path_len >= sizeof(path))
+		return 0;
+	memcpy(path, ml->path, ml->path_len);
+	path[ml->path_len] = '\0';
+	return w->fn(w->arg, &m);
+}
+
+/* The text of /proc/PID/maps on @fd, for kernels without the query. */
+static int exec_maps_text(int fd, struct exec_maps_walk *w)
+{
+	FILE *f = fdopen(fd, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+		struct sym_maps_line ml;
+
+		if (line[len - 1] == '\n')
+			len--;
+		if (sym_maps_parse_line(line, (size_t)len, &ml) == 0)
+			rc = exec_map_line(w, &ml);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+int sym_unwind_exec_maps(pid_t pid, sym_exec_map_fn fn, void *arg)
+{
+	struct exec_maps_walk w = { fn, arg };
+	char path[64], name[PATH_MAX];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	rc = sym_maps_query(fd, name, sizeof(name), exec_map_line, &w);
+	if (rc != -ENOTTY) {
+		close(fd);
+		return rc;
+	}
+	return exec_maps_text(fd, &w);
+}
+
+int sym_unwind_open_mapped(pid_t pid, const struct sym_exec_map *m)
+{
+	char full[PATH_MAX];
+	struct stat st;
+	int n = m->deleted ? snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", (int)pid,
+				      (unsigned long long)m->start, (unsigned long long)m->end)
+			   : snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, m->path);
+	int fd;
+
+	if (n < 0 || (size_t)n >= sizeof(full))
+		return -ENAMETOOLONG;
+	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* Only regular files: a mapped device could block or change. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int sym_unwind_seg_bias(int fd, uint64_t pgoff, uint64_t *bias)
+{
+	Elf *e;
+	size_t n;
+	int rc = -ENOENT;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &n) != 0) {
+		elf_end(e);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* The mapping starts on the page that holds the segment's
+		 * first byte. */
+		if ((ph.p_offset & ~(uint64_t)4095) <= pgoff && pgoff < ph.p_offset + ph.p_filesz) {
+			*bias = ph.p_vaddr - ph.p_offset;
+			rc = 0;
+			break;
+		}
+	}
+	elf_end(e);
+	return rc;
 }

@@ -64,4 +64,35 @@ int sym_unwind_fork(struct sym_unwinder *u, pid_t parent, pid_t child);
 /* Drops the session of @pid (after exit, or when its mappings changed). */
 void sym_unwind_forget(struct sym_unwinder *u, pid_t pid);
 
+/* ---- What the in-kernel walker's tables are built from ---- */
+
+/* One executable file-backed mapping of a process. */
+struct sym_exec_map {
+	uint64_t start, end;
+	uint64_t pgoff;      /* file offset of start */
+	uint64_t dev, ino;   /* the file's identity, as /proc/PID/maps has it */
+	const char *path;    /* as the process names it; valid in the call */
+	int deleted;         /* the file is gone from its path (a memfd, an
+			      * upgraded binary): open it by its mapping */
+};
+
+typedef int (*sym_exec_map_fn)(void *arg, const struct sym_exec_map *m);
+
+/* Calls @fn for each executable file-backed mapping of @pid, in address
+ * order (anonymous and special ones, [vdso] included, are left out).
+ * Returns 0, -ESRCH when the process is gone, another negative errno, or
+ * the first non-zero value @fn returned (which stops the walk). */
+int sym_unwind_exec_maps(pid_t pid, sym_exec_map_fn fn, void *arg);
+
+/* Opens the file of mapping @m of process @pid as the process sees it
+ * (through its root, for containers; a deleted one through
+ * /proc/PID/map_files); regular files only. Returns a descriptor or
+ * -errno. */
+int sym_unwind_open_mapped(pid_t pid, const struct sym_exec_map *m);
+
+/* The load bias (p_vaddr - p_offset) of the PT_LOAD segment of the ELF
+ * file on @fd whose file bytes hold offset @pgoff, in *@bias. Returns 0,
+ * -ENOENT when no segment holds it, or -EINVAL when @fd is no ELF. */
+int sym_unwind_seg_bias(int fd, uint64_t pgoff, uint64_t *bias);
+
 #endif /* HEARTH_UNWIND_H */
