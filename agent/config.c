@@ -30,7 +30,8 @@ void config_defaults(struct hearthd_config *c)
 	c->off_cpu = true;
 	c->off_cpu_min_block_ns = 1000000;
 	c->kernel_stacks = true;
-	c->unwind = SAMPLER_UNWIND_FP;
+	c->unwind = SAMPLER_UNWIND_AUTO;
+	c->unwind_memory = SAMPLER_CFI_BYTES;
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
 	c->symbol_cache_bytes = 256ull << 20;
@@ -187,6 +188,17 @@ static int set_debuginfod_urls(struct hearthd_config *c, const char *v)
 	return 0;
 }
 
+/* At least 1 MiB (a few libraries), at most 4 GiB. */
+static int set_unwind_memory(struct hearthd_config *c, const char *v)
+{
+	uint64_t b;
+
+	if (config_parse_size(v, &b) || b < (1u << 20) || b > (4ull << 30))
+		return -EINVAL;
+	c->unwind_memory = b;
+	return 0;
+}
+
 static int set_window(struct hearthd_config *c, const char *v)
 {
 	uint64_t ns;
@@ -228,6 +240,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return config_parse_bool(v, &c->kernel_stacks);
 	if (!strcmp(k, "unwind"))
 		return set_unwind(c, v);
+	if (!strcmp(k, "unwind_memory"))
+		return set_unwind_memory(c, v);
 	if (!strcmp(k, "exclude_comm"))
 		return set_excludes(c, v);
 	if (!strcmp(k, "max_clients"))

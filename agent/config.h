@@ -49,6 +49,8 @@ struct hearthd_config {
 	uint64_t off_cpu_min_block_ns;
 	bool kernel_stacks;
 	int unwind;                       /* enum sampler_unwind */
+	uint64_t unwind_memory;           /* auto: kernel memory for the
+					   * in-kernel unwinder's tables */
 	char exclude_comm[CONFIG_EXCLUDE_MAX][CONFIG_COMM_LEN];
 	size_t nexclude;
 	uint32_t max_clients;

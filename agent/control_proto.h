@@ -133,6 +133,23 @@ struct ctl_status {
 	uint64_t push_last_err;    /* enum push_err of the last failure */
 	uint64_t push_last_status; /* its HTTP status, 0 = none */
 	uint64_t push_last_err_ns; /* CLOCK_REALTIME, 0 = never */
+	/* The user-stack unwinder (fields added later still). */
+	uint64_t unwind_mode;      /* enum sampler_unwind + 1; 0 = not sent */
+	uint64_t cfi_walks;        /* user stacks walked in the kernel */
+	uint64_t cfi_fallbacks;    /* walks that fell back to a copy */
+	uint64_t cfi_no_table;     /* of which: tables not loaded yet */
+	uint64_t stack_copies;     /* stacks copied and unwound in user space */
+	uint64_t copy_fallbacks;   /* copies wanted but over budget or ring
+				    * full: frame pointers used */
+	uint64_t waits_reused;     /* waits that reused their last stack ids */
+	uint64_t cfi_processes;    /* processes with tables loaded */
+	uint64_t cfi_modules;      /* modules with rows loaded */
+	uint64_t cfi_bytes;        /* kernel memory the tables use */
+	uint64_t cfi_pool_bytes;   /* and may use (unwind_memory) */
+	uint64_t oncpu_run_ns;     /* BPF run time per program, when */
+	uint64_t oncpu_run_cnt;    /* kernel.bpf_stats_enabled is 1 */
+	uint64_t offcpu_run_ns;
+	uint64_t offcpu_run_cnt;
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
 /* The fields of the first status reply (up to bpf_run_cnt): the least a

@@ -24,33 +24,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-void sampler_fp_forget(struct sampler *s, pid_t pid)
-{
-	uint32_t key = (uint32_t)pid;
-
-	fp_check_forget(&s->fpc, key);
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.fp_ok), &key);
-}
-
-/* Auto mode: compares an on-CPU sample's DWARF unwind with its FP walk;
- * once a process's frame pointers prove right, the kernel stops copying
- * its stacks. Returns whether the FP walk agreed: the sample is then
- * recorded as walked, so the process's stacks look the same before and
- * after the switch. */
-static bool check_fp(struct sampler *s, const struct hearth_stack_event *e,
-		     const uint64_t *pcs, size_t n, size_t nf)
-{
-	uint8_t one = 1;
-	enum fp_verdict v;
-
-	if (s->opts.unwind != SAMPLER_UNWIND_AUTO || e->kind != HEARTH_ON_CPU)
-		return false;
-	v = fp_check_sample(&s->fpc, e->tgid, pcs, n, (const uint64_t *)e->fp_ips, nf);
-	if (v == FP_CLEAN)
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.fp_ok), &e->tgid, &one, BPF_ANY);
-	return v != FP_NEEDS_DWARF;
-}
-
 /* Unwinds @e into @out; returns the number of user frames. */
 static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e,
 			   uint64_t *out, size_t max)
@@ -71,9 +44,8 @@ static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e
 	s->stats.unwind_ns += mono_ns() - t0;
 	if (complete)
 		s->stats.unwind_complete++;
-	/* The process could not be read, or its frame pointers are right:
-	 * keep the FP walk. */
-	if (n <= 0 || (complete && check_fp(s, e, pcs, (size_t)n, nf))) {
+	/* The process could not be read: keep the FP walk. */
+	if (n <= 0) {
 		for (len = 0; len < nf && len < max; len++)
 			out[len] = e->fp_ips[len];
 		return len;

@@ -139,6 +139,7 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	 * no thread rows to fold. */
 	o->pid_rows = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
+	o->cfi_bytes = c->unwind_memory;
 	o->exclude_tgid = getpid();
 	o->symbol_cache = c->symbol_cache_bytes;
 }
@@ -153,10 +154,13 @@ static void store_limits_from(const struct hearthd_config *c, struct store_limit
 static int open_sampler(struct daemon *d)
 {
 	struct sampler_opts o;
-	char err[256] = "";
+	char err[256] = "", cfi_dir[sizeof(d->cfg.state_dir) + 8];
 
 	sampler_opts_from(&d->cfg, &o);
 	o.debuginfod = d->dbgd;
+	/* Compiled unwind tables survive a restart beside the store. */
+	if (snprintf(cfi_dir, sizeof(cfi_dir), "%s/cfi", d->cfg.state_dir) < (int)sizeof(cfi_dir))
+		o.cfi_cache_dir = cfi_dir;
 	d->smp = sampler_open(&o, err, sizeof(err));
 	if (!d->smp) {
 		daemon_log("%s", err[0] ? err : "the sampler could not start");

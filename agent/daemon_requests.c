@@ -80,6 +80,21 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.bpf_run_ns = ss.bpf_run_ns;
 	st.bpf_run_cnt = ss.bpf_run_cnt;
 	status_push(d, &st);
+	st.unwind_mode = (uint64_t)d->cfg.unwind + 1;
+	st.cfi_walks = ss.cfi_walks;
+	st.cfi_no_table = ss.cfi_no_table;
+	st.cfi_fallbacks = ss.cfi_no_table + ss.cfi_no_rule + ss.cfi_collisions;
+	st.stack_copies = ss.stack_copies;
+	st.copy_fallbacks = ss.copy_fallbacks;
+	st.waits_reused = ss.waits_reused;
+	st.cfi_processes = ss.cfi_processes;
+	st.cfi_modules = ss.cfi_modules;
+	st.cfi_bytes = ss.cfi_bytes;
+	st.cfi_pool_bytes = ss.cfi_pool_bytes;
+	st.oncpu_run_ns = ss.oncpu_run_ns;
+	st.oncpu_run_cnt = ss.oncpu_run_cnt;
+	st.offcpu_run_ns = ss.offcpu_run_ns;
+	st.offcpu_run_cnt = ss.offcpu_run_cnt;
 	b = ctl_reply_status(&st, &len);
 	ctl_server_reply(d->srv, client, b, len);
 }

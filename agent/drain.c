@@ -17,6 +17,7 @@
 
 #include "agent/sampler_impl.h"
 #include "bpf/sampler.h"
+#include "bpf/unwind.h"
 #include "bpf/sampler.skel.h"
 
 /* Entries taken from a counts map: keys and values side by side. */
@@ -230,21 +231,17 @@ static int referenced_ids(struct sampler *s, uint32_t gen, struct id_list *ids)
 	return 0;
 }
 
-/* Deletes the ids of side @gen's stack map that nothing refers to any
- * more. */
-static void clear_stacks(struct sampler *s, uint32_t gen)
+/* Deletes the keys of stack map @fd that no id in @keep refers to; a
+ * key k is referred to as (k | @flag). */
+static void clear_unkept(int fd, const struct id_list *keep, int32_t flag)
 {
-	int fd = bpf_map__fd(gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	struct id_list keep = { 0 }, dead = { 0 };
-	int32_t id, next;
+	struct id_list dead = { 0 };
+	int32_t id, next, ref;
 	void *prev = NULL;
 
-	/* Only waits hold stack ids across a flip: without off-CPU, every
-	 * id of the side just read is dead. */
-	if (s->opts.off_cpu && referenced_ids(s, gen, &keep) < 0)
-		goto out; /* keeping everything is safe, only wasteful */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if ((!keep.len || !bsearch(&next, keep.v, keep.len, sizeof(*keep.v), cmp_s32)) &&
+		ref = next | flag;
+		if ((!keep->len || !bsearch(&ref, keep->v, keep->len, sizeof(*keep->v), cmp_s32)) &&
 		    ids_push(&dead, next) < 0)
 			goto out;
 		id = next;
@@ -253,8 +250,26 @@ static void clear_stacks(struct sampler *s, uint32_t gen)
 	for (size_t i = 0; i < dead.len; i++)
 		bpf_map_delete_elem(fd, &dead.v[i]);
 out:
-	free(keep.v);
 	free(dead.v);
+}
+
+/* Deletes the ids of side @gen's stack maps (and walked stacks) that
+ * nothing refers to any more. */
+static void clear_stacks(struct sampler *s, uint32_t gen)
+{
+	struct sampler_bpf *k = s->skel;
+	struct id_list keep = { 0 };
+
+	/* Only waits hold stack ids across a flip: without off-CPU, every
+	 * id of the side just read is dead. */
+	if (s->opts.off_cpu && referenced_ids(s, gen, &keep) < 0)
+		goto out; /* keeping everything is safe, only wasteful */
+	clear_unkept(bpf_map__fd(gen ? k->maps.stacks1 : k->maps.stacks0), &keep, 0);
+	if (s->opts.unwind == SAMPLER_UNWIND_AUTO)
+		clear_unkept(bpf_map__fd(gen ? k->maps.walked1 : k->maps.walked0), &keep,
+			     HEARTH_USTACK_WALKED);
+out:
+	free(keep.v);
 }
 
 /* Starts a drain's stack reads: none read yet. Returns 0 or -ENOMEM. */
@@ -315,6 +330,19 @@ static size_t stack_len(const uint64_t *ips)
 	return n;
 }
 
+/* Reads walked stack @id of side @gen into @ips; returns its length. */
+static size_t read_walked(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
+{
+	int fd = bpf_map__fd(gen ? s->skel->maps.walked1 : s->skel->maps.walked0);
+	uint32_t key = (uint32_t)id & HEARTH_WALKED_KEY_MASK;
+	struct hearth_walked w;
+
+	if (bpf_map_lookup_elem(fd, &key, &w) != 0)
+		return 0;
+	memcpy(ips, w.ips, sizeof(w.ips));
+	return stack_len(ips);
+}
+
 /* Reads stack @id of side @gen into @ips (once a drain: entries of many
  * threads share stacks); returns its length (0 if none). */
 static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
@@ -325,6 +353,8 @@ static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *
 
 	if (id < 0)
 		return 0;
+	if (id & HEARTH_USTACK_WALKED)
+		return read_walked(s, gen, id, ips);
 	if ((uint32_t)id < r->nids && r->at[gen][id]) {
 		const uint64_t *at = r->ips + r->at[gen][id] - 1;
 
@@ -438,10 +468,14 @@ static void forget_gone(struct sampler *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		sym_proc_forget(s->sym, s->gone[i]);
 		sym_unwind_forget(s->unw, s->gone[i]);
-		sampler_fp_forget(s, s->gone[i]);
 		sampler_py_forget(s, s->gone[i]);
+		if (s->cfi)
+			cfi_tables_forget(s->cfi, s->gone[i]);
 		stack_builder_forget_tgid(s->builder, (uint32_t)s->gone[i]);
 	}
+	/* Exits whose events were lost. */
+	if (s->cfi)
+		cfi_tables_sweep(s->cfi);
 	if (n == 0)
 		return;
 	memmove(s->gone, s->gone + n, (s->ngone - n) * sizeof(*s->gone));
@@ -519,6 +553,9 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	sampler_poll(s, 0);
 	gone = s->ngone;
 	have_before = read_writes(s, &before);
+	/* Before the flip: a wait site remembered from now on names the
+	 * new sequence, and one named by the old side is invalid. */
+	__atomic_store_n(&s->skel->bss->flip_seq, s->skel->bss->flip_seq + 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&s->skel->bss->active, !old, __ATOMIC_SEQ_CST);
 	usleep(FLIP_GRACE_US);
 	/* Forks, execs and stack copies up to the flip: every sample's

@@ -15,8 +15,10 @@
 #include <bpf/libbpf.h>
 
 #include "agent/preflight.h"
+#include "agent/trusted_dir.h"
 #include "agent/sampler.h"
 #include "bpf/sampler.h"
+#include "bpf/unwind.h"
 #include "bpf/sampler.skel.h"
 #include "symbolize/symbolize.h"
 
@@ -91,18 +93,28 @@ static int handle_event(void *ctx, void *data, size_t len)
 	if (len < sizeof(*e))
 		return 0;
 	switch (e->type) {
+	case HEARTH_EV_CFI_MISS:
+		if (s->cfi)
+			cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id);
+		break;
 	case HEARTH_EV_EXEC:
+		/* The new image's tables at once: its first samples walk
+		 * instead of falling back (libraries mapped after this point
+		 * are asked for at their first miss). */
+		if (s->cfi)
+			cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id);
 		sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_forget(s->unw, (pid_t)e->pid);
 		/* Its addresses now mean other code. */
 		stack_builder_forget_tgid(s->builder, e->pid);
-		sampler_fp_forget(s, (pid_t)e->pid);
 		sampler_py_track(s, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
 		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
 			sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_fork(s->unw, (pid_t)e->ppid, (pid_t)e->pid);
+		if (s->cfi)
+			cfi_tables_fork(s->cfi, (pid_t)e->ppid, (pid_t)e->pid);
 		stack_builder_forget_tgid(s->builder, e->pid); /* id reused */
 		break;
 	case HEARTH_EV_EXIT:
@@ -167,12 +179,41 @@ static void size_for_modes(struct sampler_bpf *skel, const struct sampler_opts *
 		bpf_map__set_max_entries(skel->maps.sig_counts1, 1);
 		bpf_map__set_max_entries(skel->maps.sig_seen, 1);
 	}
-	if (o->unwind != SAMPLER_UNWIND_AUTO)
-		bpf_map__set_max_entries(skel->maps.fp_ok, 1);
 	if (o->unwind == SAMPLER_UNWIND_FP) {
 		bpf_map__set_max_entries(skel->maps.stack_events, 4096);
 		bpf_map__set_max_entries(skel->maps.copy_woken, 1);
 	}
+	if (o->unwind != SAMPLER_UNWIND_AUTO) {
+		bpf_map__set_max_entries(skel->maps.walked0, 1);
+		bpf_map__set_max_entries(skel->maps.walked1, 1);
+		bpf_map__set_max_entries(skel->maps.cfi_modules, 1);
+		bpf_map__set_max_entries(skel->maps.cfi_files, 1);
+		bpf_map__set_max_entries(skel->maps.cfi_procs, 1);
+		bpf_map__set_max_entries(skel->maps.cfi_asked, 1);
+		bpf_map__set_max_entries(skel->maps.cfi_asks, 4096);
+	}
+	if (o->unwind != SAMPLER_UNWIND_AUTO || !o->off_cpu)
+		bpf_map__set_max_entries(skel->maps.wait_sites, 1);
+}
+
+/* Splits the walker's memory: three quarters rows, the rest process
+ * mappings (at least 64). */
+static void size_cfi(struct sampler_bpf *skel, const struct sampler_opts *o,
+		     uint32_t *pool_rows)
+{
+	uint64_t bytes = o->cfi_bytes ? o->cfi_bytes : SAMPLER_CFI_BYTES;
+	uint64_t rows = bytes / 4 * 3 / sizeof(struct hearth_cfi_row);
+	uint64_t procs = bytes / 4 / sizeof(struct hearth_cfi_proc);
+
+	if (rows > UINT32_MAX / 2)
+		rows = UINT32_MAX / 2;
+	if (rows < 1)
+		rows = 1;
+	if (procs < 64)
+		procs = 64;
+	*pool_rows = (uint32_t)rows;
+	bpf_map__set_max_entries(skel->maps.cfi_rows, (uint32_t)rows);
+	bpf_map__set_max_entries(skel->maps.cfi_procs, (uint32_t)(procs < 65536 ? procs : 65536));
 }
 
 static void tune(struct sampler *s, const struct sampler_opts *o)
@@ -196,14 +237,18 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 
 		/* Periodic sampling makes on-CPU copies cheap (hz x CPUs per
 		 * second); a busy host switches far more often, so in auto
-		 * mode off-CPU copies are budgeted and the FP walk takes the
-		 * rest. */
+		 * mode, where copies are only the walker's fallback, off-CPU
+		 * copies are budgeted and the FP walk takes the rest. */
 		skel->rodata->copy_oncpu_bytes = bytes;
-		skel->rodata->copy_auto = o->unwind == SAMPLER_UNWIND_AUTO;
 		skel->rodata->copy_offcpu_bytes = bytes;
 		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
-			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
+			? (o->offcpu_copies ? o->offcpu_copies : 32) : 100000;
 		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible));
+	}
+	if (o->unwind == SAMPLER_UNWIND_AUTO) {
+		skel->rodata->cfi_walk = true;
+		skel->rodata->wait_reuse = true;
+		size_cfi(skel, o, &s->cfi_pool_rows);
 	}
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
@@ -268,6 +313,33 @@ static int alloc_state(struct sampler *s)
 	return 0;
 }
 
+/* Compiled tables kept in memory and on disk: the common libraries. */
+#define CFI_CACHE_BYTES (8u << 20)
+
+/* The walker's tables over the loaded maps. A cache directory that
+ * cannot be opened only costs compiling again after a restart. Returns 0
+ * or -ENOMEM. */
+static int open_cfi(struct sampler *s)
+{
+	struct sampler_bpf *k = s->skel;
+	struct cfi_tables_opts o = {
+		.rows_fd = bpf_map__fd(k->maps.cfi_rows),
+		.pool_rows = s->cfi_pool_rows,
+		.modules_fd = bpf_map__fd(k->maps.cfi_modules),
+		.procs_fd = bpf_map__fd(k->maps.cfi_procs),
+		.files_fd = bpf_map__fd(k->maps.cfi_files),
+		.cache_dirfd = -1,
+		.cache_bytes = CFI_CACHE_BYTES,
+	};
+
+	if (s->opts.cfi_cache_dir) {
+		s->cfi_dirfd = trusted_dir_open(s->opts.cfi_cache_dir, true);
+		o.cache_dirfd = s->cfi_dirfd < 0 ? -1 : s->cfi_dirfd;
+	}
+	s->cfi = cfi_tables_new(&o);
+	return s->cfi ? 0 : -ENOMEM;
+}
+
 /* Opens, tunes and loads the programs, fills the pid filter and opens the
  * rings. Returns 0, or -1 with one sentence in @err. */
 static int load_programs(struct sampler *s, char *err, size_t errlen)
@@ -287,6 +359,10 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 			 strerror(-rc));
 		return -1;
 	}
+	if (s->opts.unwind == SAMPLER_UNWIND_AUTO && open_cfi(s) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (fill_pids(s) < 0) {
 		snprintf(err, errlen, "cannot set the pid filter (%s)", strerror(errno));
 		return -1;
@@ -294,6 +370,7 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	if (!s->rb || !s->rb_procs ||
+	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0 ||
 	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		return -1;
@@ -312,6 +389,7 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 		return NULL;
 	}
 	s->opts = *opts;
+	s->cfi_dirfd = -1;
 	if (!s->opts.hz)
 		s->opts.hz = 99;
 	if (preflight_check(s->opts.on_cpu, err, errlen) < 0)
@@ -345,7 +423,11 @@ err_free:
 
 int sampler_poll(struct sampler *s, int timeout_ms)
 {
-	int rc = ring_buffer__poll(s->rb, timeout_ms);
+	int rc;
+
+	if (s->cfi)
+		cfi_tables_collect(s->cfi);
+	rc = ring_buffer__poll(s->rb, timeout_ms);
 
 	if (rc < 0)
 		return rc;
@@ -391,6 +473,8 @@ static void read_counters(const struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
 static void read_prog_stats(const struct sampler *s, struct sampler_stats *st)
 {
 	struct bpf_program *progs[] = { s->skel->progs.on_cpu, s->skel->progs.off_cpu };
+	uint64_t *ns[] = { &st->oncpu_run_ns, &st->offcpu_run_ns };
+	uint64_t *cnt[] = { &st->oncpu_run_cnt, &st->offcpu_run_cnt };
 
 	st->bpf_run_ns = 0;
 	st->bpf_run_cnt = 0;
@@ -399,11 +483,37 @@ static void read_prog_stats(const struct sampler *s, struct sampler_stats *st)
 		uint32_t len = sizeof(info);
 		int fd = bpf_program__fd(progs[i]);
 
+		*ns[i] = *cnt[i] = 0;
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			continue;
+		*ns[i] = info.run_time_ns;
+		*cnt[i] = info.run_cnt;
 		st->bpf_run_ns += info.run_time_ns;
 		st->bpf_run_cnt += info.run_cnt;
 	}
+}
+
+static void read_cfi_stats(const struct sampler *s, const uint64_t *c,
+			   struct sampler_stats *st)
+{
+	struct cfi_tables_stats ct;
+
+	st->cfi_walks = c[HEARTH_CNT_CFI_WALKS];
+	st->cfi_no_table = c[HEARTH_CNT_CFI_NO_TABLE];
+	st->cfi_no_rule = c[HEARTH_CNT_CFI_NO_RULE];
+	st->cfi_collisions = c[HEARTH_CNT_CFI_COLLISION];
+	st->waits_reused = c[HEARTH_CNT_WAIT_REUSED];
+	if (!s->cfi)
+		return;
+	cfi_tables_stats(s->cfi, &ct);
+	st->cfi_processes = ct.processes;
+	st->cfi_modules = ct.modules;
+	st->cfi_rows = ct.rows;
+	st->cfi_bytes = ct.bytes;
+	st->cfi_pool_bytes = (uint64_t)s->cfi_pool_rows * sizeof(struct hearth_cfi_row) +
+			     (uint64_t)bpf_map__max_entries(s->skel->maps.cfi_procs) *
+				     sizeof(struct hearth_cfi_proc);
+	st->cfi_evictions = ct.evictions;
 }
 
 void sampler_stats(const struct sampler *s, struct sampler_stats *st)
@@ -424,6 +534,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->copy_fallbacks = c[HEARTH_CNT_COPY_FALLBACK];
 	st->sig_hits = c[HEARTH_CNT_SIG_HITS];
 	read_prog_stats(s, st);
+	read_cfi_stats(s, c, st);
 }
 
 bool sampler_chosen_alive(const struct sampler *s)
@@ -468,9 +579,11 @@ void sampler_close(struct sampler *s)
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);
 	sym_unwinder_free(s->unw);
+	cfi_tables_free(s->cfi);
+	if (s->cfi_dirfd >= 0)
+		close(s->cfi_dirfd);
 	sig_cache_free(s->sigs);
 	sig_cache_free(s->sigs_old);
-	fp_check_free(&s->fpc);
 	prof_free(s->pend_on);
 	prof_free(s->pend_off);
 	sym_free(s->sym);

@@ -25,7 +25,9 @@ struct sym_debuginfod;
 enum sampler_unwind {
 	SAMPLER_UNWIND_FP = 0,
 	SAMPLER_UNWIND_DWARF = 1,
-	SAMPLER_UNWIND_AUTO = 2,
+	SAMPLER_UNWIND_AUTO = 2, /* walk user stacks in the kernel with
+				  * compiled CFI; copy and unwind with
+				  * DWARF when it cannot */
 };
 
 struct sampler_opts {
@@ -47,14 +49,26 @@ struct sampler_opts {
 	enum sampler_unwind unwind;
 	pid_t exclude_tgid;      /* our own process, 0 = none */
 	uint32_t stack_bytes;    /* DWARF: user stack bytes copied, 0 = 16384 */
-	uint32_t offcpu_copies;  /* auto: off-CPU copies per second per CPU,
-				  * 0 = 256 */
 	uint64_t symbol_cache;   /* bytes of cached modules, 0 = the
 				  * symbolizer's default */
 	struct sym_debuginfod *debuginfod; /* fetches missing debug files
 				  * (not owned, outlives the sampler); NULL =
 				  * none */
+	uint32_t offcpu_copies;  /* auto: off-CPU fallback copies per second
+				  * per CPU, 0 = 32: on a host that starts
+				  * many processes, waits before their tables
+				  * would fill the copy ring that on-CPU
+				  * fallbacks need */
+	uint64_t cfi_bytes;      /* auto: kernel memory for the walker's
+				  * tables, 0 = SAMPLER_CFI_BYTES */
+	const char *cfi_cache_dir; /* auto: a trusted directory where compiled
+				  * tables are kept, NULL = memory only */
 };
+
+/* Default kernel memory for the in-kernel walker's tables: three
+ * quarters rows (about 1.5 million: a hundred large libraries), one
+ * quarter process mappings. */
+#define SAMPLER_CFI_BYTES (24ULL << 20)
 
 /* Counters since sampler_open(). */
 struct sampler_stats {
@@ -81,6 +95,21 @@ struct sampler_stats {
 				   * took, unwinding and symbolizing included */
 	uint64_t bpf_run_ns;      /* BPF program run time, when stats are on */
 	uint64_t bpf_run_cnt;
+	/* Per program (on_cpu, off_cpu), when kernel.bpf_stats_enabled. */
+	uint64_t oncpu_run_ns, oncpu_run_cnt;
+	uint64_t offcpu_run_ns, offcpu_run_cnt;
+	/* In-kernel unwinding (unwind auto). */
+	uint64_t cfi_walks;        /* user stacks walked whole in the kernel */
+	uint64_t cfi_no_table;     /* fell back: tables not loaded (yet) */
+	uint64_t cfi_no_rule;      /* fell back: a row needs more, a read failed */
+	uint64_t cfi_collisions;   /* fell back: walked map key taken or full */
+	uint64_t waits_reused;     /* waits that reused their last stack ids */
+	uint64_t cfi_processes;    /* processes with tables loaded */
+	uint64_t cfi_modules;      /* modules with rows loaded */
+	uint64_t cfi_rows;
+	uint64_t cfi_bytes;        /* kernel memory the tables use */
+	uint64_t cfi_pool_bytes;   /* and may use */
+	uint64_t cfi_evictions;
 };
 
 struct sampler;

@@ -3,8 +3,8 @@
 #ifndef HEARTH_SAMPLER_IMPL_H
 #define HEARTH_SAMPLER_IMPL_H
 
+#include "agent/cfi_tables.h"
 #include "agent/drain.h"
-#include "agent/fp_check.h"
 #include "agent/pid_set.h"
 #include "agent/sampler.h"
 #include "agent/sig_cache.h"
@@ -36,11 +36,13 @@ struct sampler {
 	struct ring_buffer *rb_procs;  /* process events only, to run first */
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
+	struct cfi_tables *cfi; /* unwind auto: the walker's tables */
+	uint32_t cfi_pool_rows;
+	int cfi_dirfd;          /* compiled tables on disk, -1: none */
 	/* Off-CPU unwinds by wait signature. When full, the current
 	 * generation becomes the old one (still read until the next
 	 * rotation: waits counted just before it must find their unwind). */
 	struct sig_cache *sigs, *sigs_old;
-	struct fp_check fpc; /* auto mode: whose frame pointers suffice */
 	/* Samples unwound from stack copies since the last drain; merged
 	 * into the caller's profiles at sampler_drain(). */
 	struct prof_profile *pend_on, *pend_off;
@@ -61,10 +63,6 @@ struct sampler {
 /* Ring buffer callback body for a sample with a stack copy: unwinds,
  * symbolizes and adds it to the pending profiles. Returns 0 or -ENOMEM. */
 int sampler_take_copy(struct sampler *s, const void *data, size_t len);
-
-/* Forgets what auto mode decided about @pid's frame pointers (exec: a new
- * image; exit), here and in the kernel. */
-void sampler_fp_forget(struct sampler *s, pid_t pid);
 
 /* Returns the remembered user stack of @sig (length in *@n), or NULL. */
 /* Python processes (py_procs.c). */

@@ -14,6 +14,7 @@
 #include "bpf/comm.h"
 #include "bpf/python.h"
 #include "bpf/sampler.h"
+#include "bpf/unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -34,15 +35,23 @@ const volatile __u64 min_block_ns = 0;
 /* User stack copies for DWARF unwinding (0 = frame pointers only). */
 const volatile __u32 copy_oncpu_bytes = 0;
 const volatile __u32 copy_offcpu_bytes = 0;
-/* Auto mode: processes in fp_ok have frame pointers user space checked,
- * and their on-CPU samples are walked, not copied. */
-const volatile bool copy_auto = false;
 /* Most off-CPU copies per second per CPU (0 = no limit): switches can come
  * in the hundreds of thousands, copies must not. */
 const volatile __u32 copy_offcpu_per_sec = 0;
 
+/* In-kernel unwinding with compiled CFI: user stacks are walked with
+ * the rows in cfi_rows; a walk that cannot finish falls back to the copy
+ * path (copy_*_bytes), or to the FP walk when copies are off. */
+const volatile bool cfi_walk = false;
+/* Off-CPU: reuse a thread's last stack ids when it waits at the same
+ * place again. */
+const volatile bool wait_reuse = false;
+
 /* Flipped by user space between drains. */
 __u32 active = 0;
+/* Bumped by user space before each flip of active: a remembered wait
+ * site is valid only within one (flip_seq, active). */
+__u64 flip_seq = 0;
 
 #define STACK_MAP(name)                                                  \
 	struct {                                                         \
@@ -54,6 +63,87 @@ __u32 active = 0;
 
 STACK_MAP(stacks0);
 STACK_MAP(stacks1);
+
+/* User stacks walked in the kernel, by generation like the stack maps. */
+#define WALKED_MAP(name)                                                 \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_HASH);                         \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                    \
+		__type(key, __u32);                                      \
+		__type(value, struct hearth_walked);                     \
+		__uint(max_entries, 16384);                              \
+	} name SEC(".maps")
+
+WALKED_MAP(walked0);
+WALKED_MAP(walked1);
+
+/* The row pool: every loaded module's rows, placed by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_cfi_row);
+	__uint(max_entries, 1);
+} cfi_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_cfi_module);
+	__uint(max_entries, HEARTH_CFI_MAX_MODULES);
+} cfi_modules SEC(".maps");
+
+/* Executable mappings by tgid. Exec and exit remove a process here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct hearth_cfi_proc);
+	__uint(max_entries, 1024);
+} cfi_procs SEC(".maps");
+
+/* Loaded modules by file: see struct hearth_cfi_file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct hearth_cfi_file_key);
+	__type(value, struct hearth_cfi_file);
+	__uint(max_entries, HEARTH_CFI_MAX_MODULES);
+} cfi_files SEC(".maps");
+
+/* When each process last asked user space for its tables. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 4096);
+} cfi_asked SEC(".maps");
+
+/* A walk's moving state lives in a map value, not on the stack: the
+ * verifier then sees its fields as unknown and checks the loop body once,
+ * instead of once per frame count. */
+struct walk_state {
+	struct hearth_walked out;
+	__u64 pc, sp, fp;
+	__u32 n;
+	__u32 fp_ok;  /* fp holds the caller's rbp */
+	__u32 status; /* enum walk_status */
+	__u32 by_vma; /* a frame was found through its file: ask for tables */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct walk_state);
+	__uint(max_entries, 1);
+} walk_scratch SEC(".maps");
+
+/* Each thread's last wait site, by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct hearth_wait_site);
+	__uint(max_entries, 32768);
+} wait_sites SEC(".maps");
 
 #define COUNTS_MAP(name)                                                 \
 	struct {                                                         \
@@ -95,6 +185,13 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
+/* The walker's asks for tables, apart from the process events: a busy
+ * host's asks must never crowd out an exec or an exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} cfi_asks SEC(".maps");
+
 /* Samples with copied stacks, unwound in user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -116,14 +213,6 @@ struct {
 	__type(value, struct hearth_stack_copy);
 	__uint(max_entries, 1);
 } copy_scratch SEC(".maps");
-
-/* Auto mode: processes whose frame-pointer walks match DWARF unwinds. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 16384);
-} fp_ok SEC(".maps");
 
 /* Signatures whose unwind user space holds: only user space adds them,
  * once it has the unwind, and removes them when it lets the unwind go. */
@@ -353,6 +442,290 @@ static __always_inline void read_regs(struct task_struct *task,
 	r->bp = BPF_CORE_READ(regs, bp);
 }
 
+/* ---- In-kernel unwinding with compiled CFI ---- */
+
+enum walk_status {
+	WALK_GOING = 0,
+	WALK_WHOLE,     /* reached the outermost frame (or the depth limit) */
+	WALK_NO_TABLE,  /* an address outside the known mappings, or a
+			 * module whose rows are not loaded */
+	WALK_NO_RULE,   /* a row that needs more, or a failed read */
+};
+
+struct walk {
+	struct hearth_cfi_proc *proc;
+	struct walk_state *ws;
+};
+
+/* 1 when a <= b, without a branch. Both below 2^63. */
+static __always_inline __u32 le_bit(__u64 a, __u64 b)
+{
+	return (__u32)(((b - a) >> 63) ^ 1);
+}
+
+/* The searches below halve a fixed number of times and choose with
+ * arithmetic, not branches: the verifier then walks each once, where a
+ * branch per halving would make it walk every path. */
+
+/* The mapping of @p that holds @pc, or NULL. */
+static __always_inline struct hearth_cfi_mapping *
+find_mapping(struct hearth_cfi_proc *p, __u64 pc)
+{
+	struct hearth_cfi_mapping *m;
+	__u32 lo = 0, len = p->n, half, ge;
+
+	if (len == 0 || len > HEARTH_CFI_MAX_MAPPINGS)
+		return NULL;
+	/* the last mapping starting at or below pc */
+	for (int i = 0; i < 7; i++) {
+		half = len / 2;
+		ge = le_bit(p->m[(lo + half) & (HEARTH_CFI_MAX_MAPPINGS - 1)].start, pc);
+		lo += half & -ge;
+		len = half + ge * (len - 2 * half);
+	}
+	m = &p->m[lo & (HEARTH_CFI_MAX_MAPPINGS - 1)];
+	return m->start <= pc && pc < m->end ? m : NULL;
+}
+
+/* The row of @module covering @rel: the last with pc <= rel. Sets
+ * *@status to WALK_NO_TABLE (module not loaded) or WALK_NO_RULE on NULL. */
+static __always_inline struct hearth_cfi_row *find_row(__u32 module, __u64 rel,
+						       __u32 *status)
+{
+	struct hearth_cfi_module *mod = bpf_map_lookup_elem(&cfi_modules, &module);
+	struct hearth_cfi_row *row;
+	__u32 lo, len, half, ge, mid;
+
+	if (!mod || !mod->n) {
+		*status = mod && mod->first == HEARTH_CFI_NO_CFI ? WALK_NO_RULE : WALK_NO_TABLE;
+		return NULL;
+	}
+	*status = WALK_NO_RULE;
+	lo = mod->first;
+	len = mod->n;
+	if (len > HEARTH_CFI_MAX_ROWS)
+		return NULL;
+	for (int i = 0; i < HEARTH_CFI_SEARCH_STEPS; i++) {
+		half = len / 2;
+		mid = lo + half;
+		row = bpf_map_lookup_elem(&cfi_rows, &mid);
+		if (!row)
+			return NULL;
+		ge = le_bit(row->pc, rel);
+		lo += half & -ge;
+		len = half + ge * (len - 2 * half);
+	}
+	row = bpf_map_lookup_elem(&cfi_rows, &lo);
+	if (!row || row->pc > rel)
+		return NULL;
+	return row;
+}
+
+/* One frame: from (pc, sp, fp) to the caller's, appending its return
+ * address. Returns 1 to stop (status set), 0 to go on. */
+struct vma_seen {
+	__u64 start, pgoff;
+	struct hearth_cfi_file_key key;
+	__u32 found;
+};
+
+static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_seen *v = data;
+	struct file *f = vma->vm_file;
+
+	(void)task;
+	if (!f)
+		return 0;
+	v->start = vma->vm_start;
+	v->pgoff = vma->vm_pgoff;
+	v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	v->found = 1;
+	return 0;
+}
+
+/* The module and delta of @pc through the file mapped there, for an
+ * address the process's table does not cover. Returns false when the
+ * file is no loaded module (or the lookup failed: the mmap lock busy). */
+static __always_inline bool module_by_vma(__u64 pc, __u32 *module, __u64 *delta)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct vma_seen v = {};
+	struct hearth_cfi_file *f;
+
+	if (bpf_find_vma(task, pc, vma_found, &v, 0) || !v.found)
+		return false;
+	f = bpf_map_lookup_elem(&cfi_files, &v.key);
+	if (!f || v.pgoff << 12 != f->seg_off)
+		return false;
+	*module = f->module;
+	*delta = v.start - f->seg_off - f->seg_bias + f->base;
+	return true;
+}
+
+static long walk_step(__u64 i, void *arg)
+{
+	struct walk_state *w = ((struct walk *)arg)->ws;
+	struct hearth_cfi_proc *proc = ((struct walk *)arg)->proc;
+	struct hearth_cfi_mapping *m = proc ? find_mapping(proc, w->pc) : NULL;
+	struct hearth_cfi_row *row;
+	__u64 rel, cfa, ra, fp, delta;
+	__u32 module;
+
+	if (m) {
+		module = m->module;
+		delta = m->delta;
+	} else if (module_by_vma(w->pc, &module, &delta)) {
+		w->by_vma = 1;
+	} else {
+		w->status = WALK_NO_TABLE;
+		return 1;
+	}
+	/* A return address may be one past a call that never returns, the
+	 * last instruction of its function: look up the call itself. */
+	rel = (i ? w->pc - 1 : w->pc) - delta;
+	if (rel >> 32) {
+		w->status = WALK_NO_RULE;
+		return 1;
+	}
+	row = find_row(module, rel, &w->status);
+	if (!row)
+		return 1;
+	switch (row->cfa_rule) {
+	case HEARTH_CFA_SP:
+		cfa = w->sp + row->cfa_off;
+		break;
+	case HEARTH_CFA_FP:
+		if (!w->fp_ok) {
+			w->status = WALK_NO_RULE;
+			return 1;
+		}
+		cfa = w->fp + row->cfa_off;
+		break;
+	case HEARTH_CFA_PLT:
+		cfa = w->sp + (((w->pc - delta) & 15) >= 11 ? 16 : 8);
+		break;
+	case HEARTH_CFA_END:
+		w->status = WALK_WHOLE;
+		return 1;
+	default:
+		w->status = WALK_NO_RULE;
+		return 1;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		w->status = WALK_NO_RULE;
+		return 1;
+	}
+	if (row->fp_rule == HEARTH_FP_AT_CFA) {
+		if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + row->fp_off))) {
+			w->status = WALK_NO_RULE;
+			return 1;
+		}
+		w->fp = fp;
+		w->fp_ok = 1;
+	} else if (row->fp_rule == HEARTH_FP_LOST) {
+		w->fp_ok = 0;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	if (ra == 0 || w->n >= HEARTH_STACK_DEPTH) {
+		w->status = WALK_WHOLE;
+		return 1;
+	}
+	w->out.ips[w->n & 127] = ra;
+	w->n++;
+	return 0;
+}
+
+/* A process asks for its tables again at most this often: right after
+ * exec its libraries are mapped one by one, and each ask costs user space
+ * a walk of its executable mappings. */
+#define CFI_ASK_INTERVAL_NS 100000000ULL
+
+/* Asks user space for @task's tables (CFI_ASK_INTERVAL_NS apart). */
+static __always_inline void cfi_ask(struct task_struct *task, __u32 tgid)
+{
+	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&cfi_asked, &tgid);
+	struct hearth_proc_event *e;
+
+	if (last && now - *last < CFI_ASK_INTERVAL_NS)
+		return;
+	bpf_map_update_elem(&cfi_asked, &tgid, &now, BPF_ANY);
+	e = bpf_ringbuf_reserve(&cfi_asks, sizeof(*e), 0);
+	if (!e)
+		return; /* asked again at the next miss */
+	e->type = HEARTH_EV_CFI_MISS;
+	e->pid = tgid;
+	e->ppid = 0;
+	e->exec_id = task->self_exec_id;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Walks the current task's user stack with the CFI rows and keeps it in
+ * the walked map of @gen. Returns its id (HEARTH_USTACK_WALKED set), or
+ * -1 when the walk could not finish (counted; the caller falls back). */
+static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u32 gen)
+{
+	void *map = gen ? (void *)&walked1 : (void *)&walked0;
+	__u64 h = 14695981039346656037ULL;
+	struct hearth_walked *old;
+	struct hearth_regs r;
+	struct walk w = {};
+	__u32 zero = 0, key;
+
+	struct walk_state *ws;
+	__u32 n;
+
+	/* Without a current table every frame is found by its file. */
+	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (w.proc && w.proc->exec_id != task->self_exec_id)
+		w.proc = NULL;
+	ws = w.ws = bpf_map_lookup_elem(&walk_scratch, &zero);
+	if (!ws)
+		return -1;
+	read_regs(task, &r);
+	ws->pc = r.ip;
+	ws->sp = r.sp;
+	ws->fp = r.bp;
+	ws->fp_ok = 1;
+	ws->status = WALK_GOING;
+	ws->by_vma = !w.proc;
+	ws->out.ips[0] = r.ip;
+	ws->n = 1;
+	bpf_loop(HEARTH_STACK_DEPTH, walk_step, &w, 0);
+	if (ws->by_vma || ws->status == WALK_NO_TABLE)
+		cfi_ask(task, tgid);
+	if (ws->status == WALK_NO_TABLE) {
+		count(HEARTH_CNT_CFI_NO_TABLE);
+		return -1;
+	}
+	if (ws->status != WALK_WHOLE) {
+		count(HEARTH_CNT_CFI_NO_RULE);
+		return -1;
+	}
+	n = ws->n;
+	for (int i = 0; i < HEARTH_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ ws->out.ips[i]) * 1099511628211ULL;
+	}
+	if (n < HEARTH_STACK_DEPTH)
+		ws->out.ips[n] = 0;
+	ws->out.hash = h;
+	key = (__u32)h & HEARTH_WALKED_KEY_MASK;
+	if (bpf_map_update_elem(map, &key, &ws->out, BPF_NOEXIST)) {
+		old = bpf_map_lookup_elem(map, &key);
+		if (!old || old->hash != h) {
+			count(HEARTH_CNT_CFI_COLLISION);
+			return -1;
+		}
+	}
+	count(HEARTH_CNT_WRITES);
+	return (__s32)(key | HEARTH_USTACK_WALKED);
+}
+
 static __always_inline __u32 ips_len(long bytes)
 {
 	return bytes > 0 ? (__u32)(bytes / sizeof(__u64)) : 0;
@@ -571,8 +944,19 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	key.kind = HEARTH_ON_CPU;
 	key.gen = side;
 	key.py = py_walk(key.tgid, key.pid);
-	if (copy_oncpu_bytes && task->mm &&
-	    !(copy_auto && bpf_map_lookup_elem(&fp_ok, &key.tgid))) {
+	if (cfi_walk && task->mm) {
+		__s32 u = walk_user(task, key.tgid, key.gen);
+
+		if (u >= 0) {
+			get_stacks(ctx, key.gen, false, &key.kstack, &key.ustack);
+			key.ustack = u;
+			add(side, &key, task, 0);
+			count(HEARTH_CNT_CFI_WALKS);
+			count(HEARTH_CNT_SAMPLES);
+			return 0;
+		}
+	}
+	if (copy_oncpu_bytes && task->mm) {
 		if (send_oncpu_copy(ctx, task, &key)) {
 			count(HEARTH_CNT_SAMPLES);
 			return 0;
@@ -583,6 +967,67 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	add(side, &key, task, 0);
 	count(HEARTH_CNT_SAMPLES);
 	return 0;
+}
+
+/* Where @task waits now, in @site (all but the ids and validity). */
+static __always_inline void wait_site_of(struct task_struct *task, __u32 kind,
+					 struct hearth_wait_site *site)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 top[8] = {}, h = 14695981039346656037ULL;
+
+	site->ip = BPF_CORE_READ(regs, ip);
+	site->sp = BPF_CORE_READ(regs, sp);
+	site->bp = BPF_CORE_READ(regs, bp);
+	site->syscall = BPF_CORE_READ(regs, orig_ax);
+	site->arg0 = BPF_CORE_READ(regs, di);
+	/* The innermost return addresses of a leaf wrapper live here: two
+	 * call paths with equal registers still differ in them. */
+	bpf_probe_read_user(top, sizeof(top), (void *)site->sp);
+	for (int i = 0; i < 8; i++)
+		h = (h ^ top[i]) * 1099511628211ULL;
+	site->top = h;
+	site->kind = kind;
+}
+
+/* Off-CPU in CFI mode: the stacks of @prev's wait in @st, from its last
+ * wait at the same site or walked (then remembered). Returns false when
+ * the user walk fell back: the caller copies or walks frame pointers. */
+static __always_inline bool cfi_switch_out(void *ctx, struct task_struct *prev,
+					   __u32 pid, __u32 side,
+					   struct hearth_offcpu_start *st)
+{
+	struct hearth_wait_site site = {}, *last;
+	__u64 seq = flip_seq;
+	__s32 u;
+
+	if (wait_reuse) {
+		wait_site_of(prev, st->kind, &site);
+		last = bpf_map_lookup_elem(&wait_sites, &pid);
+		if (last && last->seq == seq && last->gen == side &&
+		    last->ip == site.ip && last->sp == site.sp && last->bp == site.bp &&
+		    last->syscall == site.syscall && last->arg0 == site.arg0 &&
+		    last->top == site.top && last->kind == site.kind) {
+			st->kstack = last->kstack;
+			st->ustack = last->ustack;
+			count(HEARTH_CNT_WAIT_REUSED);
+			return true;
+		}
+	}
+	u = walk_user(prev, prev->tgid, side);
+	if (u < 0)
+		return false;
+	get_stacks(ctx, side, false, &st->kstack, &st->ustack);
+	st->ustack = u;
+	count(HEARTH_CNT_CFI_WALKS);
+	if (wait_reuse) {
+		site.seq = seq;
+		site.gen = side;
+		site.kstack = st->kstack;
+		site.ustack = st->ustack;
+		bpf_map_update_elem(&wait_sites, &pid, &site, BPF_ANY);
+	}
+	return true;
 }
 
 /* Notes where the current task @prev stops: time, kind, stacks (or a
@@ -598,6 +1043,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	st.gen = side;
 	st.kind = involuntary ? HEARTH_OFF_CPU_INVOLUNTARY : HEARTH_OFF_CPU_VOLUNTARY;
 	st.py = py_walk(prev->tgid, pid);
+	if (cfi_walk && prev->mm && cfi_switch_out(ctx, prev, pid, side, &st))
+		goto keep;
 	if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
 		if (bpf_map_lookup_elem(&sig_seen, &st.sig))
 			st.sig_hit = 1;
@@ -608,6 +1055,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	 * kernel side is walked. A copied wait keeps the FP walk too, in
 	 * case the ring is full when it ends. */
 	get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit, &st.kstack, &st.ustack);
+keep:
 	if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY)) {
 		count(HEARTH_CNT_DROP_START_FULL);
 		if (st.has_copy)
@@ -705,6 +1153,7 @@ static __always_inline void emit(__u32 type, struct task_struct *task,
 	e->type = type;
 	e->pid = tgid;
 	e->ppid = ppid;
+	e->exec_id = task->self_exec_id;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	bpf_ringbuf_submit(e, 0);
 }
@@ -715,8 +1164,13 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid,
 {
 	__u32 tgid = p->tgid;
 
-	/* A new image: its first copy wakes user space again. */
+	/* A new image: its first copy wakes user space again, its old
+	 * tables are stale (the walker checks self_exec_id too: this frees
+	 * them) and it may ask for new ones at once. */
 	bpf_map_delete_elem(&copy_woken, &tgid);
+	bpf_map_delete_elem(&cfi_procs, &tgid);
+	bpf_map_delete_elem(&cfi_asked, &tgid);
+	bpf_map_delete_elem(&wait_sites, &tgid);
 	emit(HEARTH_EV_EXEC, p, 0);
 	return 0;
 }
@@ -745,11 +1199,14 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 
 	bpf_map_delete_elem(&offcpu_start, &pid);
 	bpf_map_delete_elem(&offcpu_copies, &pid);
+	bpf_map_delete_elem(&wait_sites, &pid);
 	/* The process is gone when its last thread goes, not its leader. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	pid = p->tgid;
 	bpf_map_delete_elem(&copy_woken, &pid);
+	bpf_map_delete_elem(&cfi_procs, &pid);
+	bpf_map_delete_elem(&cfi_asked, &pid);
 	emit(HEARTH_EV_EXIT, p, 0);
 	/* Its id may be reused by a process nobody chose. */
 	if (filter_pid)

@@ -151,6 +151,15 @@ enum hearth_counter {
 				      * or kept */
 	HEARTH_CNT_DROP_CHILD,       /* a chosen process's child not followed:
 				      * the pid filter is full */
+	HEARTH_CNT_CFI_WALKS,        /* user stacks walked whole in the kernel */
+	HEARTH_CNT_CFI_NO_TABLE,     /* walk fell back: process or module table
+				      * not loaded (yet) */
+	HEARTH_CNT_CFI_NO_RULE,      /* walk fell back: a row needs more (or
+				      * none covers the pc), or a read failed */
+	HEARTH_CNT_CFI_COLLISION,    /* walk fell back: walked map key taken by
+				      * another stack, or the map is full */
+	HEARTH_CNT_WAIT_REUSED,      /* waits that reused their thread's last
+				      * stack ids: no walk */
 	HEARTH_CNT_MAX,
 };
 
@@ -158,6 +167,8 @@ enum hearth_event_type {
 	HEARTH_EV_EXEC = 1,
 	HEARTH_EV_FORK = 2,
 	HEARTH_EV_EXIT = 3,
+	HEARTH_EV_CFI_MISS = 4, /* the walker lacks this process's tables, or
+				 * met an address outside them (dlopen) */
 };
 
 /* A process lifecycle event, so user space caches mappings while the
@@ -167,6 +178,23 @@ struct hearth_proc_event {
 	__u32 pid;  /* tgid of the process concerned */
 	__u32 ppid; /* fork: the parent's tgid */
 	char comm[HEARTH_COMM_LEN];
+	__u64 exec_id; /* the process image's task->self_exec_id */
+};
+
+/* A thread's last wait: when it blocks again at the same place (same
+ * user registers, syscall and top of stack, same kind of wait), its stack
+ * ids are reused and nothing is walked. Valid while gen and flip_seq are
+ * the sampler's current ones (after a flip the ids may be cleared). */
+struct hearth_wait_site {
+	__u64 ip, sp, bp;
+	__u64 syscall;  /* orig_ax: the syscall number, or -1 */
+	__u64 arg0;     /* its first argument (a descriptor, a futex) */
+	__u64 top;      /* hash of the innermost 64 bytes of user stack */
+	__u64 seq;
+	__u32 gen;
+	__u32 kind;
+	__s32 kstack;
+	__s32 ustack;
 };
 
 #endif /* HEARTH_BPF_SAMPLER_H */

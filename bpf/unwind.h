@@ -51,4 +51,81 @@ struct hearth_cfi_row {
 	__u8 pad[2];
 };
 
+/* ---- The walker's maps (agent/cfi_tables.c fills them) ---- */
+
+/* Most executable file mappings of one process the walker knows; a
+ * process with more has its highest ones left out (their frames fall
+ * back to the copy path). */
+#define HEARTH_CFI_MAX_MAPPINGS 128
+/* Module ids index cfi_modules: at most this many tables at once. */
+#define HEARTH_CFI_MAX_MODULES 8192
+/* A module's rows are searched in at most this many halvings. */
+#define HEARTH_CFI_SEARCH_STEPS 24
+#define HEARTH_CFI_MAX_ROWS (1u << HEARTH_CFI_SEARCH_STEPS)
+
+/* One executable mapping: an ip in [start, end) is row pc ip - delta of
+ * module @module (delta folds the mapping's address, file offset, the
+ * segment's load bias and the module's base together). */
+struct hearth_cfi_mapping {
+	__u64 start;
+	__u64 end;
+	__u64 delta;
+	__u32 module;
+	__u32 pad;
+};
+
+/* A process's executable mappings, sorted by start and disjoint. Valid
+ * only while the process's task->self_exec_id equals @exec_id: an exec
+ * (which maps another image) makes it stale without a race. */
+struct hearth_cfi_proc {
+	__u64 exec_id;
+	__u32 n;
+	__u32 pad;
+	struct hearth_cfi_mapping m[HEARTH_CFI_MAX_MAPPINGS];
+};
+
+/* Where a module's rows are in the row pool: [first, first + n). n = 0:
+ * not loaded (yet, or evicted, or no CFI): its frames fall back to the
+ * copy path. */
+struct hearth_cfi_module {
+	__u32 first;
+	__u32 n;
+};
+
+/* first of a module with n = 0 whose file has no usable CFI: its frames
+ * fall back without asking user space again. */
+#define HEARTH_CFI_NO_CFI 0xffffffffu
+
+/* A loaded module by file, for addresses a process's mappings do not
+ * cover yet (its first samples after exec, a library just loaded): the
+ * walker asks the kernel which file maps the address (bpf_find_vma) and
+ * finds the module here. dev is the kernel's encoding, major << 20 |
+ * minor, as /proc/PID/maps prints it split. */
+struct hearth_cfi_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct hearth_cfi_file {
+	__u64 seg_off;  /* page-aligned file offset of the executable segment */
+	__u64 seg_bias; /* its p_vaddr - p_offset */
+	__u64 base;     /* the module's base (see struct hearth_cfi_row) */
+	__u32 module;
+	__u32 pad;
+};
+
+/* A user stack walked in the kernel, in the walked stack map of its
+ * generation under the key (hash & HEARTH_WALKED_KEY_MASK); the hash
+ * tells two stacks of the same key apart. ips as a stack map holds them:
+ * leaf first, a zero ends a shorter stack. */
+struct hearth_walked {
+	__u64 hash;
+	__u64 ips[127];
+};
+
+/* A user stack id with this bit set is a key of the walked stack map,
+ * not a stack map id (stack map ids stay far below it). */
+#define HEARTH_USTACK_WALKED (1 << 30)
+#define HEARTH_WALKED_KEY_MASK (HEARTH_USTACK_WALKED - 1)
+
 #endif /* HEARTH_BPF_UNWIND_H */

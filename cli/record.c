@@ -78,11 +78,11 @@ static const char usage_text[] =
 	"      --per-thread       add a row per thread (name-tid) under each process\n"
 	"      --annotate         mark inline frames _[i] (kernel frames are always _[k])\n"
 	CLI_PLAIN_HELP
-	"      --unwind MODE      user stacks: fp (frame pointers only), dwarf (copy the\n"
-	"                         stack and unwind with DWARF CFI), auto (default: copy\n"
-	"                         until a process's frame pointers prove right; waits\n"
-	"                         reuse the unwind of the same call path, new paths are\n"
-	"                         copied up to 256/s per CPU; see the README)\n"
+	"      --unwind MODE      user stacks: auto (default: walk them in the kernel\n"
+	"                         with each module's compiled DWARF CFI; a sample the\n"
+	"                         walker cannot finish is copied and counted), fp\n"
+	"                         (frame pointers only), dwarf (copy every stack and\n"
+	"                         unwind it with DWARF in user space; see the README)\n"
 	"      --stack-bytes N    bytes of user stack copied per sample (1024..16384, default 16384)\n"
 	"  -o, --output FILE      where to write (default '-', standard output): folded\n"
 	"                         stacks, or pprof when FILE ends in .pb.gz or .pprof\n"
@@ -395,6 +395,22 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 			(unsigned long long)((start + elapsed) / 1000000000ULL),
 			(unsigned long long)((start + elapsed) / 1000000ULL % 1000),
 			(unsigned long long)st->blocked_whole, st->edge_pass_ns / 1e6);
+	/* With kernel.bpf_stats_enabled=1 the kernel times each program. */
+	if (st->oncpu_run_cnt || st->offcpu_run_cnt)
+		fprintf(stderr, "hearth: BPF %.0f ns per on-CPU sample (%llu runs), %.0f ns per context switch (%llu runs)\n",
+			st->oncpu_run_cnt ? (double)st->oncpu_run_ns / (double)st->oncpu_run_cnt : 0.0,
+			(unsigned long long)st->oncpu_run_cnt,
+			st->offcpu_run_cnt ? (double)st->offcpu_run_ns / (double)st->offcpu_run_cnt : 0.0,
+			(unsigned long long)st->offcpu_run_cnt);
+	if (a->opts.unwind == SAMPLER_UNWIND_AUTO)
+		fprintf(stderr,
+			"hearth: %llu user stacks walked in the kernel, %llu fell back to a copy (%llu before their tables, %llu on a rule that needs more, %llu stack map full), %llu waits reused their last stacks; tables: %llu processes, %llu modules, %.1f KiB\n",
+			(unsigned long long)st->cfi_walks,
+			(unsigned long long)(st->cfi_no_table + st->cfi_no_rule + st->cfi_collisions),
+			(unsigned long long)st->cfi_no_table, (unsigned long long)st->cfi_no_rule,
+			(unsigned long long)st->cfi_collisions, (unsigned long long)st->waits_reused,
+			(unsigned long long)st->cfi_processes, (unsigned long long)st->cfi_modules,
+			(double)st->cfi_bytes / 1024.0);
 }
 
 /* The processes chosen with -p, as pidfds: one turns readable when its

@@ -71,6 +71,46 @@ static void print_push(const struct ctl_status *st)
 		printf("push error:     %s at %s\n", kind < sizeof(why) / sizeof(why[0]) ? why[kind] : "unknown", when);
 }
 
+/* ns per run of one BPF program, or "n/a" when stats are off. */
+static void per_run(uint64_t ns, uint64_t cnt, char *out, size_t len)
+{
+	if (cnt)
+		snprintf(out, len, "%.0f ns", (double)ns / (double)cnt);
+	else
+		snprintf(out, len, "n/a");
+}
+
+static void print_unwinder(const struct ctl_status *st)
+{
+	static const char *const modes[] = { "fp", "dwarf", "auto" };
+	char used[32], pool[32], on[32], off[32];
+
+	/* A hearthd older than these fields sends none: no lines. */
+	if (st->unwind_mode == 0 || st->unwind_mode > 3)
+		return;
+	printf("unwinder:       %s", modes[st->unwind_mode - 1]);
+	if (st->unwind_mode == 3) {
+		human_bytes(st->cfi_bytes, used, sizeof(used));
+		human_bytes(st->cfi_pool_bytes, pool, sizeof(pool));
+		printf(", tables for %llu processes and %llu modules, %s of %s;"
+		       " %llu stacks walked in the kernel, %llu fell back to a copy"
+		       " (%llu before their tables); %llu waits reused their stacks",
+		       (unsigned long long)st->cfi_processes, (unsigned long long)st->cfi_modules,
+		       used, pool, (unsigned long long)st->cfi_walks,
+		       (unsigned long long)st->cfi_fallbacks, (unsigned long long)st->cfi_no_table,
+		       (unsigned long long)st->waits_reused);
+	}
+	if (st->unwind_mode != 1)
+		printf("; %llu stacks copied, %llu more fell to frame pointers (copy budget or ring full)",
+		       (unsigned long long)st->stack_copies, (unsigned long long)st->copy_fallbacks);
+	printf("\n");
+	per_run(st->oncpu_run_ns, st->oncpu_run_cnt, on, sizeof(on));
+	per_run(st->offcpu_run_ns, st->offcpu_run_cnt, off, sizeof(off));
+	printf("BPF per event:  on-CPU sample %s, context switch %s%s\n", on, off,
+	       st->oncpu_run_cnt || st->offcpu_run_cnt ? "" :
+	       " (set kernel.bpf_stats_enabled=1 to measure)");
+}
+
 static void print_status(const struct ctl_status *st)
 {
 	char up[32], win[32], bytes[32], lim[32], age[32], rss[32], cpu[32], last[32];
@@ -108,6 +148,7 @@ static void print_status(const struct ctl_status *st)
 		       100.0 * (double)st->sym_module_bytes / (double)st->sym_module_limit,
 		       (unsigned long long)st->sym_evictions);
 	}
+	print_unwinder(st);
 	if (st->last_window_end_ns) {
 		cli_format_time(st->last_window_end_ns, last, sizeof(last));
 		printf("last window:    ended %s\n", last);

@@ -5,9 +5,9 @@
 # process id. Both images are built without PIE, so the same addresses are
 # spin_first in one and spin_other in the other: stacks or frames
 # remembered for the old image would name the new image's samples wrongly.
-# hearthd cuts 200 ms windows, with frame pointers and with stack copies
-# (auto: copies until a process's frame pointers prove right, again after
-# each exec).
+# hearthd cuts 200 ms windows, with frame pointers and with the walker
+# (auto: walked in the kernel, tables per image: an exec makes them
+# stale at once).
 #  - the second binary's samples (process row exec_spin_b) are never named
 #    spin_first, and hold spin_other; the first's never spin_other and hold
 #    spin_first.

@@ -33,7 +33,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.frequency, 99);
 	assert_true(c.on_cpu && c.off_cpu && c.kernel_stacks);
 	assert_int_equal(c.off_cpu_min_block_ns, 1000000);
-	assert_int_equal(c.unwind, SAMPLER_UNWIND_FP);
+	assert_int_equal(c.unwind, SAMPLER_UNWIND_AUTO);
 	assert_int_equal(c.nexclude, 0);
 	assert_int_equal(c.max_clients, 16);
 }

@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: MIT */
+/* The in-kernel walker's tables: modules in a row pool, process mappings. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "agent/cfi_tables.h"
+#include "bpf/unwind.h"
+#include "symbolize/cfi.h"
+#include "symbolize/unwind.h"
+
+/* Programs that looked a module up before it was evicted finish within
+ * microseconds: its rows are overwritten only after this. */
+#define EVICT_GRACE_US 2000
+/* Rows written to the pool per system call. */
+#define ROWS_BATCH 8192
+/* Load biases remembered per module (one per executable segment). */
+#define MOD_BIASES 4
+
+enum mod_state {
+	MOD_FREE = 0,
+	MOD_LOADED,  /* rows in the pool */
+	MOD_NO_CFI,  /* the file has no usable CFI: not tried again */
+	MOD_NO_ROOM, /* no room in the pool: tried again at the next load */
+	MOD_COMPILING, /* with the worker: its mappings wait */
+};
+
+/* A module handed to the compiling thread, and back. */
+struct job {
+	struct job *next;
+	uint32_t mod;
+	int fd;
+	int rc;
+	struct sym_cfi_table tab;
+};
+
+struct module {
+	uint8_t state;
+	uint64_t dev, ino;
+	uint32_t first, n;    /* pool extent while MOD_LOADED */
+	uint64_t base;
+	uint32_t refs;        /* processes using it */
+	uint64_t last_use;    /* load tick */
+	uint64_t pgoff[MOD_BIASES], bias[MOD_BIASES];
+	uint32_t nbias;
+	bool file_on;         /* in cfi_files */
+};
+
+struct extent {
+	uint32_t first, n;
+};
+
+struct proc {
+	pid_t pid;
+	uint32_t nmods;
+	uint32_t mods[HEARTH_CFI_MAX_MAPPINGS];
+};
+
+struct cfi_tables {
+	struct cfi_tables_opts o;
+	struct sym_cfi_cache *cache; /* the worker's only */
+	struct module *mods; /* HEARTH_CFI_MAX_MODULES slots */
+	uint32_t nmods;      /* slots ever used */
+	struct extent *free; /* free pool extents, sorted by first */
+	size_t nfree, capfree;
+	struct proc *procs;
+	size_t nprocs, capprocs;
+	uint64_t tick;
+	struct cfi_tables_stats st;
+	/* Compiling a large module takes up to a second: a thread does it,
+	 * so the caller's loop (samples, control requests) never waits. */
+	pthread_t worker;
+	bool worker_on;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct job *todo, *done; /* under lock */
+	bool stop;               /* under lock */
+};
+
+/* The compiled table of the module open on @fd, in @out (the caller's to
+ * free): from the cache when there is one. Worker thread only. */
+static int cache_get(struct cfi_tables *t, int fd, struct sym_cfi_table *out)
+{
+	const struct sym_cfi_table *tab;
+	int rc;
+
+	if (!t->cache)
+		return sym_cfi_compile(fd, out);
+	rc = sym_cfi_cache_get(t->cache, fd, &tab);
+	if (rc < 0)
+		return rc;
+	*out = *tab;
+	out->rows = malloc(tab->n * sizeof(*tab->rows));
+	if (!out->rows)
+		return -ENOMEM;
+	memcpy(out->rows, tab->rows, tab->n * sizeof(*tab->rows));
+	return 0;
+}
+
+static void *compile_loop(void *arg)
+{
+	struct cfi_tables *t = arg;
+	struct job *j;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		while (!t->todo && !t->stop)
+			pthread_cond_wait(&t->wake, &t->lock);
+		if (t->stop)
+			break;
+		j = t->todo;
+		t->todo = j->next;
+		pthread_mutex_unlock(&t->lock);
+		j->rc = cache_get(t, j->fd, &j->tab);
+		close(j->fd);
+		j->fd = -1;
+		pthread_mutex_lock(&t->lock);
+		j->next = t->done;
+		t->done = j;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static void jobs_free(struct job *j)
+{
+	while (j) {
+		struct job *next = j->next;
+
+		if (j->fd >= 0)
+			close(j->fd);
+		if (j->rc == 0)
+			sym_cfi_table_free(&j->tab);
+		free(j);
+		j = next;
+	}
+}
+
+struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o)
+{
+	struct cfi_tables *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->o = *o;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	t->mods = calloc(HEARTH_CFI_MAX_MODULES, sizeof(*t->mods));
+	t->free = malloc(16 * sizeof(*t->free));
+	t->cache = sym_cfi_cache_new(o->cache_dirfd, o->cache_bytes);
+	if (!t->mods || !t->free || !t->cache || pthread_create(&t->worker, NULL, compile_loop, t) != 0) {
+		cfi_tables_free(t);
+		return NULL;
+	}
+	t->worker_on = true;
+	t->capfree = 16;
+	if (o->pool_rows)
+		t->free[t->nfree++] = (struct extent){ 0, o->pool_rows };
+	return t;
+}
+
+void cfi_tables_free(struct cfi_tables *t)
+{
+	if (!t)
+		return;
+	if (t->worker_on) {
+		pthread_mutex_lock(&t->lock);
+		t->stop = true;
+		pthread_cond_signal(&t->wake);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->worker, NULL);
+	}
+	jobs_free(t->todo);
+	jobs_free(t->done);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->wake);
+	sym_cfi_cache_free(t->cache);
+	free(t->mods);
+	free(t->free);
+	free(t->procs);
+	free(t);
+}
+
+/* ---- the row pool: first fit over sorted free extents ---- */
+
+static bool pool_alloc(struct cfi_tables *t, uint32_t n, uint32_t *first)
+{
+	for (size_t i = 0; i < t->nfree; i++) {
+		if (t->free[i].n < n)
+			continue;
+		*first = t->free[i].first;
+		t->free[i].first += n;
+		t->free[i].n -= n;
+		if (t->free[i].n == 0) {
+			memmove(t->free + i, t->free + i + 1, (t->nfree - i - 1) * sizeof(*t->free));
+			t->nfree--;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Returns @n rows from @first to the pool, joining its neighbours.
+ * Returns -ENOMEM when the free list cannot grow (the rows are lost to
+ * the pool, nothing else). */
+static int pool_release(struct cfi_tables *t, uint32_t first, uint32_t n)
+{
+	size_t i = 0;
+
+	while (i < t->nfree && t->free[i].first < first)
+		i++;
+	if (i > 0 && t->free[i - 1].first + t->free[i - 1].n == first) {
+		t->free[i - 1].n += n;
+		if (i < t->nfree && first + n == t->free[i].first) {
+			t->free[i - 1].n += t->free[i].n;
+			memmove(t->free + i, t->free + i + 1, (t->nfree - i - 1) * sizeof(*t->free));
+			t->nfree--;
+		}
+		return 0;
+	}
+	if (i < t->nfree && first + n == t->free[i].first) {
+		t->free[i].first = first;
+		t->free[i].n += n;
+		return 0;
+	}
+	if (t->nfree == t->capfree) {
+		struct extent *v = realloc(t->free, t->capfree * 2 * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->free = v;
+		t->capfree *= 2;
+	}
+	memmove(t->free + i + 1, t->free + i, (t->nfree - i) * sizeof(*t->free));
+	t->free[i] = (struct extent){ first, n };
+	t->nfree++;
+	return 0;
+}
+
+/* ---- modules ---- */
+
+/* The kernel's key of @m's file: dev as the kernel encodes it. */
+static struct hearth_cfi_file_key file_key(const struct module *m)
+{
+	return (struct hearth_cfi_file_key){
+		.dev = ((m->dev >> 32) << 20) | (m->dev & 0xfffff),
+		.ino = m->ino,
+	};
+}
+
+/* Lets the walker find loaded module @id by its file, through the
+ * executable mapping @em (bias: its segment's load bias). */
+static void file_publish(struct cfi_tables *t, uint32_t id, const struct sym_exec_map *em,
+			 uint64_t bias)
+{
+	struct module *m = &t->mods[id];
+	struct hearth_cfi_file_key k = file_key(m);
+	struct hearth_cfi_file v = {
+		.seg_off = em->pgoff,
+		.seg_bias = bias,
+		.base = m->base,
+		.module = id,
+	};
+
+	if (m->file_on)
+		return;
+	m->file_on = bpf_map_update_elem(t->o.files_fd, &k, &v, BPF_ANY) == 0;
+}
+
+static void module_publish(struct cfi_tables *t, uint32_t id)
+{
+	const struct module *m = &t->mods[id];
+	struct hearth_cfi_module v = { 0, 0 };
+
+	if (m->state == MOD_LOADED)
+		v = (struct hearth_cfi_module){ m->first, m->n };
+	else if (m->state == MOD_NO_CFI)
+		v.first = HEARTH_CFI_NO_CFI;
+	bpf_map_update_elem(t->o.modules_fd, &id, &v, BPF_ANY);
+}
+
+/* Evicts the loaded module no process uses that was used longest ago.
+ * Returns false when there is none. */
+static bool evict_one(struct cfi_tables *t)
+{
+	uint32_t best = UINT32_MAX;
+
+	for (uint32_t i = 0; i < t->nmods; i++) {
+		const struct module *m = &t->mods[i];
+
+		if (m->state == MOD_LOADED && m->refs == 0 &&
+		    (best == UINT32_MAX || m->last_use < t->mods[best].last_use))
+			best = i;
+	}
+	if (best == UINT32_MAX)
+		return false;
+	if (t->mods[best].file_on) {
+		struct hearth_cfi_file_key k = file_key(&t->mods[best]);
+
+		bpf_map_delete_elem(t->o.files_fd, &k);
+		t->mods[best].file_on = false;
+	}
+	t->mods[best].state = MOD_FREE;
+	module_publish(t, best);
+	pool_release(t, t->mods[best].first, t->mods[best].n);
+	t->st.modules--;
+	t->st.rows -= t->mods[best].n;
+	t->st.evictions++;
+	return true;
+}
+
+static int write_rows(struct cfi_tables *t, uint32_t first, const struct hearth_cfi_row *rows,
+		      uint32_t n)
+{
+	uint32_t *keys = malloc(ROWS_BATCH * sizeof(*keys));
+	int rc = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (uint32_t done = 0; done < n && rc == 0;) {
+		uint32_t cnt = n - done < ROWS_BATCH ? n - done : ROWS_BATCH;
+
+		for (uint32_t i = 0; i < cnt; i++)
+			keys[i] = first + done + i;
+		if (bpf_map_update_batch(t->o.rows_fd, keys, rows + done, &cnt, NULL))
+			rc = -errno;
+		done += cnt;
+	}
+	free(keys);
+	return rc;
+}
+
+/* Places compiled @tab's rows in the pool for @m. */
+static void module_place_rows(struct cfi_tables *t, struct module *m,
+			      const struct sym_cfi_table *tab)
+{
+	bool evicted = false;
+
+	while (!pool_alloc(t, (uint32_t)tab->n, &m->first)) {
+		if (!evict_one(t)) {
+			m->state = MOD_NO_ROOM;
+			t->st.no_room++;
+			return;
+		}
+		evicted = true;
+	}
+	if (evicted)
+		usleep(EVICT_GRACE_US);
+	m->n = (uint32_t)tab->n;
+	m->base = tab->base;
+	if (write_rows(t, m->first, tab->rows, m->n) < 0) {
+		pool_release(t, m->first, m->n);
+		m->state = MOD_NO_ROOM;
+		return;
+	}
+	m->state = MOD_LOADED;
+	t->st.modules++;
+	t->st.rows += m->n;
+}
+
+/* Hands the module open on @fd (taken) to the compiling thread. */
+static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j) {
+		close(fd);
+		return; /* stays MOD_NO_ROOM: tried again at the next load */
+	}
+	j->mod = id;
+	j->fd = fd;
+	t->mods[id].state = MOD_COMPILING;
+	pthread_mutex_lock(&t->lock);
+	j->next = t->todo;
+	t->todo = j;
+	pthread_cond_signal(&t->wake);
+	pthread_mutex_unlock(&t->lock);
+}
+
+int cfi_tables_collect(struct cfi_tables *t)
+{
+	struct job *j, *done;
+	int n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	done = t->done;
+	t->done = NULL;
+	pthread_mutex_unlock(&t->lock);
+	while ((j = done)) {
+		struct module *m = &t->mods[j->mod];
+
+		done = j->next;
+		j->next = NULL;
+		if (j->rc < 0 || j->tab.n == 0 || j->tab.n > HEARTH_CFI_MAX_ROWS) {
+			m->state = j->rc == -ENOMEM ? MOD_NO_ROOM : MOD_NO_CFI;
+			if (m->state == MOD_NO_CFI)
+				t->st.no_cfi++;
+		} else {
+			/* A module placed stays until evicted: compiled again
+			 * only after that. */
+			module_place_rows(t, m, &j->tab);
+		}
+		module_publish(t, j->mod);
+		jobs_free(j);
+		n++;
+	}
+	return n;
+}
+
+static uint32_t module_find(const struct cfi_tables *t, uint64_t dev, uint64_t ino)
+{
+	for (uint32_t i = 0; i < t->nmods; i++)
+		if (t->mods[i].state != MOD_FREE && t->mods[i].dev == dev && t->mods[i].ino == ino)
+			return i;
+	return UINT32_MAX;
+}
+
+static uint32_t module_slot(struct cfi_tables *t)
+{
+	for (uint32_t i = 0; i < t->nmods; i++)
+		if (t->mods[i].state == MOD_FREE)
+			return i;
+	return t->nmods < HEARTH_CFI_MAX_MODULES ? t->nmods++ : UINT32_MAX;
+}
+
+/* The bias of @m's segment at @pgoff, opening the file when needed. */
+static int module_bias(struct module *m, pid_t pid, const struct sym_exec_map *em, int *fd,
+		       uint64_t *bias)
+{
+	int rc;
+
+	for (uint32_t i = 0; i < m->nbias; i++)
+		if (m->pgoff[i] == em->pgoff) {
+			*bias = m->bias[i];
+			return 0;
+		}
+	if (*fd < 0 && (*fd = sym_unwind_open_mapped(pid, em)) < 0)
+		return *fd;
+	rc = sym_unwind_seg_bias(*fd, em->pgoff, bias);
+	if (rc == 0 && m->nbias < MOD_BIASES) {
+		m->pgoff[m->nbias] = em->pgoff;
+		m->bias[m->nbias++] = *bias;
+	}
+	return rc;
+}
+
+struct load {
+	struct cfi_tables *t;
+	pid_t pid;
+	struct hearth_cfi_proc *bp;
+	struct proc *rec;
+};
+
+/* One mapping of the process being loaded: its module, placed if new. */
+static int load_mapping(void *arg, const struct sym_exec_map *em)
+{
+	struct load *l = arg;
+	struct cfi_tables *t = l->t;
+	uint32_t id = module_find(t, em->dev, em->ino);
+	struct module *m;
+	uint64_t bias;
+	int fd = -1;
+
+	if (l->bp->n >= HEARTH_CFI_MAX_MAPPINGS || l->rec->nmods >= HEARTH_CFI_MAX_MAPPINGS)
+		return 0; /* the rest fall back to the copy path */
+	if (id == UINT32_MAX) {
+		id = module_slot(t);
+		if (id == UINT32_MAX)
+			return 0;
+		m = &t->mods[id];
+		memset(m, 0, sizeof(*m));
+		m->dev = em->dev;
+		m->ino = em->ino;
+		m->state = MOD_NO_ROOM;
+	}
+	m = &t->mods[id];
+	m->last_use = t->tick;
+	if (m->state == MOD_NO_ROOM) {
+		int cfd = sym_unwind_open_mapped(l->pid, em);
+
+		if (cfd >= 0)
+			module_compile(t, id, cfd);
+	}
+	if (m->state == MOD_LOADED && module_bias(m, l->pid, em, &fd, &bias) == 0) {
+		file_publish(t, id, em, bias);
+		l->bp->m[l->bp->n++] = (struct hearth_cfi_mapping){
+			.start = em->start,
+			.end = em->end,
+			.delta = em->start - em->pgoff + m->base - bias,
+			.module = id,
+		};
+	} else if (m->state == MOD_NO_CFI) {
+		/* listed, so the walker falls back without asking again */
+		l->bp->m[l->bp->n++] = (struct hearth_cfi_mapping){
+			.start = em->start, .end = em->end, .module = id,
+		};
+	}
+	if (fd >= 0)
+		close(fd);
+	m->refs++;
+	l->rec->mods[l->rec->nmods++] = id;
+	return 0;
+}
+
+static struct proc *proc_find(struct cfi_tables *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	return NULL;
+}
+
+static void proc_unref(struct cfi_tables *t, struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nmods; i++)
+		if (t->mods[p->mods[i]].refs)
+			t->mods[p->mods[i]].refs--;
+	p->nmods = 0;
+}
+
+/* The record of @pid, new and empty when there was none. */
+static struct proc *proc_get(struct cfi_tables *t, pid_t pid)
+{
+	struct proc *p = proc_find(t, pid);
+
+	if (p)
+		return p;
+	if (t->nprocs == t->capprocs) {
+		size_t cap = t->capprocs ? t->capprocs * 2 : 64;
+		struct proc *v = realloc(t->procs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->procs = v;
+		t->capprocs = cap;
+	}
+	p = &t->procs[t->nprocs++];
+	p->pid = pid;
+	p->nmods = 0;
+	t->st.processes++;
+	return p;
+}
+
+static void proc_drop(struct cfi_tables *t, struct proc *p)
+{
+	proc_unref(t, p);
+	*p = t->procs[--t->nprocs];
+	t->st.processes--;
+}
+
+int cfi_tables_load(struct cfi_tables *t, pid_t pid, uint64_t exec_id)
+{
+	struct hearth_cfi_proc *bp = calloc(1, sizeof(*bp));
+	struct proc old, *rec = proc_get(t, pid);
+	struct load l = { t, pid, bp, NULL };
+	uint32_t key = (uint32_t)pid;
+	int rc;
+
+	if (!bp || !rec) {
+		free(bp);
+		return -ENOMEM;
+	}
+	/* The old modules stay referenced until the new ones are: a module
+	 * both use is not evicted in between. */
+	old = *rec;
+	rec->nmods = 0;
+	l.rec = rec;
+	t->tick++;
+	bp->exec_id = exec_id;
+	rc = sym_unwind_exec_maps(pid, load_mapping, &l);
+	proc_unref(t, &old);
+	if (rc == 0 && bpf_map_update_elem(t->o.procs_fd, &key, bp, BPF_ANY))
+		rc = -errno;
+	if (rc < 0)
+		proc_drop(t, rec);
+	else
+		t->st.loads++;
+	free(bp);
+	return rc;
+}
+
+int cfi_tables_fork(struct cfi_tables *t, pid_t parent, pid_t child)
+{
+	struct hearth_cfi_proc *bp = malloc(sizeof(*bp));
+	uint32_t pk = (uint32_t)parent, ck = (uint32_t)child;
+	struct proc *pr, *cr;
+	int rc = 0;
+
+	if (!bp)
+		return -ENOMEM;
+	pr = proc_find(t, parent);
+	if (!pr || bpf_map_lookup_elem(t->o.procs_fd, &pk, bp)) {
+		free(bp);
+		return -ENOENT;
+	}
+	cr = proc_get(t, child);
+	pr = proc_find(t, parent); /* proc_get may have moved it */
+	if (!cr || !pr) {
+		free(bp);
+		return -ENOMEM;
+	}
+	proc_unref(t, cr);
+	for (uint32_t i = 0; i < pr->nmods; i++) {
+		cr->mods[cr->nmods++] = pr->mods[i];
+		t->mods[pr->mods[i]].refs++;
+	}
+	if (bpf_map_update_elem(t->o.procs_fd, &ck, bp, BPF_ANY)) {
+		rc = -errno;
+		proc_drop(t, cr);
+	}
+	free(bp);
+	return rc;
+}
+
+void cfi_tables_forget(struct cfi_tables *t, pid_t pid)
+{
+	struct proc *p = proc_find(t, pid);
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(t->o.procs_fd, &key);
+	if (p)
+		proc_drop(t, p);
+}
+
+void cfi_tables_sweep(struct cfi_tables *t)
+{
+	struct hearth_cfi_proc *bp = malloc(sizeof(*bp));
+
+	if (!bp)
+		return;
+	for (size_t i = 0; i < t->nprocs;) {
+		uint32_t key = (uint32_t)t->procs[i].pid;
+
+		if (bpf_map_lookup_elem(t->o.procs_fd, &key, bp) && errno == ENOENT)
+			proc_drop(t, &t->procs[i]); /* the last one moved to i */
+		else
+			i++;
+	}
+	free(bp);
+}
+
+void cfi_tables_stats(const struct cfi_tables *t, struct cfi_tables_stats *st)
+{
+	*st = t->st;
+	st->bytes = st->rows * sizeof(struct hearth_cfi_row) +
+		    st->processes * sizeof(struct hearth_cfi_proc);
+}

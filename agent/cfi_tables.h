@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cfi_tables: the in-kernel walker's tables seen from user space.
+ *
+ * Each module (a mapped ELF file, known by device and inode) has its CFI
+ * compiled to rows once (symbolize/cfi.h, cached by build-id in memory and
+ * on disk) and placed in one bounded row pool; each process gets its executable mappings, tagged with the image
+ * (self_exec_id) they belong to. Modules no process uses stay loaded
+ * until the pool needs their room, so a program started again costs
+ * nothing. The kernel side drops a process's mappings at exec and exit.
+ */
+#ifndef HEARTH_CFI_TABLES_H
+#define HEARTH_CFI_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cfi_tables_opts {
+	int rows_fd;        /* cfi_rows: the row pool */
+	uint32_t pool_rows; /* its entries */
+	int modules_fd;     /* cfi_modules */
+	int procs_fd;       /* cfi_procs */
+	int files_fd;       /* cfi_files */
+	int cache_dirfd;    /* compiled tables kept on disk, -1: none */
+	size_t cache_bytes; /* compiled tables kept in memory and on disk */
+};
+
+struct cfi_tables_stats {
+	uint64_t processes;   /* processes with mappings loaded */
+	uint64_t modules;     /* modules with rows in the pool */
+	uint64_t rows;        /* rows in the pool */
+	uint64_t bytes;       /* map memory of rows and process mappings */
+	uint64_t loads;       /* process tables written */
+	uint64_t no_cfi;      /* modules without usable CFI */
+	uint64_t no_room;     /* modules the pool had no room for */
+	uint64_t evictions;   /* modules evicted for room */
+};
+
+struct cfi_tables;
+
+/* Returns tables writing to the maps in @o, or NULL on ENOMEM. */
+struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o);
+
+/* Frees @t (the maps are the caller's). Accepts NULL. */
+void cfi_tables_free(struct cfi_tables *t);
+
+/* Reads the executable mappings of @pid and writes them tagged @exec_id,
+ * those of modules not loaded yet left out: their compiling starts on a
+ * thread (cfi_tables_collect() places them).
+ * Returns 0, -ESRCH when it is gone, or another negative errno. */
+int cfi_tables_load(struct cfi_tables *t, pid_t pid, uint64_t exec_id);
+
+/* Places the modules the compiling thread finished since the last call
+ * (the processes that need them ask again at their next miss). Returns
+ * how many. */
+int cfi_tables_collect(struct cfi_tables *t);
+
+/* @child was just forked from @parent: it has the same mappings and
+ * image. Returns 0, -ENOENT when the parent has none, or -errno. */
+int cfi_tables_fork(struct cfi_tables *t, pid_t parent, pid_t child);
+
+/* Forgets @pid's mappings here and in the kernel (exec, exit). */
+void cfi_tables_forget(struct cfi_tables *t, pid_t pid);
+
+/* Forgets processes whose kernel entry is gone (the kernel drops them at
+ * exec and exit, and the event saying so may have been lost). */
+void cfi_tables_sweep(struct cfi_tables *t);
+
+/* Current figures. */
+void cfi_tables_stats(const struct cfi_tables *t, struct cfi_tables_stats *st);
+
+#endif
