@@ -31,6 +31,10 @@ static const char *const unit_keys[] = {
 	[PROF_UNIT_SAMPLES] = "samples", [PROF_UNIT_NANOSECONDS] = "nanoseconds",
 	[PROF_UNIT_BYTES] = "bytes",
 };
+static const char *const question_keys[] = {
+	[PROF_Q_USUAL] = "usual", [PROF_Q_WALL] = "wall", [PROF_Q_THREADS] = "threads",
+	[PROF_Q_LOCKS] = "locks",
+};
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -88,16 +92,18 @@ int folded_meta_write(FILE *out, const struct prof_profile *w,
 {
 	const struct prof_profile *ip = info ? info : w;
 	int any = m->unit != PROF_UNIT_SAMPLES || m->off_cpu || m->hz ||
-		  m->start_ns || m->duration_ns || m->drops;
+		  m->start_ns || m->duration_ns || m->drops || m->question;
 
 	for (uint32_t id = 1; !any && id < prof_frame_count(w); id++)
 		any = worth_a_line(w, id, ip, info_of) != NULL;
 	if (!any)
 		return 0; /* plain folded text: nothing to add */
 	fprintf(out, "# hearth-profile 1 unit=%s off-cpu=%u hz=%u start-ns=%" PRIu64
-		" duration-ns=%" PRIu64 " drops=%" PRIu64 " #\n",
+		" duration-ns=%" PRIu64 " drops=%" PRIu64 "%s%s #\n",
 		m->unit < NKEYS(unit_keys) ? unit_keys[m->unit] : "samples",
-		m->off_cpu ? 1u : 0u, m->hz, m->start_ns, m->duration_ns, m->drops);
+		m->off_cpu ? 1u : 0u, m->hz, m->start_ns, m->duration_ns, m->drops,
+		m->question ? " question=" : "",
+		m->question ? key(question_keys, NKEYS(question_keys), m->question) : "");
 	for (uint32_t id = 1; id < prof_frame_count(w); id++) {
 		const struct prof_frame *s = prof_frame_get(w, id);
 		const struct prof_frame *f = worth_a_line(w, id, ip, info_of);
@@ -258,6 +264,8 @@ static void profile_line(struct folded_meta *fm, const char *s, size_t n)
 				m->duration_ns = v;
 			else if (kl == 5 && !memcmp(key, "drops", 5))
 				m->drops = v;
+			else if (kl == 8 && !memcmp(key, "question", 8))
+				m->question = key_of(question_keys, NKEYS(question_keys), val, vl);
 		}
 		at = e + 1;
 	}

@@ -9,10 +9,11 @@
  * them (saying how many lines they ignored) and draw the stacks as
  * before. Private to the folded reader and writer.
  *
- *   # hearth-profile 1 unit=nanoseconds off-cpu=1 hz=0 start-ns=N duration-ns=N drops=N #
+ *   # hearth-profile 1 unit=nanoseconds off-cpu=1 hz=0 start-ns=N duration-ns=N drops=N [question=Q] #
  *   # hearth-frame<TAB>TEXT<TAB>KIND<TAB>CLASS<TAB>LANGUAGE<TAB>MODULE<TAB>FILE<TAB>LINE #
  *
- * TEXT is the frame as the stacks spell it ("name", "name_[k]"); TEXT,
+ * Q, the question a profile of time answers (wall, threads or locks), is
+ * there only for those. TEXT is the frame as the stacks spell it ("name", "name_[k]"); TEXT,
  * MODULE and FILE escape '\\', tab, line feed and carriage return as
  * \\, \t, \n and \r. Unknown keys and kinds of line are skipped, so
  * later versions can add to them.

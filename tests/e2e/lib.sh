@@ -187,7 +187,7 @@ overlap() {
 }
 
 # thread_totals FILE: "THREAD-ROW TOTAL" per thread row of a folded file
-# recorded with thread rows.
+# recorded with thread rows (hearth's "#" lines at the top are not stacks).
 thread_totals() {
-	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); t[f[2]] += n } END { for (k in t) printf "%s %.0f\n", k, t[k] }' "$1" | sort
+	awk '/^#/ { next } { n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); t[f[2]] += n } END { for (k in t) printf "%s %.0f\n", k, t[k] }' "$1" | sort
 }

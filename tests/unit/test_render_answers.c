@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "profile/folded.h"
 #include "profile/profile.h"
 #include "render/model.h"
 
@@ -222,6 +223,36 @@ static void test_empty(void **state)
 	}
 }
 
+/* The question travels in hearth's folded files, and the answer with it. */
+static void test_question_travels(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS), *q = prof_new(PROF_UNIT_SAMPLES);
+	struct rd_model *m;
+	char *text = NULL, err[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	add(p, "db;main;commit;pthread_mutex_lock;" FUTEX, 750, 0, 0);
+	prof_meta(p)->question = PROF_Q_LOCKS;
+	prof_meta(p)->off_cpu = 1;
+	prof_meta(p)->duration_ns = 30000000000ULL;
+	assert_non_null(f);
+	assert_int_equal(prof_folded_write(p, f, PROF_FOLDED_META), 0);
+	fclose(f);
+	assert_non_null(strstr(text, " question=locks #\n"));
+	assert_int_equal(prof_folded_parse(q, text, len, 1, err, sizeof(err)), 0);
+	assert_int_equal(prof_meta(q)->question, PROF_Q_LOCKS);
+	m = rd_model_new(q);
+	assert_non_null(m);
+	assert_string_equal(m->answer, "Over 30 s, 100% of the time waiting on locks was under "
+			    "commit, mostly waiting in futex_wait (100%).");
+	rd_model_free(m);
+	prof_free(p);
+	prof_free(q);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_locks),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_question_travels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
