@@ -372,7 +372,7 @@ static int read_profile(const struct blob *bl, int i, const struct strings *s,
 {
 	struct dec d = { .s = s, .m = m, .defer = m && m->defer_totals, .fresh = !*dstp };
 	struct ibuf b = { 0 };
-	struct prof_meta meta;
+	struct prof_meta meta = { 0 };
 	uint8_t *raw = NULL;
 	int rc = inflate_sec(bl, i, &raw);
 

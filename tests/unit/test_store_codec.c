@@ -178,6 +178,40 @@ static void test_window_round_trip(void **state)
 	free(blob);
 }
 
+/* Leaves bytes other than 0 where the next calls keep their locals. */
+static void __attribute__((noinline)) dirty_stack(void)
+{
+	volatile unsigned char junk[65536];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0x5a;
+}
+
+/* What the store does not keep (the question, the negative count) reads
+ * as 0, whatever the stack held: a stray question names an off-CPU
+ * window's pprof sample type "wall" or "threads". */
+static void test_unkept_meta_is_zero(void **state)
+{
+	struct store_window w = { .start_ns = 5, .end_ns = 10 }, r;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	w.offcpu = sample_profile(PROF_UNIT_NANOSECONDS);
+	prof_meta(w.offcpu)->off_cpu = 1;
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	dirty_stack();
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_int_equal(prof_meta(r.offcpu)->question, PROF_Q_USUAL);
+	assert_int_equal(prof_meta(r.offcpu)->negative, 0);
+	assert_int_equal(prof_meta(r.oncpu)->question, PROF_Q_USUAL);
+	assert_int_equal(prof_meta(r.oncpu)->negative, 0);
+	store_window_clear(&r);
+	store_window_clear(&w);
+	free(blob);
+}
+
 static void test_empty_profile(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_BYTES), *q;
@@ -389,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_round_trip),
 		cmocka_unit_test(test_window_round_trip),
+		cmocka_unit_test(test_unkept_meta_is_zero),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_rejects_damage),
 		cmocka_unit_test(test_merge),
