@@ -16,6 +16,7 @@
 #include "agent/push_auth.h"
 #include "agent/push_cursor.h"
 #include "agent/push_http.h"
+#include "agent/push_pins.h"
 #include "agent/push_request.h"
 #include "agent/push_split.h"
 #include "agent/store.h"
@@ -58,6 +59,9 @@ struct push {
 	struct push_cursor cur;
 	struct push_http *http;
 	struct push_services *services;
+	struct push_pins pins;     /* the services the window under way was cut by */
+	bool pinned;               /* resuming: pins holds them, read back */
+	bool pins_failed;          /* writing them failed (logged once) */
 	uint64_t rng;
 	bool failing;              /* in an outage (logged once) */
 	bool rejected_seen[100];   /* 4xx statuses logged, by status - 400 */
@@ -185,12 +189,43 @@ static int pick_next(uint64_t start, uint64_t end, const void *payload, size_t l
 
 /* ---- one window --------------------------------------------------------- */
 
+/* The service of a process of the window being cut: as pinned when the
+ * window was cut before, else from /proc, and pinned. */
 static const struct push_service *service_of(void *arg, uint32_t pid, const char *comm,
 					     size_t len)
 {
 	struct push *p = arg;
+	const struct push_service *svc = p->pinned ? push_pins_find(&p->pins, pid, comm, len) : NULL;
 
-	return push_services_get(p->services, "/proc", pid, comm, len);
+	if (svc)
+		return svc;
+	svc = push_services_get(p->services, "/proc", pid, comm, len);
+	/* Out of memory, the pin is missing: only a resume could differ. */
+	(void)push_pins_add(&p->pins, pid, comm, len, svc);
+	return svc;
+}
+
+/* A window cut before (by this run, or by the one before a restart,
+ * read at start) is cut by the same services again; another starts
+ * afresh. */
+static void pin_services(struct push *p, uint64_t start, uint64_t end)
+{
+	p->pinned = p->pins.n && p->pins.start_ns == start && p->pins.end_ns == end;
+	if (!p->pinned)
+		push_pins_clear(&p->pins);
+}
+
+static void save_pins(struct push *p, uint64_t start, uint64_t end)
+{
+	int rc;
+
+	p->pins.start_ns = start;
+	p->pins.end_ns = end;
+	rc = push_pins_write(p->dirfd, &p->pins);
+	if (rc && !p->pins_failed)
+		logf_(p, "push: cannot write %s/%s (%s); a window resumed after a restart may be cut differently",
+		      p->state_dir, PUSH_PINS_FILE, strerror(-rc));
+	p->pins_failed = rc != 0;
 }
 
 static bool permanent(long status)
@@ -314,11 +349,16 @@ static int push_window(struct push *p, const void *blob, size_t len, uint64_t st
 	}
 	if (rc)
 		return rc;
+	pin_services(p, start, end);
 	if (w.oncpu)
 		rc = push_split(w.oncpu, 0, service_of, p, &parts);
 	if (!rc && w.offcpu)
 		rc = push_split(w.offcpu, 1, service_of, p, &parts);
 	store_window_clear(&w);
+	/* Before the first part goes: a crash from now on resumes this
+	 * window, or sends its part in flight again, under the same names. */
+	if (!rc && !p->pinned && parts.n)
+		save_pins(p, start, end);
 	for (size_t i = 0; !rc && i < parts.n; i++) {
 		if (resume && strcmp(parts.v[i].key, p->cur.after) <= 0)
 			continue;
@@ -384,6 +424,9 @@ static int first_cursor(struct push *p, char *err, size_t errlen)
 
 	if (rc == 0) {
 		p->mark_ns = p->cur.done ? p->cur.end_ns : p->cur.start_ns;
+		/* The window under way at a crash is cut as it was then. */
+		if (push_pins_read(p->dirfd, &p->pins) != 0)
+			push_pins_clear(&p->pins);
 		return 0;
 	}
 	if (rc == -EPERM) {
@@ -548,6 +591,7 @@ void push_stop(struct push *p)
 		pthread_join(p->thread, NULL);
 	push_http_free(p->http);
 	push_services_free(p->services);
+	push_pins_free(&p->pins);
 	if (p->dirfd >= 0)
 		close(p->dirfd);
 	pthread_mutex_destroy(&p->mu);

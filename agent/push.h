@@ -8,10 +8,11 @@
  * The store is the queue: the thread reads the windows after its cursor
  * (push_cursor.h) from the store, oldest first, cuts each into one
  * profile per service and profile type (push_split.h), and sends them in
- * order of their keys, moving the cursor after every answer. A 2xx answer
- * is taken; a 4xx other than 408 and 429 rejects that part for good: it
- * is counted, logged (the 1st, 10th, 100th... time per status) and
- * skipped; anything else (5xx, 408, 429, no connection, a time-out) is
+ * order of their keys, moving the cursor after every answer; the services
+ * a window was cut by are kept (push_pins.h), so that a window resumed
+ * after a restart is cut the same way. A 2xx answer is taken; a 4xx
+ * other than 408 and 429 rejects that part for good: it is counted,
+ * logged (once per status) and skipped; anything else (5xx, 408, 429, no connection, a time-out) is
  * retried after an exponential back-off with jitter (1 s doubling to
  * 60 s), and nothing after it is sent before it is taken. With no cursor
  * yet, pushing starts at the windows stored from then on. Windows that

@@ -14,8 +14,6 @@
 
 #define HEADER "hearth-push-cursor 1\n"
 
-static const char hexd[] = "0123456789abcdef";
-
 static int unhex(char ch)
 {
 	if ('0' <= ch && ch <= '9')
@@ -23,6 +21,53 @@ static int unhex(char ch)
 	if ('a' <= ch && ch <= 'f')
 		return ch - 'a' + 10;
 	return -1;
+}
+
+char *push_cursor_hex(char *out, const char *s, size_t n)
+{
+	static const char hexd[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		*out++ = hexd[(unsigned char)s[i] >> 4];
+		*out++ = hexd[(unsigned char)s[i] & 15];
+	}
+	return out;
+}
+
+int push_cursor_unhex(const char *hex, size_t n, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	if (n % 2 || n / 2 >= cap)
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i += 2) {
+		int hi = unhex(hex[i]), lo = unhex(hex[i + 1]);
+
+		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+			return -EBADMSG;
+		out[k++] = (char)(hi << 4 | lo);
+	}
+	out[k] = 0;
+	return 0;
+}
+
+long push_cursor_checked(const char *buf, size_t len)
+{
+	const char *crc_line;
+	char hex[9], *end;
+	unsigned long want;
+
+	if (len < 14 || buf[len - 1] != '\n')
+		return -EBADMSG;
+	crc_line = buf + len - 13;
+	if (memcmp(crc_line, "crc ", 4) != 0 || crc_line[-1] != '\n')
+		return -EBADMSG;
+	memcpy(hex, crc_line + 4, 8);
+	hex[8] = 0;
+	want = strtoul(hex, &end, 16);
+	if (end != hex + 8 || want != crc32(0, (const Bytef *)buf, (uInt)(crc_line - buf)))
+		return -EBADMSG;
+	return crc_line - buf;
 }
 
 size_t push_cursor_format(const struct push_cursor *c, char *buf, size_t cap)
@@ -37,10 +82,7 @@ size_t push_cursor_format(const struct push_cursor *c, char *buf, size_t cap)
 		return 0;
 	n = (size_t)w;
 	if (!c->done) {
-		for (size_t i = 0; i < klen; i++) {
-			body[n++] = hexd[(unsigned char)c->after[i] >> 4];
-			body[n++] = hexd[(unsigned char)c->after[i] & 15];
-		}
+		n = (size_t)(push_cursor_hex(body + n, c->after, klen) - body);
 		body[n++] = '\n';
 	}
 	w = snprintf(buf, cap, "%.*scrc %08lx\n", (int)n, body,
@@ -51,8 +93,6 @@ size_t push_cursor_format(const struct push_cursor *c, char *buf, size_t cap)
 /* Parses "after HEX\n" or "done\n" at @p (up to @end) into @c. */
 static int parse_state(const char *p, const char *end, struct push_cursor *c)
 {
-	size_t n = 0;
-
 	if (end - p == 5 && !memcmp(p, "done\n", 5)) {
 		c->done = true;
 		return 0;
@@ -61,54 +101,39 @@ static int parse_state(const char *p, const char *end, struct push_cursor *c)
 		return -EBADMSG;
 	c->done = false;
 	p += 6;
-	if ((end - 1 - p) % 2 != 0 || (size_t)(end - 1 - p) / 2 >= PUSH_KEY_MAX)
-		return -EBADMSG;
-	for (; p < end - 1; p += 2) {
-		int hi = unhex(p[0]), lo = unhex(p[1]);
+	return push_cursor_unhex(p, (size_t)(end - 1 - p), c->after, PUSH_KEY_MAX);
+}
 
-		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-			return -EBADMSG;
-		c->after[n++] = (char)(hi << 4 | lo);
-	}
-	c->after[n] = 0;
+int push_cursor_window_line(const char *p, const char *end, uint64_t *start,
+			   uint64_t *stop, const char **next)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	char line[64];
+	int used = 0;
+
+	if (!nl || (size_t)(nl - p) >= sizeof(line))
+		return -EBADMSG;
+	memcpy(line, p, (size_t)(nl - p));
+	line[nl - p] = 0;
+	if (sscanf(line, "window %" SCNu64 " %" SCNu64 "%n", start, stop, &used) != 2 ||
+	    line[used] != 0 || line[7] < '0' || line[7] > '9' || *stop < *start)
+		return -EBADMSG;
+	*next = nl + 1;
 	return 0;
 }
 
 int push_cursor_parse(const char *buf, size_t len, struct push_cursor *c)
 {
-	const char *crc_line, *p, *nl;
-	char line[80], *end;
-	unsigned long want;
-	uint64_t a, b;
-	int used = 0;
+	long body = push_cursor_checked(buf, len);
+	const char *next;
 
 	memset(c, 0, sizeof(*c));
-	if (len < sizeof(HEADER) || memcmp(buf, HEADER, sizeof(HEADER) - 1) != 0)
+	if (body < 0 || (size_t)body < sizeof(HEADER) - 1 ||
+	    memcmp(buf, HEADER, sizeof(HEADER) - 1) != 0 ||
+	    push_cursor_window_line(buf + sizeof(HEADER) - 1, buf + body, &c->start_ns,
+				    &c->end_ns, &next))
 		return -EBADMSG;
-	/* The CRC line is the last one: "crc XXXXXXXX\n". */
-	if (len < 14 || buf[len - 1] != '\n')
-		return -EBADMSG;
-	crc_line = buf + len - 13;
-	if (memcmp(crc_line, "crc ", 4) != 0 || crc_line[-1] != '\n')
-		return -EBADMSG;
-	memcpy(line, crc_line + 4, 8);
-	line[8] = 0;
-	want = strtoul(line, &end, 16);
-	if (end != line + 8 ||
-	    want != crc32(0, (const Bytef *)buf, (uInt)(crc_line - buf)))
-		return -EBADMSG;
-	p = buf + sizeof(HEADER) - 1;
-	nl = memchr(p, '\n', (size_t)(crc_line - p));
-	if (!nl || (size_t)(nl - p) >= sizeof(line))
-		return -EBADMSG;
-	memcpy(line, p, (size_t)(nl - p));
-	line[nl - p] = 0;
-	if (sscanf(line, "window %" SCNu64 " %" SCNu64 "%n", &a, &b, &used) != 2 ||
-	    line[used] != 0 || line[7] < '0' || line[7] > '9' || b < a)
-		return -EBADMSG;
-	c->start_ns = a;
-	c->end_ns = b;
-	return parse_state(nl + 1, crc_line, c);
+	return parse_state(next, buf + body, c);
 }
 
 int push_cursor_read(int dirfd, const char *name, struct push_cursor *c)
@@ -128,14 +153,12 @@ int push_cursor_read(int dirfd, const char *name, struct push_cursor *c)
 	return push_cursor_parse(buf, (size_t)n, c);
 }
 
-int push_cursor_write(int dirfd, const char *name, const struct push_cursor *c,
-		      bool sync)
+int push_cursor_replace(int dirfd, const char *name, const void *buf, size_t n, bool sync)
 {
-	char buf[PUSH_CURSOR_TEXT_MAX], tmp[64];
-	size_t n = push_cursor_format(c, buf, sizeof(buf));
+	char tmp[64];
 	int fd, rc = 0;
 
-	if (!n || (size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= sizeof(tmp))
 		return -EINVAL;
 	fd = trusted_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0640);
 	if (fd < 0)
@@ -152,6 +175,15 @@ int push_cursor_write(int dirfd, const char *name, const struct push_cursor *c,
 	if (rc)
 		unlinkat(dirfd, tmp, 0);
 	return rc;
+}
+
+int push_cursor_write(int dirfd, const char *name, const struct push_cursor *c,
+		      bool sync)
+{
+	char buf[PUSH_CURSOR_TEXT_MAX];
+	size_t n = push_cursor_format(c, buf, sizeof(buf));
+
+	return n ? push_cursor_replace(dirfd, name, buf, n, sync) : -EINVAL;
 }
 
 int push_cursor_load(int dirfd, struct push_cursor *c)

@@ -47,6 +47,25 @@ size_t push_cursor_format(const struct push_cursor *c, char *buf, size_t cap);
  * (wrong header, fields, key or checksum). */
 int push_cursor_parse(const char *buf, size_t len, struct push_cursor *c);
 
+/* The helpers of the push's state files (the cursor, push_pins.h). */
+
+/* Writes the @n bytes of @s as lowercase hex at @out; returns the end. */
+char *push_cursor_hex(char *out, const char *s, size_t n);
+
+/* Decodes @n hex digits at @hex into @out (@cap bytes, NUL-terminated).
+ * Returns 0, or -EBADMSG for an odd count, a non-digit, a NUL byte or a
+ * string that does not fit. */
+int push_cursor_unhex(const char *hex, size_t n, char *out, size_t cap);
+
+/* Checks a state file's text, whose last line is "crc XXXXXXXX" (the CRC32
+ * of every line above). Returns the length of those lines, or -EBADMSG. */
+long push_cursor_checked(const char *buf, size_t len);
+
+/* Parses the line "window START_NS END_NS" at @p (before @end), START not
+ * after END; *@next is the line after it. Returns 0 or -EBADMSG. */
+int push_cursor_window_line(const char *p, const char *end, uint64_t *start,
+			    uint64_t *stop, const char **next);
+
 /* Reads @dirfd's cursor file @name. Returns 0, -ENOENT when there is
  * none, -EBADMSG when it is damaged, -EPERM when it is not trusted, or
  * another negative errno. */
@@ -58,6 +77,11 @@ int push_cursor_read(int dirfd, const char *name, struct push_cursor *c);
  * negative errno. */
 int push_cursor_write(int dirfd, const char *name, const struct push_cursor *c,
 		      bool sync);
+
+/* Replaces @dirfd's file @name with @buf[0..n) the same way: NAME.tmp,
+ * synced first with @sync, renamed over @name. Returns 0 or a negative
+ * errno. */
+int push_cursor_replace(int dirfd, const char *name, const void *buf, size_t n, bool sync);
 
 /* The cursor to resume from: @name's (PUSH_CURSOR_FILE), or the part
  * file's when that one is valid and further on. Same returns as

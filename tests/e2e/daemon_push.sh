@@ -13,25 +13,6 @@
 # sentence.
 set -u
 . "$(dirname "$0")/lib.sh"
-HD= FX= RX= CG=
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
-cleanup() {
-	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	[ -n "$FX" ] && kill "$FX" 2>/dev/null
-	[ -n "$RX" ] && kill "$RX" 2>/dev/null
-	wait 2>/dev/null
-	[ -n "$CG" ] && rmdir "$CG" "$(dirname "$CG")" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-require_root
-[ -x "$HEARTHD" ] && [ -x "$FIXTURES/daemon_shift" ] || fail "build hearthd and the fixtures first"
-command -v go >/dev/null || fail "go is missing (golang-go): the bodies are read with go tool pprof"
-command -v python3 >/dev/null || fail "python3 is missing: it runs the test backend"
 . "$(dirname "$0")/lib_push.sh"
 TOKEN="e2e-token-$$-7f3a9c"
 

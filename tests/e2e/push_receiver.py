@@ -12,6 +12,9 @@ to DIR/port). Reads DIR/mode before every request:
     hang      read the request, never answer (the client times out)
     slow      read the body one byte a second
     ok-then-slow N   answer the first N requests 200, then as slow
+    delay S   take the request (recorded as accepted), then wait S seconds
+              before answering 200: a client killed meanwhile never hears
+              that the backend has it
 Every request is checked as the API documents it: POST /ingest; `name`
 an application name with a {key=value,...} label set; `from` and `until`
 Unix seconds, from <= until; format=pprof; spyName=hearth; units samples
@@ -166,6 +169,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with LOCK:
             STATE["answered"] += 1
         append("accepted.tsv", line)
+        if md[0] == "delay":
+            time.sleep(float(md[1]))
         self.answer(200)
 
 

@@ -20,6 +20,7 @@
 #include "agent/config.h"
 #include "agent/push_auth.h"
 #include "agent/push_cursor.h"
+#include "agent/push_pins.h"
 #include "agent/push_request.h"
 #include "agent/push_service.h"
 #include "agent/push_split.h"
@@ -131,6 +132,66 @@ static void test_cursor_file(void **state)
 	assert_int_equal(unlinkat(fd, "push-cursor.tmp", 0), 0);
 	close(fd);
 	assert_int_equal(rmdir(dir), 0);
+}
+
+/* The services a window was cut by come back as they were written; a
+ * damaged or cut file is refused, a symbolic link not followed. */
+static void test_pins(void **state)
+{
+	char dir[] = "/tmp/hearth-test-pins.XXXXXX";
+	struct push_pins a = { .start_ns = 1700000000123456789ull,
+			       .end_ns = 1700000001123456789ull }, b = { 0 };
+	struct push_service unit = { .name = "nginx.service", .container = "" };
+	struct push_service box = { .name = "app.scope", .container = "0123abcd" };
+	const struct push_service *got;
+	char *buf;
+	size_t n;
+	int fd;
+
+	(void)state;
+	assert_int_equal(push_pins_add(&a, 42, "nginx", 5, &unit), 0);
+	/* A comm with a space and one longer than 15 bytes. */
+	assert_int_equal(push_pins_add(&a, 7, "my app", 6, &box), 0);
+	assert_int_equal(push_pins_add(&a, 8, "a-very-long-command-name", 24, &unit), 0);
+	assert_int_equal(push_pins_format(&a, &buf, &n), 0);
+	assert_int_equal(push_pins_parse(buf, n, &b), 0);
+	assert_true(b.start_ns == a.start_ns && b.end_ns == a.end_ns);
+	assert_int_equal(b.n, 3);
+	got = push_pins_find(&b, 7, "my app", 6);
+	assert_non_null(got);
+	assert_string_equal(got->name, "app.scope");
+	assert_string_equal(got->container, "0123abcd");
+	got = push_pins_find(&b, 8, "a-very-long-command-name-too", 28);
+	assert_non_null(got);
+	assert_string_equal(got->name, "nginx.service");
+	assert_string_equal(got->container, "");
+	/* Another program under the same pid is not the one pinned. */
+	assert_null(push_pins_find(&b, 42, "bash", 4));
+	for (size_t i = 0; i < n; i++) {
+		buf[i] ^= 0x01;
+		assert_int_equal(push_pins_parse(buf, n, &b), -EBADMSG);
+		buf[i] ^= 0x01;
+		assert_int_equal(push_pins_parse(buf, i, &b), -EBADMSG);
+	}
+	free(buf);
+
+	assert_non_null(mkdtemp(dir));
+	fd = trusted_dir_open(dir, false);
+	assert_true(fd >= 0);
+	assert_int_equal(push_pins_read(fd, &b), -ENOENT);
+	assert_int_equal(push_pins_write(fd, &a), 0);
+	assert_int_equal(push_pins_read(fd, &b), 0);
+	assert_int_equal(b.n, 3);
+	assert_true(b.end_ns == a.end_ns);
+	assert_int_equal(faccessat(fd, PUSH_PINS_FILE ".tmp", F_OK, 0), -1);
+	assert_int_equal(unlinkat(fd, PUSH_PINS_FILE, 0), 0);
+	assert_int_equal(symlinkat("/etc/passwd", fd, PUSH_PINS_FILE), 0);
+	assert_int_equal(push_pins_read(fd, &b), -EPERM);
+	assert_int_equal(unlinkat(fd, PUSH_PINS_FILE, 0), 0);
+	close(fd);
+	assert_int_equal(rmdir(dir), 0);
+	push_pins_free(&a);
+	push_pins_free(&b);
 }
 
 static void test_request_url(void **state)
@@ -309,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_config_keys),
 		cmocka_unit_test(test_cursor_text),
 		cmocka_unit_test(test_cursor_file),
+		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_request_url),
 		cmocka_unit_test(test_cgroup_units),
 		cmocka_unit_test(test_auth_file),
