@@ -91,7 +91,8 @@ def check_record(json_path, err_path):
 
 # What the status text shows, and where: counters that only grow are
 # compared as lying between two --json calls around the text's (the
-# sampler keeps counting meanwhile); the rest must equal one of them.
+# sampler keeps counting meanwhile); the rest (the modules held shrink
+# when processes end) must equal one of them.
 STATUS_TEXT = {
     "pid": r"^hearthd: +pid (\d+),",
     "windows": r"^windows stored: (\d+) of",
@@ -106,7 +107,7 @@ STATUS_TEXT = {
     "clients": r"^clients: +(\d+)",
 }
 GROWING = {"windows", "segments", "samples", "idle_samples", "offcpu_s", "drops",
-           "symbol_modules", "symbol_evictions"}
+           "symbol_evictions"}
 
 
 def status_json(hearth, sock):
