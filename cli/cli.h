@@ -67,8 +67,9 @@ struct cli_progress;
 
 /* cli_load() that says on the progress line @pr (cli/progress.h; NULL:
  * none) which file it reads, and hides the line before it says anything
- * else. */
+ * else; the format it read goes to *@format (NULL: not wanted), as
+ * struct prof_load_note names it. */
 struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opts *o,
-				    int empty_ok, struct cli_progress *pr);
+				    int empty_ok, struct cli_progress *pr, const char **format);
 
 #endif

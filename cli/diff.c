@@ -30,6 +30,7 @@ struct diff_args {
 	struct prof_load_opts load;
 	int view;                 /* --view: open the diff in the viewer */
 	int json;                 /* --json: the report as JSON */
+	const char *difffolded;   /* the one file holding both sides */
 	struct cli_diff_report report;
 	const char *debug_layout; /* its --debug-layout (a test aid) */
 };
@@ -101,16 +102,49 @@ static int load_around_mark(struct diff_args *a, struct prof_profile **p)
 	return 0;
 }
 
+/* The two sides from files: BEFORE and AFTER, or both columns of one
+ * difffolded file. Returns 0, or -1 after one sentence. */
+static int load_files(struct diff_args *a, int n, char **files, struct prof_profile **p,
+		      struct cli_progress *pr)
+{
+	const char *format = NULL;
+
+	if (n == 2) {
+		p[0] = cli_load_shown(files[0], &a->load, 1, pr, NULL);
+		p[1] = p[0] ? cli_load_shown(files[1], &a->load, 1, pr, NULL) : NULL;
+		return p[1] ? 0 : -1;
+	}
+	if (!strcmp(files[0], "-")) {
+		cli_error("a difffolded file is read twice, once a side: name the file, not '-'.");
+		return -1;
+	}
+	a->difffolded = files[0];
+	for (int side = 0; side < 2; side++) {
+		a->load.diff_side = side + 1;
+		p[side] = cli_load_shown(files[0], &a->load, 1, pr, &format);
+		if (!p[side])
+			return -1;
+		if (strcmp(format, "difffolded")) {
+			cli_error("%s is %s, not difffolded.pl's two counts a line: diff needs "
+				  "two files, or --at MARK.", files[0], format);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: hearth diff [options] BEFORE AFTER\n"
+		"       hearth diff [options] DIFFFOLDED\n"
 		"       hearth diff --at MARK [options]\n"
 		"\n"
 		"Prints the functions whose share of the profile changed most (inclusive\n"
 		"share in percent; change in percentage points), largest change first.\n"
 		"BEFORE and AFTER are folded or pprof files, gzip'd or not, told apart by\n"
 		"their content; --at MARK takes both sides from hearthd's store.\n"
+		"DIFFFOLDED is FlameGraph's difffolded.pl output (stack before after).\n"
 		"\n"
 		"      --at MARK        the --window before the newest mark MARK against\n"
 		"                       the same length after it\n"
@@ -213,6 +247,8 @@ static int view_window(const struct diff_args *a, struct prof_profile **p,
 
 	if (a->mark)
 		snprintf(title, sizeof(title), "diff around %s \xe2\x80\x94 hearth", a->mark);
+	else if (a->difffolded)
+		snprintf(title, sizeof(title), "%s \xe2\x80\x94 hearth", a->difffolded);
 	else
 		snprintf(title, sizeof(title), "%s \xe2\x86\x92 %s \xe2\x80\x94 hearth",
 			 argv[argc - 2], argv[argc - 1]);
@@ -237,7 +273,7 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 		cli_error("give either --at MARK or two files, not both.");
 		return 2;
 	}
-	if (!a.mark && optind + 2 != argc) {
+	if (!a.mark && optind + 2 != argc && optind + 1 != argc) {
 		cli_error("diff needs two files, or --at MARK; 'hearth diff --help' shows how.");
 		return 2;
 	}
@@ -255,8 +291,7 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 	} else {
 		/* Big files take seconds to read and compare: a line says so. */
 		cli_progress_start(&pr, "diff");
-		if (!(p[0] = cli_load_shown(argv[optind], &a.load, 1, &pr)) ||
-		    !(p[1] = cli_load_shown(argv[optind + 1], &a.load, 1, &pr)))
+		if (load_files(&a, argc - optind, argv + optind, p, &pr) < 0)
 			goto out;
 	}
 	if (!prof_total(p[0]) || !prof_total(p[1])) {
@@ -276,6 +311,11 @@ int cmd_diff(int argc, char **argv, const struct cli_viewer *v)
 		rd_fmt_value(win, sizeof(win), a.window_ns, PROF_UNIT_NANOSECONDS);
 		snprintf(side[0], sizeof(side[0]), "the %s before %s", win, a.mark);
 		snprintf(side[1], sizeof(side[1]), "the %s after %s", win, a.mark);
+		a.report.side[0] = side[0];
+		a.report.side[1] = side[1];
+	} else if (optind + 1 == argc) {
+		snprintf(side[0], sizeof(side[0]), "%s (before)", argv[optind]);
+		snprintf(side[1], sizeof(side[1]), "%s (after)", argv[optind]);
 		a.report.side[0] = side[0];
 		a.report.side[1] = side[1];
 	} else {

@@ -30,7 +30,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: hearth export (--svg | --png | --folded | --pprof) -o OUT [options] FILE\n"
 		"\n"
-		"Writes FILE (folded stacks or pprof; '-' reads stdin) as:\n"
+		"Writes FILE (folded stacks, pprof or perf script text; '-' reads stdin) as:\n"
 		"  --svg              an interactive flame graph (hover, click to zoom, search)\n"
 		"  --png              a picture of the viewer's window\n"
 		"  --folded           folded stacks, as flamegraph.pl and inferno read them,\n"
@@ -47,9 +47,10 @@ static void usage(FILE *out)
 		CLI_INPUT_HELP
 		"  -h, --help         this text\n"
 		"\n"
-		"FILE is told apart by its content: folded stacks or pprof, either\n"
-		"gzip'd or not. A file with no samples is an error, and so are two\n"
-		"formats or an option the format does not take.\n");
+		"FILE is told apart by its content, gzip'd or not. A file with no\n"
+		"samples is an error, and so are difffolded.pl's two-count files\n"
+		"(hearth diff reads them), two formats, or an option the format does\n"
+		"not take.\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *v)

@@ -38,11 +38,11 @@ int cli_input_option(int c, const char *arg, struct prof_load_opts *o)
 struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 			      int empty_ok)
 {
-	return cli_load_shown(path, o, empty_ok, NULL);
+	return cli_load_shown(path, o, empty_ok, NULL, NULL);
 }
 
 struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opts *o,
-				    int empty_ok, struct cli_progress *pr)
+				    int empty_ok, struct cli_progress *pr, const char **format)
 {
 	struct prof_load_note note;
 	struct prof_profile *p = NULL;
@@ -74,5 +74,7 @@ struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opt
 		prof_free(p);
 		return NULL;
 	}
+	if (format)
+		*format = note.format;
 	return p;
 }

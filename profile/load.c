@@ -15,8 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "difffolded.h"
 #include "folded.h"
 #include "gzip.h"
+#include "perf_script.h"
 #include "pprof.h"
 
 struct format {
@@ -72,10 +74,39 @@ static int folded_parse(const void *buf, size_t len,
 	return 0;
 }
 
+static int perf_script_parse(const void *buf, size_t len,
+			     const struct prof_load_opts *o, struct prof_profile **out,
+			     char *err, size_t errlen)
+{
+	int rc = prof_perf_script_read(buf, len, out, err, errlen);
+
+	if (!rc)
+		unit_asked(*out, o);
+	return rc;
+}
+
+static int difffolded_parse(const void *buf, size_t len,
+			    const struct prof_load_opts *o, struct prof_profile **out,
+			    char *err, size_t errlen)
+{
+	if (o->diff_side != 1 && o->diff_side != 2) {
+		snprintf(err, errlen, "holds two counts a line, difffolded.pl's before and after: "
+			 "'hearth diff FILE' compares them");
+		return -EINVAL;
+	}
+	return prof_difffolded_read(buf, len, o->diff_side,
+				    o->unit < 0 ? PROF_UNIT_SAMPLES : (enum prof_unit)o->unit,
+				    out, err, errlen);
+}
+
+/* Folded text last: it takes what no other format claims. */
 static const struct format formats[] = {
 	{ "pprof", prof_pprof_sniff, pprof_parse },
+	{ "perf script", prof_perf_script_sniff, perf_script_parse },
+	{ "difffolded", prof_difffolded_sniff, difffolded_parse },
 	{ "folded", folded_sniff, folded_parse },
 };
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
 /* The threads a big folded text is read on: @asked, or one per online
  * CPU (at most 8). */
@@ -124,7 +155,7 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 		    const struct prof_load_opts *o, struct prof_profile **out,
 		    struct prof_load_note *note, char *err, size_t errlen)
 {
-	struct prof_load_opts d = { 0, 0, -1 };
+	struct prof_load_opts d = { 0, 0, -1, 0 };
 	struct prof_load_note n = { 0 };
 	uint8_t *plain = NULL;
 	char why[256] = "";
@@ -237,17 +268,26 @@ static int folded_file(int fd, const char *name, const struct prof_load_opts *o,
 		       struct prof_profile **out, struct prof_load_note *note,
 		       char *err, size_t errlen, int *rc)
 {
-	unsigned char head[4096];
+	/* Enough for perf script's header comments before its first sample. */
+	static const size_t head_len = 64 << 10;
 	struct prof_folded_opts fo = { 1, 1, o && o->threads ? o->threads : 0 };
 	size_t max = o && o->max_input ? o->max_input : PROF_LOAD_MAX_INPUT;
 	struct prof_profile *p;
 	char why[256] = "";
+	unsigned char *head;
 	struct stat st;
 	ssize_t n;
+	int other;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)max < (uint64_t)st.st_size ||
-	    (n = pread(fd, head, sizeof(head), 0)) < 0 || is_gzip(head, (size_t)n) ||
-	    formats[0].sniff(head, (size_t)n))
+	    !(head = malloc(head_len)))
+		return 0;
+	n = pread(fd, head, head_len, 0);
+	other = n < 0 || is_gzip(head, (size_t)n);
+	for (size_t i = 0; !other && i + 1 < NFORMATS; i++)
+		other = formats[i].sniff(head, (size_t)n);
+	free(head);
+	if (other)
 		return 0;
 	fo.threads = st.st_size < (1 << 20) ? 1 : threads(fo.threads);
 	if (!(p = prof_new(o && 0 <= o->unit ? (enum prof_unit)o->unit : PROF_UNIT_SAMPLES))) {

@@ -23,11 +23,13 @@ struct prof_load_opts {
 	unsigned threads;  /* for big folded text; 0: one per online CPU */
 	int unit;          /* folded text's unit (enum prof_unit); -1: as
 			    * hearth's lines in it say, else samples */
+	int diff_side;     /* a difffolded file (two counts a line): the
+			    * column to read, 1 before, 2 after; 0 refuses it */
 };
 
 /* What a load met that the caller may want to say. */
 struct prof_load_note {
-	const char *format;  /* "folded", "pprof" */
+	const char *format;  /* "folded", "pprof", "perf script", "difffolded" */
 	int gzip;            /* it was gzip'd */
 	uint64_t negative;   /* pprof samples left out for a negative value */
 };
