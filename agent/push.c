@@ -547,6 +547,9 @@ struct push *push_start(const struct hearthd_config *c, push_log_fn log, void *l
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	p->started = pthread_create(&p->thread, NULL, run, p) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Named, so that top -H and /proc/PID/task show what push costs. */
+	if (p->started)
+		pthread_setname_np(p->thread, "hearthd-push");
 	if (!p->started) {
 		snprintf(err, errlen, "cannot start the push thread");
 		goto fail;

@@ -1,61 +1,79 @@
 #!/bin/sh
 # Push: bytes sent per window against the same windows as folded text and
-# as gzip'd folded text, and hearthd's CPU with push off and on. Two
-# hearthd runs of $SECS s (default 60) with 10 s windows on this host as it
-# is, one without and one with push_url to the test backend on 127.0.0.1
-# (tests/e2e/push_receiver.py, answering 200). Run as root.
+# as gzip'd folded text, and what pushing costs hearthd. Two hearthd run
+# side by side for $SECS s (default 300) with 10 s windows on this host as
+# it is, one with push off and one pushing to the test backend on
+# 127.0.0.1 (tests/e2e/push_receiver.py, answering 200), so that both see
+# the same load. The cost is read twice: the push thread's own CPU
+# (/proc/PID/task, the thread named hearthd-push), and the difference
+# between the two daemons' user+sys. Run as root, release build.
 set -u
 BUILD=${BUILD:-build}
 HEARTH=${HEARTH:-$PWD/$BUILD/hearth}
 HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}
-SECS=${SECS:-60}
+SECS=${SECS:-300}
 T=$(mktemp -d /tmp/hearth-push-bench.XXXXXX)
-RX= HD=
-trap '[ -n "$HD" ] && kill "$HD"; [ -n "$RX" ] && kill "$RX"; wait; rm -rf "$T"' EXIT
+RX= OFF= ON=
+trap 'kill $OFF $ON $RX 2>/dev/null; wait; rm -rf "$T"' EXIT
 mkdir -p "$T/rx"
 python3 tests/e2e/push_receiver.py "$T/rx" 0 2>/dev/null &
 RX=$!
 until [ -s "$T/rx/port" ]; do sleep 0.1; done
 
-# run NAME FLAGS...: hearthd for SECS s; prints its CPU seconds.
-run() {
+# start NAME FLAGS...: a hearthd with store $T/NAME and socket $T/NAME.sock.
+start() {
 	n=$1; shift
 	"$HEARTHD" --state-dir "$T/$n" --socket "$T/$n.sock" --window 10s "$@" 2>"$T/$n.log" &
-	HD=$!
+	echo $! > "$T/$n.pid"
 	until "$HEARTH" status --socket "$T/$n.sock" >/dev/null 2>&1; do sleep 0.1; done
-	c0=$(awk '{ print $14 + $15 }' "/proc/$HD/stat")
-	sleep "$SECS"
-	c1=$(awk '{ print $14 + $15 }' "/proc/$HD/stat")
-	"$HEARTH" status --socket "$T/$n.sock" > "$T/$n.status"
-	# folded and gzip'd folded, window by window, both kinds
-	"$HEARTHD" --verify-store "$T/$n" | awk '/^window / { print $2, $3 }' > "$T/$n.windows"
-	: > "$T/$n.folded.sizes"
-	while read -r s e; do
-		f=0; g=0
-		for k in "" --off-cpu; do
-			"$HEARTH" snapshot --socket "$T/$n.sock" $k -o "$T/w.folded" \
-				--since "@$(awk -v s="$s" 'BEGIN { printf "%.6f", (s + 1e6) / 1e9 }')" \
-				--until "@$(awk -v e="$e" 'BEGIN { printf "%.6f", (e - 1e6) / 1e9 }')" 2>/dev/null
-			f=$((f + $(wc -c < "$T/w.folded"))); g=$((g + $(gzip -c "$T/w.folded" | wc -c)))
-		done
-		echo "$f $g" >> "$T/$n.folded.sizes"
-	done < "$T/$n.windows"
-	kill "$HD"; wait "$HD"; HD=
-	awk -v a="$c0" -v b="$c1" -v s="$SECS" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { printf "%.2f", 100 * (b - a) / hz / s }'
 }
-off=$(run off)
-on=$(run on --push-url "http://127.0.0.1:$(cat "$T/rx/port")")
-sed -n 's/^push: *//p' "$T/on.status"
-w=$(sed -n 's/^push: *\([0-9]*\) windows sent, \([0-9]*\) requests, .*/\1 \2/p' "$T/on.status")
-bytes=$(awk -F'\t' '{ print $8 }' "$T/rx/accepted.tsv" | xargs cat | wc -c)
-awk -v w="$w" -v b="$bytes" -v off="$off" -v on="$on" -f /dev/stdin "$T/on.folded.sizes" <<'AWK'
-{ f += $1; g += $2; n++ }
-END {
-	split(w, a, " ")
-	printf "windows %d (pushed %d, %d requests, %.1f per window)\n", n, a[1], a[2], a[2] / a[1]
-	printf "per window: pushed %.1f KiB, folded %.1f KiB, gzip'd folded %.1f KiB (pushed/gzip'd %.2fx)\n",
-		b / a[1] / 1024, f / n / 1024, g / n / 1024, (b / a[1]) / (g / n)
-	printf "hearthd CPU: push off %.2f%%, push on %.2f%% of one core (+%.2f)\n", off, on, on - off
+# ticks PID: user+sys clock ticks of the process.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# push_ticks PID: user+sys clock ticks of its push thread.
+push_ticks() {
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm")" = hearthd-push ] && awk '{ print $14 + $15 }' "$t/stat"
+	done
 }
-AWK
+pct() { awk -v a="$1" -v b="$2" -v s="$SECS" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", 100 * (b - a) / hz / s }'; }
+
+start off
+start on --push-url "http://127.0.0.1:$(cat "$T/rx/port")"
+OFF=$(cat "$T/off.pid") ON=$(cat "$T/on.pid")
+[ -n "$(push_ticks "$ON")" ] || { echo "no hearthd-push thread"; exit 1; }
+l0=$(cut -d' ' -f1 /proc/loadavg)
+a0=$(ticks "$OFF"); b0=$(ticks "$ON"); p0=$(push_ticks "$ON")
+sleep "$SECS"
+a1=$(ticks "$OFF"); b1=$(ticks "$ON"); p1=$(push_ticks "$ON")
+l1=$(cut -d' ' -f1 /proc/loadavg)
+# Let the push take the last window before counting.
+sleep 3
+"$HEARTH" status --json --socket "$T/on.sock" > "$T/on.json"
+
+# Folded and gzip'd folded, window by window, both kinds, of what was pushed.
+"$HEARTHD" --verify-store "$T/on" | awk '/^window / { print $2, $3 }' > "$T/windows"
+: > "$T/sizes"
+while read -r s e; do
+	key="$(awk -v s="$s" 'BEGIN { printf "%d", s / 1e9 }')"
+	awk -F'\t' -v k="$key" '$3 == k { f = 1 } END { exit !f }' "$T/rx/accepted.tsv" || continue
+	f=0; g=0; p=0
+	for k in "" --off-cpu; do
+		"$HEARTH" snapshot --socket "$T/on.sock" $k -o "$T/w.folded" \
+			--since "@$(awk -v s="$s" 'BEGIN { printf "%.6f", (s + 1e6) / 1e9 }')" \
+			--until "@$(awk -v e="$e" 'BEGIN { printf "%.6f", (e - 1e6) / 1e9 }')" 2>/dev/null
+		f=$((f + $(wc -c < "$T/w.folded"))); g=$((g + $(gzip -c "$T/w.folded" | wc -c)))
+	done
+	p=$(awk -F'\t' -v k="$key" '$3 == k { print $8 }' "$T/rx/accepted.tsv" | xargs cat | wc -c)
+	r=$(awk -F'\t' -v k="$key" '$3 == k' "$T/rx/accepted.tsv" | grep -c .)
+	echo "$f $g $p $r" >> "$T/sizes"
+done < "$T/windows"
+
+echo "$SECS s side by side, load average $l0 -> $l1, $(wc -l < "$T/sizes") windows pushed"
+awk -v off="$(pct "$a0" "$a1")" -v on="$(pct "$b0" "$b1")" -v thr="$(pct "$p0" "$p1")" '
+	{ f += $1; g += $2; p += $3; r += $4; n++ }
+	END {
+		printf "per window: %.0f requests; pushed %.1f KiB, folded %.1f KiB, gzip'"'"'d folded %.1f KiB (pushed = %.2fx gzip'"'"'d folded)\n",
+			r / n, p / n / 1024, f / n / 1024, g / n / 1024, p / g
+		printf "hearthd CPU, %% of one core: push off %.3f, push on %.3f (difference %+.3f); the push thread %.3f\n",
+			off, on, on - off, thr
+	}' "$T/sizes"
