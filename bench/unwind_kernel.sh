@@ -34,13 +34,8 @@ trap cleanup EXIT
 [ "$(id -u)" = 0 ] || { echo "unwind_kernel: needs root"; exit 1; }
 [ -x "$N" ] && [ -x "$W" ] || { echo "unwind_kernel: build the fixtures first"; exit 1; }
 . bench/lib.sh
-# bpf_run_ns PID: run time of the BPF programs process PID holds.
-bpf_run_ns() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin)
-          if any(q.get("pid") == int(sys.argv[1]) for q in p.get("pids", []))))' "$1"
-}
+# bpf_s FILE: the seconds hearthd's BPF programs ran, from a status reply.
+bpf_s() { sed -n 's/.*, BPF \([0-9.]*\) s in .*/\1/p' "$1"; }
 sysctl -q kernel.bpf_stats_enabled=1
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -70,17 +65,16 @@ HD=$!
 sleep 5 # start-up (BTF, program load) is not the steady cost
 "$HEARTH" status --socket "$T/ctl.sock" > "$T/s0" || { cat "$T/hd.log"; exit 1; }
 t0=$(awk '{ print $14 + $15 }' "/proc/$HD/stat")
-b0=$(bpf_run_ns "$HD")
 sleep "$SECS"
 t1=$(awk '{ print $14 + $15 }' "/proc/$HD/stat")
-b1=$(bpf_run_ns "$HD")
 "$HEARTH" status --socket "$T/ctl.sock" > "$T/s1"
+b0=$(bpf_s "$T/s0") b1=$(bpf_s "$T/s1")
 kill "$churn" "$spin" 2>/dev/null
 hz=$(getconf CLK_TCK)
 echo
 echo "hearthd, etc/hearthd.conf, $SECS s, unwind_nofp spin + 10 processes/s:"
 awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$SECS" -v b0="$b0" -v b1="$b1" 'BEGIN {
-	u = 100 * (b - a) / hz / s; k = 100 * (b1 - b0) / 1e9 / s
+	u = 100 * (b - a) / hz / s; k = 100 * (b1 - b0) / s
 	printf "  user+sys %.3f%%, BPF %.3f%%, total %.3f%% of one core\n", u, k, u + k }'
 grep -E '^(own cost|unwinder|BPF per event|drops)' "$T/s1" | sed 's/^/  /'
 kill "$HD"; wait "$HD" 2>/dev/null; HD=
