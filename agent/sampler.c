@@ -242,7 +242,7 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 		skel->rodata->copy_oncpu_bytes = bytes;
 		skel->rodata->copy_offcpu_bytes = bytes;
 		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
-			? (o->offcpu_copies ? o->offcpu_copies : 32) : 100000;
+			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
 		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible));
 	}
 	if (o->unwind == SAMPLER_UNWIND_AUTO) {

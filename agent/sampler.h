@@ -55,10 +55,8 @@ struct sampler_opts {
 				  * (not owned, outlives the sampler); NULL =
 				  * none */
 	uint32_t offcpu_copies;  /* auto: off-CPU fallback copies per second
-				  * per CPU, 0 = 32: on a host that starts
-				  * many processes, waits before their tables
-				  * would fill the copy ring that on-CPU
-				  * fallbacks need */
+				  * per CPU, 0 = 256 (and never past half the
+				  * copy ring: on-CPU fallbacks keep the rest) */
 	uint64_t cfi_bytes;      /* auto: kernel memory for the walker's
 				  * tables, 0 = SAMPLER_CFI_BYTES */
 	const char *cfi_cache_dir; /* auto: a trusted directory where compiled

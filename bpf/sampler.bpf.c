@@ -377,6 +377,36 @@ static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
 }
 
 /* Captures the current task's stacks into the stack map of @gen. */
+/* Keeps the @n addresses of @ws->out in the walked map of @gen. Returns
+ * their id (HEARTH_USTACK_WALKED set), or -1 when the key is another
+ * stack's or the map is full (counted). */
+static __always_inline __s32 store_walked(__u32 gen, struct walk_state *ws, __u32 n)
+{
+	void *map = gen ? (void *)&walked1 : (void *)&walked0;
+	__u64 h = 14695981039346656037ULL;
+	struct hearth_walked *old;
+	__u32 key;
+
+	for (int i = 0; i < HEARTH_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ ws->out.ips[i]) * 1099511628211ULL;
+	}
+	if (n < HEARTH_STACK_DEPTH)
+		ws->out.ips[n] = 0;
+	ws->out.hash = h;
+	key = (__u32)h & HEARTH_WALKED_KEY_MASK;
+	if (bpf_map_update_elem(map, &key, &ws->out, BPF_NOEXIST)) {
+		old = bpf_map_lookup_elem(map, &key);
+		if (!old || old->hash != h) {
+			count(HEARTH_CNT_CFI_COLLISION);
+			return -1;
+		}
+	}
+	count(HEARTH_CNT_WRITES);
+	return (__s32)(key | HEARTH_USTACK_WALKED);
+}
+
 static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 				       __s32 *kstack, __s32 *ustack)
 {
@@ -390,7 +420,21 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 		if (*kstack < 0 && *kstack != -EFAULT)
 			count(HEARTH_CNT_DROP_KSTACK);
 	}
-	if (user_stacks && want_user) {
+	if (user_stacks && want_user && cfi_walk) {
+		/* The walker's fallback: kept beside the walked stacks, whose
+		 * keys are hashes, not in the stack map, whose few buckets
+		 * collide under a busy host's many distinct frame-pointer
+		 * walks. */
+		__u32 zero = 0;
+		struct walk_state *ws = bpf_map_lookup_elem(&walk_scratch, &zero);
+		long got = ws ? bpf_get_stack(ctx, ws->out.ips, sizeof(ws->out.ips),
+					      BPF_F_USER_STACK) : -1;
+
+		if (ws && got > 0)
+			*ustack = store_walked(gen, ws, (__u32)(got / sizeof(__u64)));
+		else if (got != -EFAULT && got != 0)
+			count(HEARTH_CNT_DROP_USTACK);
+	} else if (user_stacks && want_user) {
 		*ustack = bpf_get_stackid(ctx, map, BPF_F_USER_STACK);
 		if (*ustack < 0 && *ustack != -EFAULT)
 			count(HEARTH_CNT_DROP_USTACK);
@@ -668,15 +712,10 @@ static __always_inline void cfi_ask(struct task_struct *task, __u32 tgid)
  * -1 when the walk could not finish (counted; the caller falls back). */
 static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u32 gen)
 {
-	void *map = gen ? (void *)&walked1 : (void *)&walked0;
-	__u64 h = 14695981039346656037ULL;
-	struct hearth_walked *old;
+	struct walk_state *ws;
 	struct hearth_regs r;
 	struct walk w = {};
-	__u32 zero = 0, key;
-
-	struct walk_state *ws;
-	__u32 n;
+	__u32 zero = 0;
 
 	/* Without a current table every frame is found by its file. */
 	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
@@ -705,25 +744,7 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 		count(HEARTH_CNT_CFI_NO_RULE);
 		return -1;
 	}
-	n = ws->n;
-	for (int i = 0; i < HEARTH_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ ws->out.ips[i]) * 1099511628211ULL;
-	}
-	if (n < HEARTH_STACK_DEPTH)
-		ws->out.ips[n] = 0;
-	ws->out.hash = h;
-	key = (__u32)h & HEARTH_WALKED_KEY_MASK;
-	if (bpf_map_update_elem(map, &key, &ws->out, BPF_NOEXIST)) {
-		old = bpf_map_lookup_elem(map, &key);
-		if (!old || old->hash != h) {
-			count(HEARTH_CNT_CFI_COLLISION);
-			return -1;
-		}
-	}
-	count(HEARTH_CNT_WRITES);
-	return (__s32)(key | HEARTH_USTACK_WALKED);
+	return store_walked(gen, ws, ws->n);
 }
 
 static __always_inline __u32 ips_len(long bytes)
@@ -831,7 +852,11 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
 	struct hearth_stack_copy *c;
 	__u32 zero = 0;
 
-	if (!budget_allows(now)) {
+	/* Waits can come in the hundreds of thousands a second: they leave
+	 * the ring's second half to on-CPU samples, which are few. */
+	if (!budget_allows(now) ||
+	    bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
+		    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 2) {
 		count(HEARTH_CNT_COPY_FALLBACK);
 		return false;
 	}
