@@ -690,9 +690,15 @@ static long walk_step(__u64 i, void *arg)
 /* Asks user space for @task's tables (CFI_ASK_INTERVAL_NS apart). */
 static __always_inline void cfi_ask(struct task_struct *task, __u32 tgid)
 {
-	__u64 now = bpf_ktime_get_ns(), *last = bpf_map_lookup_elem(&cfi_asked, &tgid);
+	__u64 now, *last;
 	struct hearth_proc_event *e;
 
+	/* An exiting process is sampled past its exit event (which dropped
+	 * its entries): it must not leave a new one. */
+	if (task->flags & PF_EXITING)
+		return;
+	now = bpf_ktime_get_ns();
+	last = bpf_map_lookup_elem(&cfi_asked, &tgid);
 	if (last && now - *last < CFI_ASK_INTERVAL_NS)
 		return;
 	bpf_map_update_elem(&cfi_asked, &tgid, &now, BPF_ANY);
