@@ -28,23 +28,29 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 
 /* The options every command that reads profile files takes, as getopt
- * values: --max-input SIZE and --unit UNIT. */
+ * values: --max-input SIZE, --unit UNIT and --sample-type TYPE. */
 #define CLI_OPT_MAX_INPUT 0x100
 #define CLI_OPT_UNIT 0x101
+#define CLI_OPT_SAMPLE_TYPE 0x102
 #define CLI_INPUT_OPTIONS                                                      \
 	{ "max-input", required_argument, NULL, CLI_OPT_MAX_INPUT },           \
-	{ "unit", required_argument, NULL, CLI_OPT_UNIT }
+	{ "unit", required_argument, NULL, CLI_OPT_UNIT },                     \
+	{ "sample-type", required_argument, NULL, CLI_OPT_SAMPLE_TYPE }
 #define CLI_INPUT_HELP                                                         \
 	"      --max-input SIZE  read at most SIZE bytes of a file, or of it\n"   \
 	"                        decompressed (default 1G; K, M, G)\n"            \
 	"      --unit UNIT       what folded counts are: samples, nanoseconds or\n" \
 	"                        bytes (default: what hearth's comment lines in\n" \
-	"                        the file say, else samples)\n"
+	"                        the file say, else samples)\n"                  \
+	"      --sample-type TYPE  which of a pprof file's sample types to read\n" \
+	"                        (inuse_space, alloc_objects, ...; default: its\n" \
+	"                        default, else the last)\n"
 
 struct prof_load_opts;
 struct prof_profile;
 
-/* Takes the input option @c (CLI_OPT_MAX_INPUT or CLI_OPT_UNIT) with
+/* Takes the input option @c (CLI_OPT_MAX_INPUT, CLI_OPT_UNIT or
+ * CLI_OPT_SAMPLE_TYPE, which keeps @arg: it must outlive @o) with
  * @arg into @o. Returns 0, or -1 after saying what is wrong. */
 int cli_input_option(int c, const char *arg, struct prof_load_opts *o);
 

@@ -226,6 +226,7 @@ static int parse_args(struct diff_args *a, int argc, char **argv)
 		case 'D': a->debug_layout = optarg; break;
 		case CLI_OPT_MAX_INPUT:
 		case CLI_OPT_UNIT:
+		case CLI_OPT_SAMPLE_TYPE:
 			if (cli_input_option(c, optarg, &a->load) < 0)
 				return -1;
 			break;

@@ -138,6 +138,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			break;
 		case CLI_OPT_MAX_INPUT:
 		case CLI_OPT_UNIT:
+		case CLI_OPT_SAMPLE_TYPE:
 			if (cli_input_option(c, optarg, &a->load) < 0)
 				return 2;
 			break;

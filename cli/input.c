@@ -26,6 +26,14 @@ int cli_input_option(int c, const char *arg, struct prof_load_opts *o)
 		cli_error("--max-input takes a size like 2G or 512M, not '%s'.", arg);
 		return -1;
 	}
+	if (c == CLI_OPT_SAMPLE_TYPE) {
+		if (!arg[0]) {
+			cli_error("--sample-type takes a sample type's name, such as inuse_space.");
+			return -1;
+		}
+		o->sample_type = arg;
+		return 0;
+	}
 	for (int u = 0; u < 3; u++)
 		if (!strcmp(arg, units[u])) {
 			o->unit = u;

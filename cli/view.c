@@ -236,6 +236,7 @@ int cmd_view(int argc, char **argv)
 		case 'L': live = 1; break;
 		case CLI_OPT_MAX_INPUT:
 		case CLI_OPT_UNIT:
+		case CLI_OPT_SAMPLE_TYPE:
 			if (cli_input_option(c, optarg, &lo) < 0)
 				return 2;
 			break;

@@ -34,7 +34,7 @@ static int pprof_parse(const void *buf, size_t len,
 		       const struct prof_load_opts *o, struct prof_profile **out,
 		       char *err, size_t errlen)
 {
-	return prof_pprof_decode(buf, len, o->max_input, out, err, errlen);
+	return prof_pprof_decode_type(buf, len, o->max_input, o->sample_type, out, err, errlen);
 }
 
 static int folded_sniff(const void *buf, size_t len)
@@ -155,7 +155,7 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 		    const struct prof_load_opts *o, struct prof_profile **out,
 		    struct prof_load_note *note, char *err, size_t errlen)
 {
-	struct prof_load_opts d = { 0, 0, -1, 0 };
+	struct prof_load_opts d = { 0, 0, -1, 0, NULL };
 	struct prof_load_note n = { 0 };
 	uint8_t *plain = NULL;
 	char why[256] = "";
@@ -186,6 +186,12 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 	while (!f->sniff(buf, len))
 		f++;
 	n.format = f->name;
+	if (d.sample_type && f != formats) {
+		free(plain);
+		snprintf(why, sizeof(why), "is %s, not pprof: --sample-type picks among a pprof "
+			 "file's sample types", f->name);
+		return say(err, errlen, -EINVAL, name, why);
+	}
 	rc = f->parse(buf, len, &d, out, why, sizeof(why));
 	free(plain);
 	if (rc == -ENOMEM)
@@ -279,8 +285,8 @@ static int folded_file(int fd, const char *name, const struct prof_load_opts *o,
 	ssize_t n;
 	int other;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)max < (uint64_t)st.st_size ||
-	    !(head = malloc(head_len)))
+	if ((o && o->sample_type) || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)max < (uint64_t)st.st_size || !(head = malloc(head_len)))
 		return 0;
 	n = pread(fd, head, head_len, 0);
 	other = n < 0 || is_gzip(head, (size_t)n);

@@ -25,6 +25,8 @@ struct prof_load_opts {
 			    * hearth's lines in it say, else samples */
 	int diff_side;     /* a difffolded file (two counts a line): the
 			    * column to read, 1 before, 2 after; 0 refuses it */
+	const char *sample_type; /* a pprof file's sample type to read
+				  * ("inuse_space"); NULL: its default */
 };
 
 /* What a load met that the caller may want to say. */

@@ -8,7 +8,8 @@
  * sampling rate; off-CPU time gives off_cpu/nanoseconds, and the other
  * questions of time wall/, threads/ and lock_wait/nanoseconds (read back
  * as those questions); other nanosecond profiles cpu/nanoseconds; bytes
- * space/bytes. Leading process and thread
+ * space/bytes; a profile read from another tool's sample type (Go's
+ * inuse_space, alloc_objects) keeps that name. Leading process and thread
  * rows become the sample labels "process" and "thread", so pprof's function
  * lists show only real functions. A frame followed by inline frames becomes
  * one Location whose Lines are innermost first. The module is the
@@ -19,7 +20,8 @@
  * Reading: one sample type gives the values — the one asked for, else
  * default_sample_type, else samples/count in a profile with a period in
  * nanoseconds (CPU profiles: counts, with the rate from the period), else
- * the last one (as `go tool pprof` picks). Its unit "nanoseconds" or
+ * the last one (as `go tool pprof` picks); a name other than hearth's own
+ * is kept in prof_meta's sample_type. Its unit "nanoseconds" or
  * "bytes" picks the profile's unit, any other unit reads as samples. Frames keep hearth's attributes when
  * present; in other files, all but the last Line of a Location read as
  * inline frames and a "[kernel..." mapping as kernel frames. A Location

@@ -252,6 +252,46 @@ static int value_type(struct reader *r, struct span s, int64_t *type,
 	return 0;
 }
 
+/* Says that the sample type asked for is not there, and which are.
+ * Returns -EINVAL. */
+static int no_such_type(struct reader *r)
+{
+	size_t n;
+	int64_t type, unit;
+
+	if (!r->err || !r->errlen)
+		return -EINVAL;
+	n = (size_t)snprintf(r->err, r->errlen, "the profile has no sample type named \"%.64s\"; it has",
+			     r->want_type);
+	for (size_t i = 0; i < r->ntypes && n < r->errlen; i++) {
+		if (value_type(r, r->types[i], &type, &unit) < 0)
+			break;
+		n += (size_t)snprintf(r->err + n, r->errlen - n, "%s %.*s", i ? "," : "",
+				      (int)r->strs[type].n, (const char *)r->strs[type].p);
+	}
+	if (!r->ntypes && n < r->errlen)
+		snprintf(r->err + n, r->errlen - n, " none");
+	return -EINVAL;
+}
+
+/* Keeps the name of the sample type read in @m when it is none of the
+ * names hearth writes itself, so the profile says what it holds
+ * ("inuse_space") and is written back under that name. */
+static void keep_type_name(const struct reader *r, int64_t type, struct prof_meta *m)
+{
+	static const char *const own[] = { "samples", "cpu", "off_cpu", "space", "wall",
+					   "threads", "lock_wait" };
+	const struct span *s = &r->strs[type];
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (pr_str_is(r, type, own[i]))
+			return;
+	if (s->n < sizeof(m->sample_type) && !memchr(s->p, '\0', s->n)) {
+		memcpy(m->sample_type, s->p, s->n);
+		m->sample_type[s->n] = '\0';
+	}
+}
+
 /* Picks the sample type to read into r->value_index: the one named
  * r->want_type if given, else default_sample_type, else samples/count when
  * the profile has a period in nanoseconds (a CPU profile: counts and rate
@@ -282,13 +322,8 @@ static int pick_type(struct reader *r)
 			return 0;
 		}
 	}
-	if (r->want_type) {
-		if (r->err && r->errlen)
-			snprintf(r->err, r->errlen,
-				 "the profile has no sample type named \"%.64s\"",
-				 r->want_type);
-		return -EINVAL;
-	}
+	if (r->want_type)
+		return no_such_type(r);
 	return 0;
 }
 
@@ -304,6 +339,7 @@ static int choose_type(struct reader *r, struct prof_meta *m)
 	    (ret = value_type(r, r->types[r->value_index], &type, &unit)) < 0)
 		return ret;
 	m->unit = PROF_UNIT_SAMPLES;
+	keep_type_name(r, type, m);
 	if (pr_str_is(r, unit, "nanoseconds")) {
 		m->unit = PROF_UNIT_NANOSECONDS;
 		m->off_cpu = pr_str_is(r, type, "off_cpu") || pr_str_is(r, type, "lock_wait");

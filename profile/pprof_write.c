@@ -28,13 +28,14 @@ enum extra_str {
 	XS_WALL,
 	XS_THREADS,
 	XS_LOCK_WAIT,
+	XS_KEPT,     /* the sample type name the profile was read with */
 	XS_COUNT_ALL
 };
 
 static const char *const extra_names[XS_COUNT_ALL] = {
 	"samples", "count", "cpu", "nanoseconds", "off_cpu",
 	"space", "bytes", PPROF_LABEL_PROCESS, PPROF_LABEL_THREAD,
-	"wall", "threads", "lock_wait",
+	"wall", "threads", "lock_wait", NULL,
 };
 
 /* The sample type of a profile in nanoseconds, by its question. */
@@ -335,7 +336,12 @@ static void assemble(struct writer *w, struct pb_buf *out)
 	uint32_t nstr = prof_str_count(w->p);
 
 	pb_reset(&w->msg);
-	if (m->unit == PROF_UNIT_SAMPLES) {
+	if (m->sample_type[0]) {
+		/* A type read from elsewhere keeps its name ("inuse_space"). */
+		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_KEPT,
+			       m->unit == PROF_UNIT_BYTES ? XS_BYTES :
+			       m->unit == PROF_UNIT_NANOSECONDS ? XS_NANOSECONDS : XS_COUNT);
+	} else if (m->unit == PROF_UNIT_SAMPLES) {
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
 		if (w->two_values)
 			put_value_type(w, PROFILE_SAMPLE_TYPE, XS_CPU,
@@ -353,9 +359,11 @@ static void assemble(struct writer *w, struct pb_buf *out)
 
 		pb_put_bytes(out, PROFILE_STRING_TABLE, str, strlen(str));
 	}
-	for (int k = 0; k < XS_COUNT_ALL; k++)
-		pb_put_bytes(out, PROFILE_STRING_TABLE, extra_names[k],
-			     strlen(extra_names[k]));
+	for (int k = 0; k < XS_COUNT_ALL; k++) {
+		const char *x = k == XS_KEPT ? m->sample_type : extra_names[k];
+
+		pb_put_bytes(out, PROFILE_STRING_TABLE, x, strlen(x));
+	}
 	pb_put_uint(out, PROFILE_TIME_NANOS, m->start_ns);
 	pb_put_uint(out, PROFILE_DURATION_NANOS, m->duration_ns);
 	if (w->two_values) {
@@ -395,7 +403,7 @@ int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
 
 	if (ret < 0)
 		return ret;
-	if (m->unit == PROF_UNIT_SAMPLES && m->hz) {
+	if (m->unit == PROF_UNIT_SAMPLES && m->hz && !m->sample_type[0]) {
 		w.two_values = 1;
 		w.period = 1000000000ull / m->hz;
 	}

@@ -96,6 +96,10 @@ struct prof_meta {
 	uint64_t drops;       /* samples the sampler lost, all causes */
 	uint64_t negative;    /* samples read but left out: a negative value */
 	uint32_t question;    /* enum prof_question */
+	/* The pprof sample type read, when it is none of hearth's own
+	 * ("inuse_space", "alloc_objects"); written back under that name.
+	 * "" otherwise. */
+	char sample_type[32];
 };
 
 struct prof_profile;

@@ -172,6 +172,17 @@ static struct wording wording(const struct prof_meta *meta)
 	if (meta->off_cpu)
 		return (struct wording){ "of the waiting time", "waiting time", "under",
 					 "Nothing waited in %s.", 1 };
+	/* A memory profile's sample type says what it counts: in use (held,
+	 * not yet freed) or allocated, bytes or objects. */
+	if (!strncmp(meta->sample_type, "inuse_", 6))
+		return meta->unit == PROF_UNIT_BYTES ?
+		       (struct wording){ "of the memory in use", "memory in use", "held under",
+					 "No memory was in use in %s.", 0 } :
+		       (struct wording){ "of the objects in use", "objects in use", "held under",
+					 "No object was in use in %s.", 0 };
+	if (!strcmp(meta->sample_type, "alloc_objects"))
+		return (struct wording){ "of the objects allocated", "objects allocated",
+					 "allocated under", "Nothing was allocated in %s.", 0 };
 	if (meta->unit == PROF_UNIT_BYTES)
 		return (struct wording){ "of the memory", "memory", "allocated under",
 					 "Nothing was recorded in %s.", 0 };

@@ -127,7 +127,7 @@ static void test_bad_files(void **state)
 static int load(const void *buf, size_t len, size_t max,
 		struct prof_profile **p, struct prof_load_note *note, char *err)
 {
-	const struct prof_load_opts o = { max, 2, -1, 0 };
+	const struct prof_load_opts o = { max, 2, -1, 0, NULL };
 
 	return prof_load_bytes(buf, len, "f", &o, p, note, err, 256);
 }
@@ -205,7 +205,7 @@ static void test_limits(void **state)
 	free(gz);
 	write_temp("a 1\nb 2\n", path, sizeof(path));
 	{
-		const struct prof_load_opts o = { 4, 1, -1, 0 };
+		const struct prof_load_opts o = { 4, 1, -1, 0, NULL };
 
 		assert_int_equal(prof_load(path, &o, &p, NULL, err, sizeof(err)), -EFBIG);
 		assert_non_null(strstr(err, "is larger than 0 MiB (--max-input raises the limit)"));
@@ -213,7 +213,7 @@ static void test_limits(void **state)
 	unlink(path);
 	/* A device that never ends is read up to the limit, no further. */
 	{
-		const struct prof_load_opts o = { 8 << 20, 1, -1, 0 };
+		const struct prof_load_opts o = { 8 << 20, 1, -1, 0, NULL };
 
 		assert_int_equal(prof_load("/dev/zero", &o, &p, NULL, err, sizeof(err)),
 				 -EFBIG);

@@ -447,16 +447,19 @@ static void test_sample_type_choice(void **state)
 	assert_int_equal(prof_pprof_read(m.b, m.n, &q, err, sizeof(err)), 0);
 	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_BYTES);
 	assert_int_equal(prof_total(q), 4096);
+	assert_string_equal(prof_meta_const(q)->sample_type, "inuse_space");
 	prof_free(q);
 	assert_int_equal(prof_pprof_decode_type(m.b, m.n, 1 << 20, "alloc_objects",
 						&q, err, sizeof(err)), 0);
 	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_SAMPLES);
 	assert_int_equal(prof_total(q), 3);
+	assert_string_equal(prof_meta_const(q)->sample_type, "alloc_objects");
 	prof_free(q);
 	assert_int_equal(prof_pprof_decode_type(m.b, m.n, 1 << 20, "nope", &q,
 						err, sizeof(err)), -EINVAL);
 	assert_null(q);
-	assert_string_equal(err, "the profile has no sample type named \"nope\"");
+	assert_string_equal(err, "the profile has no sample type named \"nope\"; it has "
+			    "alloc_objects, inuse_space");
 	/* default_sample_type (field 14) = string 1, alloc_objects: read. */
 	field_varint(&m, 14, 1);
 	assert_int_equal(prof_pprof_read(m.b, m.n, &q, err, sizeof(err)), 0);
