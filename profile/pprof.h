@@ -13,7 +13,8 @@
  * rows become the sample labels "process" and "thread", so pprof's function
  * lists show only real functions. A frame followed by inline frames becomes
  * one Location whose Lines are innermost first. The module is the
- * Mapping's filename. hearth's per-frame kind, class and language go into
+ * Mapping's filename; a profile of several processes starts with a
+ * Mapping without one, so pprof names no "File:" for it. hearth's per-frame kind, class and language go into
  * Function fields 5001..5003 and the drop count into Profile field 5001;
  * other readers skip those fields.
  *

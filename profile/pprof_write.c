@@ -394,6 +394,16 @@ static void writer_free(struct writer *w)
 	free(w->ids);
 }
 
+/* The process rows at the top of @p's tree. */
+static size_t processes(const struct prof_profile *p)
+{
+	size_t n = 0;
+
+	for (uint32_t c = prof_node_get(p, 0)->child; c; c = prof_node_get(p, c)->sibling)
+		n += prof_frame_get(p, prof_node_get(p, c)->frame)->kind == PROF_KIND_PROCESS;
+	return n;
+}
+
 int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
 {
 	const struct prof_meta *m = prof_meta_const(p);
@@ -412,6 +422,14 @@ int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
 	ret = -ENOMEM;
 	if (!w.mapping_of || !w.frame_used)
 		goto out;
+	/* pprof names the file of the first mapping as the profile's
+	 * ("File: x"): a profile of several processes has none, so its
+	 * first mapping is one without a file. */
+	if (processes(p) > 1) {
+		if (!(w.mapping_str = malloc(sizeof(*w.mapping_str))))
+			goto out;
+		w.mapping_str[w.nmappings++] = 0;
+	}
 	ret = prof_walk_stacks(p, add_sample, &w);
 	if (ret < 0)
 		goto out;
