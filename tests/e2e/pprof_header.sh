@@ -5,6 +5,9 @@
 . tests/e2e/lib.sh
 require_root
 command -v go >/dev/null || fail "go is missing (package golang-go)"
+# (two busy processes, so that even a quiet host shows more than one)
+bg "$FIXTURES/record_work" spin 2
+bg sh -c 'while :; do :; done'
 "$HEARTH" record -d 1 -o "$T/host.pb.gz" 2> "$T/err" || { cat "$T/err"; fail "record of the host failed"; }
 go tool pprof -top "$T/host.pb.gz" > "$T/top" 2>&1 || { cat "$T/top"; fail "go tool pprof cannot read the host's profile"; }
 head -3 "$T/top"

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -161,6 +162,8 @@ static pid_t start_script(void)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* a failed assertion in the parent must not leave it spinning */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(out[1], 1);
 		close(out[0]);
 		execl(PYTHON, PYTHON, SCRIPT, (char *)NULL);
