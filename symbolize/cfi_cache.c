@@ -315,9 +315,10 @@ static ssize_t disk_list(struct sym_cfi_cache *c, struct disk_file **out)
 	rewinddir(d); /* the duplicate shares the folder's read position */
 	while ((de = readdir(d))) {
 		struct stat st;
+		size_t len = strlen(de->d_name);
 
 		if (fstatat(c->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    strlen(de->d_name) >= sizeof(v->name))
+		    len >= sizeof(v->name))
 			continue;
 		if (has_suffix(de->d_name, TMP_SUFFIX) && now - st.st_mtime > TMP_STALE_SEC)
 			unlinkat(c->dirfd, de->d_name, 0);
@@ -330,7 +331,7 @@ static ssize_t disk_list(struct sym_cfi_cache *c, struct disk_file **out)
 				break;
 			v = w;
 		}
-		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		memcpy(v[n].name, de->d_name, len + 1);
 		v[n].size = S_ISREG(st.st_mode) ? st.st_size : 0;
 		v[n++].mtime = st.st_mtim;
 	}
