@@ -77,7 +77,7 @@ check_line() {
 
 # ---- hearth record ----
 export DEBUGINFOD_CACHE_PATH="$T/cache"
-bg "$BIN" spin 60
+bg "$BIN" spin 600 # outlives the test on a slow machine; cleanup ends it
 FX=$LAST_PID
 # 3 s: the file comes with the first drain's request, during the recording
 DEBUGINFOD_URLS=$URL "$HEARTH" record -d 3 -p $FX --no-kernel -o "$T/r.pb.gz" 2>"$T/r.err" ||
