@@ -48,6 +48,9 @@ struct module {
 	uint64_t last_use;    /* load tick */
 	uint64_t pgoff[MOD_BIASES], bias[MOD_BIASES];
 	uint32_t nbias;
+	uint32_t need;        /* rows its table has, once compiled (0: not
+			       * yet): a module that cannot fit is compiled
+			       * again only when it could */
 	bool file_on;         /* in cfi_files */
 };
 
@@ -57,6 +60,10 @@ struct extent {
 
 struct proc {
 	pid_t pid;
+	uint64_t exec_id;     /* of the mappings last written */
+	uint64_t sum;         /* and their checksum: an ask that finds the
+			       * same mappings again writes nothing */
+	bool written;         /* exec_id and sum hold */
 	uint32_t nmods;
 	uint32_t mods[HEARTH_CFI_MAX_MAPPINGS];
 };
@@ -96,10 +103,12 @@ static int cache_get(struct cfi_tables *t, int fd, struct sym_cfi_table *out)
 		return rc;
 	*out = *tab;
 	out->rows = malloc(tab->n * sizeof(*tab->rows));
-	if (!out->rows)
-		return -ENOMEM;
-	memcpy(out->rows, tab->rows, tab->n * sizeof(*tab->rows));
-	return 0;
+	if (out->rows)
+		memcpy(out->rows, tab->rows, tab->n * sizeof(*tab->rows));
+	/* A library larger than the memory budget goes at once: placed, its
+	 * rows live in the pool, and on disk for the next time. */
+	sym_cfi_cache_trim(t->cache);
+	return out->rows ? 0 : -ENOMEM;
 }
 
 static void *compile_loop(void *arg)
@@ -153,6 +162,8 @@ struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o)
 	t->mods = calloc(HEARTH_CFI_MAX_MODULES, sizeof(*t->mods));
 	t->free = malloc(16 * sizeof(*t->free));
 	t->cache = sym_cfi_cache_new(o->cache_dirfd, o->cache_bytes);
+	if (t->cache)
+		sym_cfi_cache_set_disk_bytes(t->cache, o->disk_bytes);
 	if (!t->mods || !t->free || !t->cache || pthread_create(&t->worker, NULL, compile_loop, t) != 0) {
 		cfi_tables_free(t);
 		return NULL;
@@ -341,6 +352,7 @@ static void module_place_rows(struct cfi_tables *t, struct module *m,
 {
 	bool evicted = false;
 
+	m->need = (uint32_t)tab->n;
 	while (!pool_alloc(t, (uint32_t)tab->n, &m->first)) {
 		if (!evict_one(t)) {
 			m->state = MOD_NO_ROOM;
@@ -375,6 +387,7 @@ static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
 	j->mod = id;
 	j->fd = fd;
 	t->mods[id].state = MOD_COMPILING;
+	t->st.compiles++;
 	pthread_mutex_lock(&t->lock);
 	j->next = t->todo;
 	t->todo = j;
@@ -426,6 +439,25 @@ static uint32_t module_slot(struct cfi_tables *t)
 		if (t->mods[i].state == MOD_FREE)
 			return i;
 	return t->nmods < HEARTH_CFI_MAX_MODULES ? t->nmods++ : UINT32_MAX;
+}
+
+/* Whether @m could be placed now: its rows fit in the pool's free rows
+ * and those of the modules no process uses (which would be evicted). A
+ * module not compiled yet may always try. Compiling a large library
+ * takes a tenth of a second or more: one that cannot fit must not be
+ * compiled again at every process that maps it. */
+static bool module_may_fit(const struct cfi_tables *t, const struct module *m)
+{
+	uint64_t room = 0;
+
+	if (!m->need)
+		return true;
+	for (size_t i = 0; i < t->nfree && room < m->need; i++)
+		room += t->free[i].n;
+	for (uint32_t i = 0; i < t->nmods && room < m->need; i++)
+		if (t->mods[i].state == MOD_LOADED && t->mods[i].refs == 0)
+			room += t->mods[i].n;
+	return room >= m->need;
 }
 
 /* The bias of @m's segment at @pgoff, opening the file when needed. */
@@ -480,7 +512,7 @@ static int load_mapping(void *arg, const struct sym_exec_map *em)
 	}
 	m = &t->mods[id];
 	m->last_use = t->tick;
-	if (m->state == MOD_NO_ROOM) {
+	if (m->state == MOD_NO_ROOM && module_may_fit(t, m)) {
 		int cfd = sym_unwind_open_mapped(l->pid, em);
 
 		if (cfd >= 0)
@@ -542,6 +574,7 @@ static struct proc *proc_get(struct cfi_tables *t, pid_t pid)
 	p = &t->procs[t->nprocs++];
 	p->pid = pid;
 	p->nmods = 0;
+	p->written = false;
 	t->st.processes++;
 	return p;
 }
@@ -551,6 +584,17 @@ static void proc_drop(struct cfi_tables *t, struct proc *p)
 	proc_unref(t, p);
 	*p = t->procs[--t->nprocs];
 	t->st.processes--;
+}
+
+/* A checksum of the mappings in @bp (FNV-1a over them). */
+static uint64_t mappings_sum(const struct hearth_cfi_proc *bp)
+{
+	const unsigned char *b = (const unsigned char *)bp->m;
+	uint64_t h = 14695981039346656037ULL ^ bp->n;
+
+	for (size_t i = 0; i < bp->n * sizeof(bp->m[0]); i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
 }
 
 int cfi_tables_load(struct cfi_tables *t, pid_t pid, uint64_t exec_id)
@@ -574,12 +618,23 @@ int cfi_tables_load(struct cfi_tables *t, pid_t pid, uint64_t exec_id)
 	bp->exec_id = exec_id;
 	rc = sym_unwind_exec_maps(pid, load_mapping, &l);
 	proc_unref(t, &old);
-	if (rc == 0 && bpf_map_update_elem(t->o.procs_fd, &key, bp, BPF_ANY))
-		rc = -errno;
+	if (rc == 0) {
+		uint64_t sum = mappings_sum(bp);
+
+		/* The walker asks again while a module is missing (compiling,
+		 * or no room): the same mappings need no second write. */
+		if (!(rec->written && rec->exec_id == exec_id && rec->sum == sum)) {
+			if (bpf_map_update_elem(t->o.procs_fd, &key, bp, BPF_ANY))
+				rc = -errno;
+			else
+				t->st.loads++;
+		}
+		rec->exec_id = exec_id;
+		rec->sum = sum;
+		rec->written = rc == 0;
+	}
 	if (rc < 0)
 		proc_drop(t, rec);
-	else
-		t->st.loads++;
 	free(bp);
 	return rc;
 }
@@ -605,6 +660,9 @@ int cfi_tables_fork(struct cfi_tables *t, pid_t parent, pid_t child)
 		return -ENOMEM;
 	}
 	proc_unref(t, cr);
+	cr->exec_id = pr->exec_id;
+	cr->sum = pr->sum;
+	cr->written = pr->written;
 	for (uint32_t i = 0; i < pr->nmods; i++) {
 		cr->mods[cr->nmods++] = pr->mods[i];
 		t->mods[pr->mods[i]].refs++;

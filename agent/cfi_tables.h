@@ -23,7 +23,10 @@ struct cfi_tables_opts {
 	int procs_fd;       /* cfi_procs */
 	int files_fd;       /* cfi_files */
 	int cache_dirfd;    /* compiled tables kept on disk, -1: none */
-	size_t cache_bytes; /* compiled tables kept in memory and on disk */
+	size_t cache_bytes; /* compiled tables kept in memory (those placed
+			     * are in the pool: this only spares a disk
+			     * read when one comes back after eviction) */
+	size_t disk_bytes;  /* and in the folder */
 };
 
 struct cfi_tables_stats {
@@ -35,6 +38,7 @@ struct cfi_tables_stats {
 	uint64_t no_cfi;      /* modules without usable CFI */
 	uint64_t no_room;     /* modules the pool had no room for */
 	uint64_t evictions;   /* modules evicted for room */
+	uint64_t compiles;    /* modules handed to the compiling thread */
 };
 
 struct cfi_tables;

@@ -88,7 +88,8 @@ struct sym_cfi_cache;
  * go first; the table just returned always stays), and, when @dirfd >= 0,
  * written to that folder (the daemon's state "cfi" folder, opened by the
  * caller, who keeps it open for the cache's life) as BUILDID.cfi, up to
- * @max_bytes in all (oldest removed first), so a restart compiles nothing.
+ * @max_bytes in all unless sym_cfi_cache_set_disk_bytes() says otherwise
+ * (oldest removed first), so a restart compiles nothing.
  * Files there are opened O_NOFOLLOW, must be regular files of this user,
  * are written to a temporary file then renamed, and carry a CRC: one that
  * is damaged, truncated or for another build-id is compiled again and
@@ -107,6 +108,17 @@ struct sym_cfi_cache *sym_cfi_cache_new(int dirfd, size_t max_bytes);
  */
 int sym_cfi_cache_get(struct sym_cfi_cache *c, int fd,
 		      const struct sym_cfi_table **out);
+
+/* Sets the budget of the folder to @bytes (by default the memory
+ * budget): a table read back costs a read, compiling it again a tenth
+ * of a second or more for a large library, so the folder may hold more
+ * than memory does. */
+void sym_cfi_cache_set_disk_bytes(struct sym_cfi_cache *c, size_t bytes);
+
+/* Drops tables from memory until they fit the memory budget, the one
+ * returned last included (it is on disk, when there is a folder): a
+ * caller that copied a large table lets it go. */
+void sym_cfi_cache_trim(struct sym_cfi_cache *c);
 
 /* Fills @st with @c's counters. */
 void sym_cfi_cache_stats(const struct sym_cfi_cache *c,

@@ -63,6 +63,7 @@ struct entry {
 struct sym_cfi_cache {
 	int dirfd;
 	size_t max_bytes;
+	size_t disk_bytes;
 	struct entry **v;      /* each on its own: a returned table never moves */
 	size_t n, cap;
 	uint64_t tick;
@@ -78,7 +79,13 @@ struct sym_cfi_cache *sym_cfi_cache_new(int dirfd, size_t max_bytes)
 		return NULL;
 	c->dirfd = dirfd;
 	c->max_bytes = max_bytes;
+	c->disk_bytes = max_bytes;
 	return c;
+}
+
+void sym_cfi_cache_set_disk_bytes(struct sym_cfi_cache *c, size_t bytes)
+{
+	c->disk_bytes = bytes;
 }
 
 static void entry_free(struct entry *e)
@@ -223,7 +230,7 @@ static bool disk_parse(struct sym_cfi_cache *c, int fd, const uint8_t *id,
 	size_t rows;
 
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (uint64_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > c->max_bytes ||
+	    (uint64_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > c->disk_bytes ||
 	    !read_all(fd, &h, sizeof(h)))
 		return false;
 	rows = (size_t)((uint64_t)st.st_size - sizeof(h)) / sizeof(*t->rows);
@@ -348,7 +355,7 @@ static bool disk_make_room(struct sym_cfi_cache *c, size_t need)
 	ssize_t n = disk_list(c, &v);
 	uint64_t total = 0;
 
-	if (n < 0 || need > c->max_bytes) {
+	if (n < 0 || need > c->disk_bytes) {
 		free(v);
 		return false;
 	}
@@ -356,11 +363,11 @@ static bool disk_make_room(struct sym_cfi_cache *c, size_t need)
 		total += (uint64_t)v[i].size;
 	if (n > 0)
 		qsort(v, (size_t)n, sizeof(*v), oldest_first);
-	for (ssize_t i = 0; i < n && total + need > c->max_bytes; i++)
+	for (ssize_t i = 0; i < n && total + need > c->disk_bytes; i++)
 		if (unlinkat(c->dirfd, v[i].name, 0) == 0)
 			total -= (uint64_t)v[i].size;
 	free(v);
-	return total + need <= c->max_bytes;
+	return total + need <= c->disk_bytes;
 }
 
 static bool write_all(int fd, const void *buf, size_t n)
@@ -455,6 +462,11 @@ static struct entry *load(struct sym_cfi_cache *c, int fd, const uint8_t *id,
 		e->t.build_id_len = len;
 	}
 	return e;
+}
+
+void sym_cfi_cache_trim(struct sym_cfi_cache *c)
+{
+	evict(c, NULL);
 }
 
 int sym_cfi_cache_get(struct sym_cfi_cache *c, int fd,

@@ -329,6 +329,33 @@ static void test_bound_evicts(void **state)
 	dir_remove(&d);
 }
 
+/* A folder larger than memory: trimmed, nothing stays in memory, and
+ * every table is read back from disk rather than compiled again. */
+static void test_disk_budget_and_trim(void **state)
+{
+	struct sym_cfi_cache *c;
+	struct dir d;
+
+	(void)state;
+	dir_make(&d);
+	c = sym_cfi_cache_new(d.fd, 1024);
+	sym_cfi_cache_set_disk_bytes(c, 64 * MiB);
+	get_checked(c, LIBC);
+	sym_cfi_cache_trim(c);
+	assert_int_equal(stats(c).tables, 0);
+	assert_int_equal(stats(c).bytes, 0);
+	get_checked(c, LIBSTDCXX);
+	sym_cfi_cache_trim(c);
+	assert_int_equal(dir_files(&d, NULL, 0), 2);
+	get_checked(c, LIBC);
+	get_checked(c, LIBSTDCXX);
+	assert_int_equal(stats(c).compiles, 2);
+	assert_int_equal(stats(c).disk_hits, 2);
+	assert_int_equal(stats(c).tables, 1); /* the one returned last */
+	sym_cfi_cache_free(c);
+	dir_remove(&d);
+}
+
 /* Without a build-id: memory only, by the file's identity. */
 static void test_no_build_id(void **state)
 {
@@ -394,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_symlink_not_followed),
 		cmocka_unit_test(test_foreign_file),
 		cmocka_unit_test(test_bound_evicts),
+		cmocka_unit_test(test_disk_budget_and_trim),
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_error_remembered),
 	};
