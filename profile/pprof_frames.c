@@ -109,7 +109,7 @@ static int push_frame(struct reader *r, const struct prof_frame *fr)
 	uint32_t id = prof_frame_intern(r->p, fr);
 
 	if (id == UINT32_MAX ||
-	    pr_grow((void **)&r->lframes, &r->lframes_cap, r->lframes_len + 1,
+	    prof_grow_size((void **)&r->lframes, &r->lframes_cap, r->lframes_len + 1,
 		     sizeof(*r->lframes)) < 0)
 		return -ENOMEM;
 	r->lframes[r->lframes_len++] = id;

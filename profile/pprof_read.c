@@ -32,26 +32,6 @@ int pr_bad(struct reader *r, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int pr_grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *a;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (SIZE_MAX / 2 / size < n)
-			return -ENOMEM;
-		n *= 2;
-	}
-	a = realloc(*arr, n * size);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = n;
-	return 0;
-}
-
 /* ---- strings --------------------------------------------------------------- */
 
 /* Resolves pprof string index @idx to a profile string id in *@out. */
@@ -394,7 +374,7 @@ static int stack_push(struct reader *r, size_t *n, uint32_t f)
 	if (MAX_DEPTH <= *n)
 		return pr_bad(r, "a sample's stack is deeper than %d frames",
 			   MAX_DEPTH);
-	if (pr_grow((void **)&r->stack, &r->stack_cap, *n + 1,
+	if (prof_grow_size((void **)&r->stack, &r->stack_cap, *n + 1,
 		     sizeof(*r->stack)) < 0)
 		return -ENOMEM;
 	r->stack[(*n)++] = f;
@@ -440,7 +420,7 @@ static int sample_varints(struct reader *r, const struct pb_field *f,
 			if (*count == r->value_index)
 				*value = (int64_t)v;
 		} else {
-			if (pr_grow((void **)&r->ids, &r->ids_cap, *count + 1,
+			if (prof_grow_size((void **)&r->ids, &r->ids_cap, *count + 1,
 				     sizeof(*r->ids)) < 0)
 				return -ENOMEM;
 			r->ids[*count] = v;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "profile_impl.h"
 
 /* Frames per stack: far beyond real stacks, it bounds what a small file
  * can expand into (many references to a location with many lines). */
@@ -81,14 +82,10 @@ struct reader {
 int pr_bad(struct reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Grows *@arr (capacity *@cap elements of @size) to hold @need; 0 or
- * -ENOMEM. */
-int pr_grow(void **arr, size_t *cap, size_t need, size_t size);
-
 /* Returns a pointer to a new (uninitialised) last element of
  * r->arr (count r->n, capacity r->cap), or NULL when out of memory. */
 #define PUSH(r, arr, n, cap)                                                   \
-	(pr_grow((void **)&(r)->arr, &(r)->cap, (r)->n + 1,                    \
+	(prof_grow_size((void **)&(r)->arr, &(r)->cap, (r)->n + 1,                    \
 		 sizeof(*(r)->arr)) < 0 ? NULL : &(r)->arr[(r)->n++])
 
 /* Resolves pprof string index @idx to a profile string id in *@out;

@@ -13,6 +13,7 @@
 
 #include "gzip.h"
 #include "pprof_fields.h"
+#include "profile_impl.h"
 #include "protobuf.h"
 
 enum extra_str {
@@ -83,26 +84,6 @@ static uint64_t seq_hash(const uint32_t *f, size_t n)
 		h ^= h >> 32;
 	}
 	return h;
-}
-
-static int grow_mem(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *a;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (SIZE_MAX / 2 / size < n)
-			return -ENOMEM;
-		n *= 2;
-	}
-	a = realloc(*arr, n * size);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = n;
-	return 0;
 }
 
 static int slots_grow(struct writer *w)
@@ -186,14 +167,14 @@ static uint32_t location_for(struct writer *w, const uint32_t *f, size_t n)
 	if (w->nlocs == w->loc_cap) {
 		size_t c1 = w->loc_cap, c2 = w->loc_cap;
 
-		if (grow_mem((void **)&w->loc_off, &c1, w->nlocs + 1,
+		if (prof_grow_size((void **)&w->loc_off, &c1, w->nlocs + 1,
 			     sizeof(*w->loc_off)) < 0 ||
-		    grow_mem((void **)&w->loc_n, &c2, w->nlocs + 1,
+		    prof_grow_size((void **)&w->loc_n, &c2, w->nlocs + 1,
 			     sizeof(*w->loc_n)) < 0 || UINT32_MAX < c1)
 			return 0;
 		w->loc_cap = (uint32_t)(c1 < c2 ? c1 : c2);
 	}
-	if (grow_mem((void **)&w->seq, &w->seq_cap, w->seq_len + n,
+	if (prof_grow_size((void **)&w->seq, &w->seq_cap, w->seq_len + n,
 		     sizeof(*w->seq)) < 0)
 		return 0;
 	memcpy(w->seq + w->seq_len, f, n * sizeof(*f));
@@ -231,7 +212,7 @@ static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 
 	if (value == 0)
 		return 0;
-	if (grow_mem((void **)&w->ids, &w->ids_cap, n + 1, sizeof(*w->ids)) < 0)
+	if (prof_grow_size((void **)&w->ids, &w->ids_cap, n + 1, sizeof(*w->ids)) < 0)
 		return -ENOMEM;
 	pb_reset(&w->labels);
 	/* The rows become labels only when a frame follows them: pprof's

@@ -95,6 +95,26 @@ int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 	return 0;
 }
 
+int prof_grow_size(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *a;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (SIZE_MAX / 2 / size < n)
+			return -ENOMEM;
+		n *= 2;
+	}
+	a = realloc(*arr, n * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = n;
+	return 0;
+}
+
 int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size)
 {
 	return prof_grow_how(arr, cap, need, size, 1);

@@ -114,6 +114,11 @@ void *prof_big_calloc(size_t n, size_t size);
 int prof_grow_how(void **arr, uint32_t *cap, uint64_t need, size_t size,
 		  int huge);
 
+/* Grows *@arr (capacity *@cap elements of @size bytes, size_t counts)
+ * to hold @need elements, doubling; 0, or -ENOMEM with the array
+ * unchanged. */
+int prof_grow_size(void **arr, size_t *cap, size_t need, size_t size);
+
 /* prof_grow_how() with huge pages asked for. */
 int prof_grow(void **arr, uint32_t *cap, uint64_t need, size_t size);
 
