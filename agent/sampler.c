@@ -216,6 +216,18 @@ static void size_cfi(struct sampler_bpf *skel, const struct sampler_opts *o,
 	bpf_map__set_max_entries(skel->maps.cfi_procs, (uint32_t)(procs < 65536 ? procs : 65536));
 }
 
+/* Whether the kernel times BPF programs now (kernel.bpf_stats_enabled):
+ * then the on-CPU program times the runs that record a sample too. */
+static bool bpf_stats_on(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == '1';
+}
+
 static void tune(struct sampler *s, const struct sampler_opts *o)
 {
 	struct sampler_bpf *skel = s->skel;
@@ -232,6 +244,7 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	skel->rodata->user_stacks = true;
 	skel->rodata->exclude_tgid = (uint32_t)o->exclude_tgid;
 	skel->rodata->min_block_ns = o->min_block_ns;
+	skel->rodata->time_samples = bpf_stats_on();
 	if (o->unwind != SAMPLER_UNWIND_FP) {
 		uint32_t bytes = o->stack_bytes ? o->stack_bytes : HEARTH_MAX_STACK_BYTES;
 
@@ -538,6 +551,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->stack_copies = c[HEARTH_CNT_STACK_COPIES];
 	st->copy_fallbacks = c[HEARTH_CNT_COPY_FALLBACK];
 	st->sig_hits = c[HEARTH_CNT_SIG_HITS];
+	st->sample_ns = c[HEARTH_CNT_SAMPLE_NS];
 	read_prog_stats(s, st);
 	read_cfi_stats(s, c, st);
 }

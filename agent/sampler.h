@@ -96,6 +96,9 @@ struct sampler_stats {
 	/* Per program (on_cpu, off_cpu), when kernel.bpf_stats_enabled. */
 	uint64_t oncpu_run_ns, oncpu_run_cnt;
 	uint64_t offcpu_run_ns, offcpu_run_cnt;
+	uint64_t sample_ns;       /* on-CPU program time in the runs that
+				   * recorded a sample (when stats were on
+				   * at sampler_open()) */
 	/* In-kernel unwinding (unwind auto). */
 	uint64_t cfi_walks;        /* user stacks walked whole in the kernel */
 	uint64_t cfi_no_table;     /* fell back: tables not loaded (yet) */

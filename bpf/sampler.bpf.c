@@ -46,6 +46,9 @@ const volatile bool cfi_walk = false;
 /* Off-CPU: reuse a thread's last stack ids when it waits at the same
  * place again. */
 const volatile bool wait_reuse = false;
+/* Time the on-CPU runs that record a sample (HEARTH_CNT_SAMPLE_NS): what
+ * a sample costs, apart from the cheap runs of tasks filtered out. */
+const volatile bool time_samples = false;
 
 /* Flipped by user space between drains. */
 __u32 active = 0;
@@ -284,6 +287,15 @@ static __always_inline void count(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+/* Adds the nanoseconds since @t0 to counter @idx. */
+static __always_inline void count_ns(__u32 idx, __u64 t0)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+
+	if (v)
+		*v += bpf_ktime_get_ns() - t0;
 }
 
 static __always_inline bool comm_matches(const char *comm)
@@ -961,6 +973,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct hearth_key key = {};
 	__u32 side = active;
+	__u64 t0 = time_samples ? bpf_ktime_get_ns() : 0;
 
 	key.tgid = id >> 32;
 	key.pid = (__u32)id;
@@ -984,12 +997,16 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 			add(side, &key, task, 0);
 			count(HEARTH_CNT_CFI_WALKS);
 			count(HEARTH_CNT_SAMPLES);
+			if (time_samples)
+				count_ns(HEARTH_CNT_SAMPLE_NS, t0);
 			return 0;
 		}
 	}
 	if (copy_oncpu_bytes && task->mm) {
 		if (send_oncpu_copy(ctx, task, &key)) {
 			count(HEARTH_CNT_SAMPLES);
+			if (time_samples)
+				count_ns(HEARTH_CNT_SAMPLE_NS, t0);
 			return 0;
 		}
 		count(HEARTH_CNT_COPY_FALLBACK);
@@ -997,6 +1014,8 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	get_stacks(ctx, key.gen, task->mm != NULL, &key.kstack, &key.ustack);
 	add(side, &key, task, 0);
 	count(HEARTH_CNT_SAMPLES);
+	if (time_samples)
+		count_ns(HEARTH_CNT_SAMPLE_NS, t0);
 	return 0;
 }
 

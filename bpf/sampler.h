@@ -160,6 +160,10 @@ enum hearth_counter {
 				      * another stack, or the map is full */
 	HEARTH_CNT_WAIT_REUSED,      /* waits that reused their thread's last
 				      * stack ids: no walk */
+	HEARTH_CNT_SAMPLE_NS,        /* time_samples: ns the on-CPU program
+				      * spent in the runs that recorded a
+				      * sample (filtered and idle runs left
+				      * out) */
 	HEARTH_CNT_MAX,
 };
 

@@ -402,6 +402,9 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 			(unsigned long long)st->oncpu_run_cnt,
 			st->offcpu_run_cnt ? (double)st->offcpu_run_ns / (double)st->offcpu_run_cnt : 0.0,
 			(unsigned long long)st->offcpu_run_cnt);
+	if (st->sample_ns && st->samples)
+		fprintf(stderr, "hearth: BPF %.0f ns per recorded on-CPU sample (filtered runs left out)\n",
+			(double)st->sample_ns / (double)st->samples);
 	if (a->opts.unwind == SAMPLER_UNWIND_AUTO)
 		fprintf(stderr,
 			"hearth: %llu user stacks walked in the kernel, %llu fell back to a copy (%llu before their tables, %llu on a rule that needs more, %llu stack map full), %llu waits reused their last stacks; tables: %llu processes, %llu modules, %.1f KiB\n",
