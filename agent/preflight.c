@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <bpf/libbpf.h>
 
 #include "agent/preflight.h"
 
@@ -120,4 +123,20 @@ int preflight_online_cpus(int *cpus, int max)
 		p = *end == ',' ? end + 1 : end;
 	}
 	return n;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	/* libbpf explains load failures at length; hearth reports one
+	 * sentence, and HEARTH_DEBUG_BPF=1 shows libbpf's own words. */
+	(void)level;
+	if (getenv("HEARTH_DEBUG_BPF"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+void preflight_libbpf_quiet(void)
+{
+	libbpf_set_print(libbpf_quiet);
 }

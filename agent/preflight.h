@@ -11,6 +11,11 @@
  * Returns 0, or -1 with one sentence in @err saying what is missing. */
 int preflight_check(bool perf, char *err, size_t errlen);
 
+/* Has libbpf keep quiet: its long explanations of a load failure go to
+ * stderr only with HEARTH_DEBUG_BPF=1 set (the caller says one
+ * sentence). */
+void preflight_libbpf_quiet(void);
+
 /* Writes the online CPU numbers to @cpus (at most @max). Returns how many,
  * or -1 when /sys/devices/system/cpu/online cannot be read. */
 int preflight_online_cpus(int *cpus, int max);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +22,6 @@
 #include "symbolize/symbolize.h"
 
 #include "agent/sampler_impl.h"
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	/* libbpf explains load failures at length; hearth reports one
-	 * sentence, and HEARTH_DEBUG_BPF=1 shows libbpf's own words. */
-	(void)level;
-	if (getenv("HEARTH_DEBUG_BPF"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
 
 static int open_cpu_event(int cpu, uint32_t hz)
 {
@@ -412,7 +400,7 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 		s->opts.hz = 99;
 	if (preflight_check(s->opts.on_cpu, err, errlen) < 0)
 		goto err_free;
-	libbpf_set_print(libbpf_quiet);
+	preflight_libbpf_quiet();
 	if (alloc_state(s) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto err_free;

@@ -123,6 +123,12 @@ void cli_out_abort(struct cli_out *o)
 
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 {
+	return cli_write_profile_pair(path, p, NULL, flags);
+}
+
+int cli_write_profile_pair(const char *path, struct prof_profile *p,
+			   struct prof_profile *second, unsigned flags)
+{
 	unsigned fflags = ((flags & CLI_OUT_ANNOTATE) ? PROF_FOLDED_ANNOTATE : 0) |
 			  ((flags & CLI_OUT_PLAIN) ? 0 : PROF_FOLDED_META);
 	struct cli_out o;
@@ -132,7 +138,7 @@ int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags)
 		return -1;
 	/* Standard output is always folded text. */
 	if (o.f != stdout && is_pprof(path))
-		rc = prof_pprof_write(p, o.f);
+		rc = prof_pprof_write_pair(p, second, o.f);
 	else
 		rc = prof_folded_write(p, o.f, fflags);
 	return cli_out_close(&o, rc);

@@ -49,6 +49,12 @@ void cli_out_abort(struct cli_out *o);
  * and returns -1; 0 on success. */
 int cli_write_profile(const char *path, struct prof_profile *p, unsigned flags);
 
+/* cli_write_profile() of a profile of memory: pprof writes @second's
+ * values beside @p's (prof_pprof_write_pair()), folded stacks @p's
+ * alone. */
+int cli_write_profile_pair(const char *path, struct prof_profile *p,
+			   struct prof_profile *second, unsigned flags);
+
 /* Writes the on-CPU and/or off-CPU profile (either may be NULL). With both,
  * @base names a pair: BASE.oncpu.folded and BASE.offcpu.folded (a .folded
  * suffix on @base is dropped first). Returns 0 or -1 (reported). */

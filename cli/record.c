@@ -18,6 +18,8 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/record_json.h"
+#include "cli/record_loop.h"
+#include "cli/record_memory.h"
 #include "profile/profile.h"
 #include "symbolize/debuginfod.h"
 
@@ -27,21 +29,15 @@
 /* How long the end of a recording waits for debug files by default. */
 #define DEBUGINFOD_WAIT_NS (30 * 1000000000ULL)
 
-static volatile sig_atomic_t exiting;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	exiting = 1;
-}
-
 struct record_args {
 	struct sampler_opts opts;
 	uint64_t duration_ns;    /* 0 = until Ctrl-C */
 	const char *output;
 	unsigned out_flags;
 	uint64_t debuginfod_wait_ns;
-	unsigned question;       /* enum prof_question: one profile of time */
+	unsigned question;       /* enum prof_question: one profile of time
+				  * or of memory */
+	uint64_t sample_bytes;   /* --alloc, --held: mean bytes a sample */
 	bool min_block_set;
 	bool json;               /* --json: the summary on stdout too */
 };
@@ -71,6 +67,14 @@ static const char usage_text[] =
 	"                         '(blocked the whole snapshot)' above its kernel frames\n"
 	"      --locks            only the waits on locks and conditions (futex, kernel\n"
 	"                         mutexes and rw-semaphores, flock/fcntl), in ns\n"
+	"      --alloc            where memory is allocated, in bytes: probes malloc,\n"
+	"                         calloc, realloc, posix_memalign, aligned_alloc and\n"
+	"                         memalign in the processes chosen with -p (needed)\n"
+	"                         and samples one allocation every --sample-bytes\n"
+	"      --held             what holds memory: the bytes allocated (as --alloc)\n"
+	"                         and not freed yet when the recording ends\n"
+	"      --sample-bytes SIZE  --alloc, --held: bytes between samples on average\n"
+	"                         (random intervals; default 512K; K, M, G)\n"
 	"      --min-block USEC   off-CPU: ignore waits shorter than this (default 1;\n"
 	"                         0 with --wall, --threads and --locks)\n"
 	"      --kernel           include kernel frames (default)\n"
@@ -112,7 +116,7 @@ enum {
 	OPT_COMM = 256, OPT_ON, OPT_OFF, OPT_BOTH, OPT_MIN_BLOCK, OPT_KERNEL,
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
-	OPT_JSON, OPT_PLAIN,
+	OPT_JSON, OPT_PLAIN, OPT_ALLOC, OPT_HELD, OPT_SAMPLE_BYTES,
 };
 
 static const struct option long_opts[] = {
@@ -127,6 +131,9 @@ static const struct option long_opts[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "locks", no_argument, NULL, OPT_LOCKS },
+	{ "alloc", no_argument, NULL, OPT_ALLOC },
+	{ "held", no_argument, NULL, OPT_HELD },
+	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
@@ -231,17 +238,27 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	case OPT_BOTH: *on = *off = true; return 0;
 	case OPT_WALL:
 	case OPT_THREADS:
-	case OPT_LOCKS: {
-		unsigned q = c == OPT_WALL ? PROF_Q_WALL : c == OPT_THREADS ? PROF_Q_THREADS
-									   : PROF_Q_LOCKS;
+	case OPT_LOCKS:
+	case OPT_ALLOC:
+	case OPT_HELD: {
+		unsigned q = c == OPT_WALL ? PROF_Q_WALL : c == OPT_THREADS ? PROF_Q_THREADS :
+			     c == OPT_LOCKS ? PROF_Q_LOCKS : c == OPT_ALLOC ? PROF_Q_ALLOC
+									 : PROF_Q_HELD;
 
 		if (a->question && a->question != q) {
-			cli_error("--wall, --threads and --locks are three questions: ask one.");
+			cli_error("--wall, --threads, --locks, --alloc and --held are questions: ask one.");
 			return -1;
 		}
 		a->question = q;
 		return 0;
 	}
+	case OPT_SAMPLE_BYTES:
+		if (config_parse_size(optarg, &a->sample_bytes) < 0 || !a->sample_bytes ||
+		    a->sample_bytes > (1ULL << 40)) {
+			cli_error("'%s' is not a size: use bytes (4096) or a unit (512K, 1M), up to 1T.", optarg);
+			return -1;
+		}
+		return 0;
 	case OPT_MIN_BLOCK:
 		a->min_block_set = true;
 		if (parse_ulong(optarg, 0, 3600000000UL, &v) < 0) {
@@ -281,8 +298,19 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 static int question_opts(struct record_args *a, bool kinds_chosen)
 {
 	if (kinds_chosen) {
-		cli_error("--wall, --threads and --locks say what to record: leave out --on-cpu, --off-cpu and --both.");
+		cli_error("--wall, --threads, --locks, --alloc and --held say what to record: leave out --on-cpu, --off-cpu and --both.");
 		return -1;
+	}
+	if (a->question == PROF_Q_ALLOC || a->question == PROF_Q_HELD) {
+		if (!a->opts.npids) {
+			cli_error("--alloc and --held probe every call of an allocator: choose the processes with -p PID.");
+			return -1;
+		}
+		if (a->json) {
+			cli_error("--json is not written for --alloc and --held yet.");
+			return -1;
+		}
+		return 0;
 	}
 	a->opts.on_cpu = a->question != PROF_Q_LOCKS;
 	a->opts.off_cpu = true;
@@ -334,6 +362,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		cli_error("--json writes the summary to standard output: give the profile a file with -o.");
 		return -1;
 	}
+	if (a->sample_bytes && a->question != PROF_Q_ALLOC && a->question != PROF_Q_HELD) {
+		cli_error("--sample-bytes goes with --alloc or --held.");
+		return -1;
+	}
 	if (a->question)
 		return question_opts(a, on || off);
 	a->opts.on_cpu = on || !off;
@@ -343,14 +375,6 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		return -1;
 	}
 	return 0;
-}
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void progress(const struct record_args *a, const struct sampler_stats *st,
@@ -473,24 +497,6 @@ static void targets_close(struct targets *t)
 	t->n = 0;
 }
 
-/* How long the loop may sleep: until the next drain or the end of the
- * recording, whichever is first; a progress line on a terminal is redrawn
- * ten times a second. Process events (a chosen process exiting among them)
- * and stack copies wake the loop earlier. Sleeping this long, not 100 ms at
- * a time, is most of what a quiet recording costs. */
-static int sleep_ms(const struct record_args *a, bool tty, uint64_t now,
-		    uint64_t start, uint64_t last_drain)
-{
-	uint64_t until = last_drain + DRAIN_INTERVAL_NS, ms;
-
-	if (a->duration_ns && start + a->duration_ns < until)
-		until = start + a->duration_ns;
-	ms = until > now ? (until - now + 999999) / 1000000 : 0;
-	if (tty && ms > 100)
-		ms = 100;
-	return (int)ms;
-}
-
 /* Runs the sampling loop until the duration passes, a signal arrives, or
  * every chosen process has exited. */
 static int sample_loop(struct sampler *s, const struct record_args *a,
@@ -504,18 +510,22 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 	int rc = 0;
 
 	targets_open(&t, &a->opts);
-	while (!exiting) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+	while (!record_loop_exiting) {
+		uint64_t now = record_loop_now(CLOCK_MONOTONIC);
 
 		*elapsed = now - start;
 		if ((a->duration_ns && *elapsed >= a->duration_ns) ||
 		    (targets_gone(&t) && !sampler_chosen_alive(s)))
 			break;
-		rc = sampler_poll(s, sleep_ms(a, tty, now, start, last_drain));
+		/* Process events (a chosen process exiting among them) and
+		 * stack copies wake it earlier. Sleeping this long, not
+		 * 100 ms at a time, is most of what a quiet recording costs. */
+		rc = sampler_poll(s, record_loop_sleep_ms(a->duration_ns, DRAIN_INTERVAL_NS, tty,
+							   now, start, last_drain));
 		if (rc < 0 && rc != -EINTR)
 			break;
 		rc = 0;
-		now = now_ns(CLOCK_MONOTONIC);
+		now = record_loop_now(CLOCK_MONOTONIC);
 		if (now - last_drain >= DRAIN_INTERVAL_NS) {
 			rc = sampler_drain(s, on, off);
 			if (rc < 0)
@@ -528,7 +538,7 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 		}
 	}
 	targets_close(&t);
-	*elapsed = now_ns(CLOCK_MONOTONIC) - start;
+	*elapsed = record_loop_now(CLOCK_MONOTONIC) - start;
 	/* Nothing may arrive after the last drain: the summary counts what
 	 * the profile holds. */
 	sampler_stop(s);
@@ -593,7 +603,7 @@ static struct sym_debuginfod *open_debuginfod(const bool *tty)
 static void wait_debuginfod(struct sym_debuginfod *d, const struct record_args *a)
 {
 	bool tty = isatty(STDERR_FILENO);
-	uint64_t start = now_ns(CLOCK_MONOTONIC), until = start + a->debuginfod_wait_ns;
+	uint64_t start = record_loop_now(CLOCK_MONOTONIC), until = start + a->debuginfod_wait_ns;
 	struct sym_debuginfod_progress p;
 
 	sym_debuginfod_progress(d, &p);
@@ -603,9 +613,9 @@ static void wait_debuginfod(struct sym_debuginfod *d, const struct record_args *
 		goto done;
 	fprintf(stderr, "hearth: waiting up to %.3g s for %u debug files from debuginfod (Ctrl-C stops)\n",
 		a->debuginfod_wait_ns / 1e9, p.waiting);
-	exiting = 0; /* a Ctrl-C that ended the recording does not end this */
-	while (!exiting && !p.unreachable && p.waiting) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
+	record_loop_exiting = 0; /* a Ctrl-C that ended the recording does not end this */
+	while (!record_loop_exiting && !p.unreachable && p.waiting) {
+		uint64_t now = record_loop_now(CLOCK_MONOTONIC);
 
 		if (now >= until)
 			break;
@@ -615,20 +625,20 @@ static void wait_debuginfod(struct sym_debuginfod *d, const struct record_args *
 			fprintf(stderr, "\r\033[Khearth: fetching debug files: %u fetched, %u to go%s%s (%.1f MiB), %.1f/%.0f s",
 				p.fetched, p.waiting, p.module[0] ? ", now " : "", p.module,
 				p.bytes / 1048576.0,
-				(now_ns(CLOCK_MONOTONIC) - start) / 1e9, a->debuginfod_wait_ns / 1e9);
+				(record_loop_now(CLOCK_MONOTONIC) - start) / 1e9, a->debuginfod_wait_ns / 1e9);
 	}
 	if (tty)
 		fputs("\r\033[K", stderr);
 	if (p.waiting && !p.unreachable) {
 		sym_debuginfod_cancel(d);
 		fprintf(stderr, "hearth: %u debug files did not arrive in %.1f s: their frames stay unnamed (--debuginfod-wait sets how long to wait)\n",
-			p.waiting, (now_ns(CLOCK_MONOTONIC) - start) / 1e9);
+			p.waiting, (record_loop_now(CLOCK_MONOTONIC) - start) / 1e9);
 	}
 done:
 	sym_debuginfod_progress(d, &p);
 	fprintf(stderr, "hearth: debuginfod: %u debug files fetched, %u not found or failed%s; waited %.1f s at the end\n",
 		p.fetched, p.failed, p.unreachable ? ", servers unreachable" : "",
-		(now_ns(CLOCK_MONOTONIC) - start) / 1e9);
+		(record_loop_now(CLOCK_MONOTONIC) - start) / 1e9);
 }
 
 /* Names, in @*pp, the frames taken before their debug file arrived. */
@@ -666,6 +676,18 @@ static int write_out(const struct record_args *a, struct prof_profile *on,
 	return rc;
 }
 
+static int record_memory(const struct record_args *a)
+{
+	struct record_mem_args m = {
+		.question = a->question, .pids = a->opts.pids, .npids = a->opts.npids,
+		.duration_ns = a->duration_ns, .sample_bytes = a->sample_bytes,
+		.per_thread = a->opts.per_thread, .output = a->output,
+		.out_flags = a->out_flags,
+	};
+
+	return cli_record_memory(&m);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
@@ -680,6 +702,8 @@ int cmd_record(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (a.question == PROF_Q_ALLOC || a.question == PROF_Q_HELD)
+		return record_memory(&a);
 	if (a.opts.on_cpu)
 		on = prof_new(PROF_UNIT_SAMPLES);
 	if (a.opts.off_cpu)
@@ -688,8 +712,7 @@ int cmd_record(int argc, char **argv)
 		cli_error("out of memory.");
 		goto out;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	record_loop_signals();
 	dbgd = open_debuginfod(&tty);
 	a.opts.debuginfod = dbgd;
 	s = sampler_open(&a.opts, err, sizeof(err));
@@ -699,13 +722,13 @@ int cmd_record(int argc, char **argv)
 	}
 	/* A question of time counts the waits begun before the start and
 	 * those still going at the end: the capture starts with that pass. */
-	start_mono = now_ns(CLOCK_MONOTONIC);
+	start_mono = record_loop_now(CLOCK_MONOTONIC);
 	if (a.question && sampler_edges_begin(s, &start_mono, err, sizeof(err)) < 0) {
 		cli_error("%s.", err);
 		goto out;
 	}
 	/* The wall clock at start_mono. */
-	start = now_ns(CLOCK_REALTIME) - (now_ns(CLOCK_MONOTONIC) - start_mono);
+	start = record_loop_now(CLOCK_REALTIME) - (record_loop_now(CLOCK_MONOTONIC) - start_mono);
 	rc = sample_loop(s, &a, on, off, start_mono, &elapsed);
 	sampler_stats(s, &st);
 	if (rc < 0) {

@@ -33,7 +33,8 @@ static const char *const unit_keys[] = {
 };
 static const char *const question_keys[] = {
 	[PROF_Q_USUAL] = "usual", [PROF_Q_WALL] = "wall", [PROF_Q_THREADS] = "threads",
-	[PROF_Q_LOCKS] = "locks",
+	[PROF_Q_LOCKS] = "locks", [PROF_Q_ALLOC] = "alloc", [PROF_Q_HELD] = "held",
+	[PROF_Q_GROWTH] = "growth",
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

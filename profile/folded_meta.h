@@ -12,9 +12,10 @@
  *   # hearth-profile 1 unit=nanoseconds off-cpu=1 hz=0 start-ns=N duration-ns=N drops=N [question=Q] #
  *   # hearth-frame<TAB>TEXT<TAB>KIND<TAB>CLASS<TAB>LANGUAGE<TAB>MODULE<TAB>FILE<TAB>LINE #
  *
- * Q, the question a profile of time answers (wall, threads or locks), is
- * there only for those. TEXT is the frame as the stacks spell it ("name", "name_[k]"); TEXT,
- * MODULE and FILE escape '\\', tab, line feed and carriage return as
+ * Q, the question a profile answers (of time: wall, threads or locks;
+ * of memory: alloc, held or growth), is there only for those. TEXT is
+ * the frame as the stacks spell it ("name", "name_[k]"); TEXT, MODULE
+ * and FILE escape '\\', tab, line feed and carriage return as
  * \\, \t, \n and \r. Unknown keys and kinds of line are skipped, so
  * later versions can add to them.
  */

@@ -7,8 +7,10 @@
  * samples/count plus cpu/nanoseconds (period 1e9/hz) when the profile has a
  * sampling rate; off-CPU time gives off_cpu/nanoseconds, and the other
  * questions of time wall/, threads/ and lock_wait/nanoseconds (read back
- * as those questions); other nanosecond profiles cpu/nanoseconds; bytes
- * space/bytes; a profile read from another tool's sample type (Go's
+ * as those questions); other nanosecond profiles cpu/nanoseconds; the
+ * questions of memory alloc_space/bytes, inuse_space/bytes and
+ * growth_requests/count (read back as those questions, Go's heap
+ * profiles' too); other bytes space/bytes; a profile read from another tool's sample type (Go's
  * inuse_space, alloc_objects) keeps that name. Leading process and thread
  * rows become the sample labels "process" and "thread", so pprof's function
  * lists show only real functions. A frame followed by inline frames becomes
@@ -48,6 +50,22 @@ int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len);
 
 /* Writes @p as gzip'd pprof to @out. Returns 0, -ENOMEM or -EIO. */
 int prof_pprof_write(struct prof_profile *p, FILE *out);
+
+/* prof_pprof_encode() of a profile answering a question of memory
+ * (prof_meta's question alloc, held or growth) with a second value per
+ * sample: @second's value at the same stack (frames compared by their
+ * fields, not ids; 0 where it has none), written first, so that @p's
+ * own stays pprof's default. Alloc and held profiles of bytes take their
+ * objects (alloc_objects/count, alloc_space/bytes; inuse_objects,
+ * inuse_space), growth's requests take their bytes (growth_space/bytes,
+ * growth_requests/count). @second may gain strings and frames. NULL
+ * @second writes @p alone. -EINVAL for another question or a profile
+ * read under another tool's sample type name. */
+int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
+			   void **buf, size_t *len);
+
+/* prof_pprof_write() with prof_pprof_encode_pair()'s second values. */
+int prof_pprof_write_pair(struct prof_profile *p, struct prof_profile *second, FILE *out);
 
 /* Returns 1 when @buf looks like pprof (gzip magic, or a protobuf whose
  * first field is a Profile field), else 0. A cheap sniff, not a check. */

@@ -328,6 +328,10 @@ static int choose_type(struct reader *r, struct prof_meta *m)
 			      pr_str_is(r, type, "lock_wait") ? PROF_Q_LOCKS : PROF_Q_USUAL;
 	} else if (pr_str_is(r, unit, "bytes")) {
 		m->unit = PROF_UNIT_BYTES;
+		m->question = pr_str_is(r, type, "alloc_space") ? PROF_Q_ALLOC :
+			      pr_str_is(r, type, "inuse_space") ? PROF_Q_HELD : PROF_Q_USUAL;
+	} else if (pr_str_is(r, type, "growth_requests")) {
+		m->question = PROF_Q_GROWTH;
 	}
 	if (m->unit == PROF_UNIT_SAMPLES && r->period_type.p && r->period &&
 	    r->period <= 1000000000ull) {

@@ -29,6 +29,12 @@ enum extra_str {
 	XS_WALL,
 	XS_THREADS,
 	XS_LOCK_WAIT,
+	XS_ALLOC_SPACE,
+	XS_ALLOC_OBJECTS,
+	XS_INUSE_SPACE,
+	XS_INUSE_OBJECTS,
+	XS_GROWTH_REQUESTS,
+	XS_GROWTH_SPACE,
 	XS_KEPT,     /* the sample type name the profile was read with */
 	XS_COUNT_ALL
 };
@@ -36,7 +42,8 @@ enum extra_str {
 static const char *const extra_names[XS_COUNT_ALL] = {
 	"samples", "count", "cpu", "nanoseconds", "off_cpu",
 	"space", "bytes", PPROF_LABEL_PROCESS, PPROF_LABEL_THREAD,
-	"wall", "threads", "lock_wait", NULL,
+	"wall", "threads", "lock_wait", "alloc_space", "alloc_objects",
+	"inuse_space", "inuse_objects", "growth_requests", "growth_space", NULL,
 };
 
 /* The sample type of a profile in nanoseconds, by its question. */
@@ -50,8 +57,36 @@ static int ns_type(const struct prof_meta *m)
 	}
 }
 
+/* The sample types of a question of memory, each a (type, unit) pair:
+ * the profile's own values, and the second ones written beside them. 0
+ * when @m asks none. */
+struct mem_types {
+	int type, unit, type2, unit2;
+};
+
+static int mem_types(const struct prof_meta *m, struct mem_types *t)
+{
+	switch (m->question) {
+	case PROF_Q_ALLOC:
+		*t = (struct mem_types){ XS_ALLOC_SPACE, XS_BYTES, XS_ALLOC_OBJECTS, XS_COUNT };
+		return 1;
+	case PROF_Q_HELD:
+		*t = (struct mem_types){ XS_INUSE_SPACE, XS_BYTES, XS_INUSE_OBJECTS, XS_COUNT };
+		return 1;
+	case PROF_Q_GROWTH:
+		*t = (struct mem_types){ XS_GROWTH_REQUESTS, XS_COUNT, XS_GROWTH_SPACE, XS_BYTES };
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 struct writer {
 	const struct prof_profile *p;
+	/* Second values: the same stacks in another profile, its frame
+	 * ids by ours (NULL: none). */
+	const struct prof_profile *second;
+	uint32_t *second_of;
 	uint32_t nstr; /* pprof index of extra string k is nstr + k */
 	int two_values;
 	uint64_t period;
@@ -203,6 +238,21 @@ static void put_label(struct writer *w, uint32_t key, uint32_t str)
 	pb_put_bytes(&w->labels, SAMPLE_LABEL, w->line.data, w->line.len);
 }
 
+/* The second profile's self value at the stack @frames[0..n) of ours;
+ * 0 where it has none. */
+static uint64_t second_value(const struct writer *w, const uint32_t *frames, size_t n)
+{
+	uint32_t node = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f = w->second_of[frames[i]];
+
+		if (!f || !(node = prof_child_find(w->second, node, f)))
+			return 0;
+	}
+	return n ? prof_node_get(w->second, node)->self : 0;
+}
+
 static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 		      size_t n, uint64_t value, void *arg)
 {
@@ -261,7 +311,13 @@ static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 	vals[0] = (uint64_t)INT64_MAX < value ? (uint64_t)INT64_MAX : value;
 	vals[1] = (uint64_t)INT64_MAX / w->period < value ? (uint64_t)INT64_MAX
 							   : value * w->period;
-	pb_put_packed(&w->msg, SAMPLE_VALUE, vals, w->two_values ? 2 : 1,
+	if (w->second) {
+		uint64_t v2 = second_value(w, frames, n);
+
+		vals[0] = (uint64_t)INT64_MAX < v2 ? (uint64_t)INT64_MAX : v2;
+		vals[1] = (uint64_t)INT64_MAX < value ? (uint64_t)INT64_MAX : value;
+	}
+	pb_put_packed(&w->msg, SAMPLE_VALUE, vals, w->two_values || w->second ? 2 : 1,
 		      &w->scratch);
 	pb_put_raw(&w->msg, w->labels.data, w->labels.len);
 	pb_put_bytes(&w->samples, PROFILE_SAMPLE, w->msg.data, w->msg.len);
@@ -316,12 +372,19 @@ static void assemble(struct writer *w, struct pb_buf *out)
 	const struct prof_meta *m = prof_meta_const(w->p);
 	uint32_t nstr = prof_str_count(w->p);
 
+	struct mem_types mt;
+
 	pb_reset(&w->msg);
 	if (m->sample_type[0]) {
 		/* A type read from elsewhere keeps its name ("inuse_space"). */
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_KEPT,
 			       m->unit == PROF_UNIT_BYTES ? XS_BYTES :
 			       m->unit == PROF_UNIT_NANOSECONDS ? XS_NANOSECONDS : XS_COUNT);
+	} else if (mem_types(m, &mt)) {
+		/* The profile's own values last: pprof's default. */
+		if (w->second)
+			put_value_type(w, PROFILE_SAMPLE_TYPE, (uint32_t)mt.type2, (uint32_t)mt.unit2);
+		put_value_type(w, PROFILE_SAMPLE_TYPE, (uint32_t)mt.type, (uint32_t)mt.unit);
 	} else if (m->unit == PROF_UNIT_SAMPLES) {
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
 		if (w->two_values)
@@ -373,6 +436,7 @@ static void writer_free(struct writer *w)
 	free(w->mapping_str);
 	free(w->frame_used);
 	free(w->ids);
+	free(w->second_of);
 }
 
 /* The process rows at the top of @p's tree. */
@@ -385,16 +449,51 @@ static size_t processes(const struct prof_profile *p)
 	return n;
 }
 
+/* Fills w->second_of: for each frame of ours, the same frame in
+ * @second (interned there when it has none: the writer reads only its
+ * values). Returns 0 or -ENOMEM. */
+static int map_second(struct writer *w, struct prof_profile *second)
+{
+	uint32_t n = prof_frame_count(w->p);
+
+	w->second = second;
+	w->second_of = calloc(n, sizeof(*w->second_of));
+	if (!w->second_of)
+		return -ENOMEM;
+	for (uint32_t id = 1; id < n; id++) {
+		struct prof_frame f = *prof_frame_get(w->p, id);
+
+		f.name = prof_intern_cstr(second, prof_str(w->p, f.name));
+		f.module = prof_intern_cstr(second, prof_str(w->p, f.module));
+		f.file = prof_intern_cstr(second, prof_str(w->p, f.file));
+		if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX ||
+		    (w->second_of[id] = prof_frame_intern(second, &f)) == UINT32_MAX)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
+{
+	return prof_pprof_encode_pair(p, NULL, buf, len);
+}
+
+int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
+			   void **buf, size_t *len)
 {
 	const struct prof_meta *m = prof_meta_const(p);
 	struct writer w = { .p = p, .nstr = prof_str_count(p), .period = 1 };
 	struct pb_buf out = { 0 };
+	struct mem_types mt;
 	int ret = prof_sort(p);
 
 	if (ret < 0)
 		return ret;
-	if (m->unit == PROF_UNIT_SAMPLES && m->hz && !m->sample_type[0]) {
+	if (second && (m->sample_type[0] || !mem_types(m, &mt)))
+		return -EINVAL;
+	if (second && (ret = map_second(&w, second)) < 0)
+		goto out;
+	if (m->unit == PROF_UNIT_SAMPLES && m->hz && !m->sample_type[0] && !second) {
 		w.two_values = 1;
 		w.period = 1000000000ull / m->hz;
 	}
@@ -431,9 +530,14 @@ out:
 
 int prof_pprof_write(struct prof_profile *p, FILE *out)
 {
+	return prof_pprof_write_pair(p, NULL, out);
+}
+
+int prof_pprof_write_pair(struct prof_profile *p, struct prof_profile *second, FILE *out)
+{
 	void *buf = NULL;
 	size_t len = 0;
-	int ret = prof_pprof_encode(p, &buf, &len);
+	int ret = prof_pprof_encode_pair(p, second, &buf, &len);
 
 	if (ret < 0)
 		return ret;

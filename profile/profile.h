@@ -84,6 +84,9 @@ enum prof_question {
 	PROF_Q_WALL = 1,    /* elapsed time, running and waiting, in ns */
 	PROF_Q_THREADS = 2, /* each thread's interval, the same width each */
 	PROF_Q_LOCKS = 3,   /* time waiting on locks and conditions, in ns */
+	PROF_Q_ALLOC = 4,   /* bytes allocated, by where they were */
+	PROF_Q_HELD = 5,    /* bytes allocated and not freed at the end */
+	PROF_Q_GROWTH = 6,  /* requests to the kernel for more memory */
 };
 
 /* Metadata a profile carries beside its tree. */

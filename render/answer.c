@@ -151,6 +151,7 @@ struct wording {
 	const char *prep;  /* before the function: "in", "under" */
 	const char *empty; /* the empty profile's sentence; %s is the span */
 	int waits;         /* the callee is where the time waited */
+	const char *was;   /* the verb: "was", "came" */
 };
 
 static struct wording wording(const struct prof_meta *meta)
@@ -158,36 +159,47 @@ static struct wording wording(const struct prof_meta *meta)
 	switch (meta->question) {
 	case PROF_Q_WALL:
 		return (struct wording){ "of the elapsed time", "elapsed time", "in",
-					 "Nothing ran or waited in %s.", 0 };
+					 "Nothing ran or waited in %s.", 0, "was" };
 	case PROF_Q_THREADS:
 		return (struct wording){ "of the elapsed time", "elapsed time", "in",
-					 "No thread was seen in %s.", 0 };
+					 "No thread was seen in %s.", 0, "was" };
 	case PROF_Q_LOCKS:
 		return (struct wording){ "of the time waiting on locks",
 					 "time waiting on locks", "under",
-					 "Nothing waited on a lock in %s.", 1 };
+					 "Nothing waited on a lock in %s.", 1, "was" };
+	case PROF_Q_ALLOC:
+		return (struct wording){ "of the memory allocated", "memory allocated", "from",
+					 "Nothing was allocated in %s.", 0, "came" };
+	case PROF_Q_HELD:
+		return (struct wording){ "of the memory in use", "memory in use", "allocated under",
+					 "No memory allocated in %s was still in use at its end.", 0, "was" };
+	case PROF_Q_GROWTH:
+		return (struct wording){ "of the requests for more memory",
+					 "requests for more memory", "from",
+					 "The service did not ask for more memory in %s: its memory was steady.",
+					 0, "came" };
 	default:
 		break;
 	}
 	if (meta->off_cpu)
 		return (struct wording){ "of the waiting time", "waiting time", "under",
-					 "Nothing waited in %s.", 1 };
+					 "Nothing waited in %s.", 1, "was" };
 	/* A memory profile's sample type says what it counts: in use (held,
 	 * not yet freed) or allocated, bytes or objects. */
 	if (!strncmp(meta->sample_type, "inuse_", 6))
 		return meta->unit == PROF_UNIT_BYTES ?
 		       (struct wording){ "of the memory in use", "memory in use", "held under",
-					 "No memory was in use in %s.", 0 } :
+					 "No memory was in use in %s.", 0, "was" } :
 		       (struct wording){ "of the objects in use", "objects in use", "held under",
-					 "No object was in use in %s.", 0 };
+					 "No object was in use in %s.", 0, "was" };
 	if (!strcmp(meta->sample_type, "alloc_objects"))
 		return (struct wording){ "of the objects allocated", "objects allocated",
-					 "allocated under", "Nothing was allocated in %s.", 0 };
+					 "allocated under", "Nothing was allocated in %s.", 0, "was" };
 	if (meta->unit == PROF_UNIT_BYTES)
 		return (struct wording){ "of the memory", "memory", "allocated under",
-					 "Nothing was recorded in %s.", 0 };
+					 "Nothing was recorded in %s.", 0, "was" };
 	return (struct wording){ "of CPU time", "CPU time", "in",
-				 "Nothing was recorded in %s.", 0 };
+				 "Nothing was recorded in %s.", 0, "was" };
 }
 
 void rd_answer_span(const struct prof_meta *meta, char *buf, size_t n)
@@ -294,8 +306,8 @@ static void write_sentence(struct rd_model *m, uint32_t f, const uint8_t *cand)
 	snprintf(what, sizeof(what), "%s%s%s%s", w.what, proc[0] ? " of " : "", proc,
 		 proc[0] ? "'s threads" : "");
 	rd_fmt_pct(share, sizeof(share), pct(m, m->fns[f].total));
-	snprintf(m->answer, sizeof(m->answer), "%s%s %s was %s %s", over, share,
-		 what, w.prep, rd_model_fn_name(m, f));
+	snprintf(m->answer, sizeof(m->answer), "%s%s %s %s %s %s", over, share,
+		 what, w.was, w.prep, rd_model_fn_name(m, f));
 	write_callee(m, f, &w);
 	len = strlen(m->answer);
 	snprintf(m->answer + len, sizeof(m->answer) - len, ".");

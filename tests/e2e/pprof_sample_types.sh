@@ -44,8 +44,8 @@ for t in inuse_space alloc_space inuse_objects; do
 	a=$(grep -o '<text x="10" y="46">[^<]*' "$T/$t.svg" | sed 's/.*>//')
 	echo "$t: $a"
 	case $t:$a in
-	inuse_space:*"of the memory in use was held under"*) ;;
-	alloc_space:*"of the memory was allocated under"*) ;;
+	inuse_space:*"of the memory in use was allocated under"*) ;;
+	alloc_space:*"of the memory allocated came from"*) ;;
 	inuse_objects:*"of the objects in use was held under"*) ;;
 	*) fail "$t's answer does not say what the type holds" ;;
 	esac

@@ -200,6 +200,57 @@ static void test_units(void **state)
 	prof_free(p);
 }
 
+/* A question of memory writes a second value per sample beside its own,
+ * found by the stack's frames in the second profile (built in another
+ * order, its ids differ); each reads back by its sample type name. */
+static void test_memory_pair(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_BYTES), *o = prof_new(PROF_UNIT_SAMPLES), *q;
+	uint32_t a[2], b[2], c[2];
+	void *buf = NULL;
+	size_t len = 0;
+	char err[256];
+
+	(void)state;
+	a[0] = frame(p, "app", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	a[1] = frame(p, "cache_insert", "/usr/bin/app", "cache.c", 7, 0, PROF_CLASS_YOURS, 0);
+	b[0] = a[0];
+	b[1] = frame(p, "parse", "/usr/bin/app", "parse.c", 9, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(p, a, 2, 3u << 20);
+	prof_add_stack(p, b, 2, 1u << 20);
+	/* the objects, parse first: other frame ids */
+	c[0] = frame(o, "app", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	c[1] = frame(o, "parse", "/usr/bin/app", "parse.c", 9, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(o, c, 2, 40);
+	c[1] = frame(o, "cache_insert", "/usr/bin/app", "cache.c", 7, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(o, c, 2, 12);
+	assert_int_equal(prof_pprof_encode_pair(p, o, &buf, &len), -EINVAL); /* no question */
+	prof_meta(p)->question = PROF_Q_HELD;
+	assert_int_equal(prof_pprof_encode_pair(p, o, &buf, &len), 0);
+	assert_int_equal(prof_pprof_read(buf, len, &q, err, sizeof(err)), 0);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_BYTES);
+	assert_int_equal(prof_meta_const(q)->question, PROF_Q_HELD);
+	assert_string_equal(prof_meta_const(q)->sample_type, "inuse_space");
+	assert_int_equal(prof_total(q), 4u << 20);
+	prof_free(q);
+	assert_int_equal(prof_pprof_decode_type(buf, len, PROF_PPROF_MAX_SIZE, "inuse_objects",
+						&q, err, sizeof(err)), 0);
+	assert_int_equal(prof_meta_const(q)->unit, PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_total(q), 52);
+	/* under the process row (read back from its label) */
+	c[0] = prof_node_get(q, prof_node_get(q, 0)->child)->child;
+	for (; c[0]; c[0] = prof_node_get(q, c[0])->sibling)
+		if (!strcmp(prof_str(q, prof_frame_get(q, prof_node_get(q, c[0])->frame)->name),
+			    "cache_insert"))
+			break;
+	assert_int_not_equal(c[0], 0);
+	assert_int_equal(prof_node_get(q, c[0])->total, 12);
+	prof_free(q);
+	free(buf);
+	prof_free(p);
+	prof_free(o);
+}
+
 /* How many samples of gzip'd pprof @buf carry no location id. */
 static size_t samples_without_location(const void *buf, size_t len)
 {
@@ -565,6 +616,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hand_built),
 		cmocka_unit_test(test_sample_type_choice),
 		cmocka_unit_test(test_size_limit),
+		cmocka_unit_test(test_memory_pair),
 	};
 
 	if (4 <= argc && strcmp(argv[1], "convert") == 0)

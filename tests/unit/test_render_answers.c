@@ -160,6 +160,36 @@ static void test_locks(void **state)
 	prof_free(p);
 }
 
+/* The questions of memory: bytes allocated and held, requests for more. */
+static void test_memory(void **state)
+{
+	static const struct {
+		unsigned q;
+		const char *want;
+	} cases[] = {
+		{ PROF_Q_ALLOC, "Over 30 s, 75% of the memory allocated came from cache_insert, "
+				"mostly inside memcpy (75%)." },
+		{ PROF_Q_HELD, "Over 30 s, 75% of the memory in use was allocated under cache_insert, "
+			       "mostly inside memcpy (75%)." },
+		{ PROF_Q_GROWTH, "Over 30 s, 75% of the requests for more memory came from "
+				 "cache_insert, mostly inside memcpy (75%)." },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct prof_profile *p = prof_new(cases[i].q == PROF_Q_GROWTH ? PROF_UNIT_SAMPLES
+									     : PROF_UNIT_BYTES);
+		struct rd_model *m;
+
+		add(p, "app;main;cache_insert;memcpy", 750, 0, 1);
+		add(p, "app;main;parse", 250, 0, 1);
+		m = model(p, 30, cases[i].q, 0);
+		assert_string_equal(m->answer, cases[i].want);
+		rd_model_free(m);
+		prof_free(p);
+	}
+}
+
 static void test_threads(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS);
@@ -206,6 +236,11 @@ static void test_empty(void **state)
 		{ PROF_Q_LOCKS, 1, 30, "Nothing waited on a lock in these 30 seconds." },
 		{ PROF_Q_WALL, 0, 30, "Nothing ran or waited in these 30 seconds." },
 		{ PROF_Q_THREADS, 0, 5, "No thread was seen in these 5 seconds." },
+		{ PROF_Q_ALLOC, 0, 30, "Nothing was allocated in these 30 seconds." },
+		{ PROF_Q_HELD, 0, 30, "No memory allocated in these 30 seconds was still in use at "
+				      "its end." },
+		{ PROF_Q_GROWTH, 0, 30, "The service did not ask for more memory in these 30 seconds: "
+					"its memory was steady." },
 		{ PROF_Q_USUAL, 1, 1, "Nothing waited in this second." },
 		{ PROF_Q_USUAL, 0, 0, "Nothing was recorded in this profile." },
 	};
@@ -260,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_wall),
 		cmocka_unit_test(test_locks),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_question_travels),
 	};

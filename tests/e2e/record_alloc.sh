@@ -1,0 +1,105 @@
+# hearth record --alloc and --held: sampled allocations of known sizes from
+# known functions, weighed back to their shares of the bytes allocated
+# (50/25/25) and of the bytes still held (a third each); pprof carries the
+# objects beside the bytes. Only the chosen process is probed, and no probe
+# is left behind, even when hearth record is killed.
+. tests/e2e/lib.sh
+require_root
+
+# malloc_byte PID: the first byte of libc's malloc as process PID sees it:
+# an int3 (cc) while a uprobe is placed there.
+malloc_byte() {
+	python3 - "$1" <<'EOF'
+import subprocess, sys
+pid = sys.argv[1]
+for line in open(f"/proc/{pid}/maps"):
+    f = line.split()
+    if len(f) >= 6 and f[5].rsplit("/", 1)[-1].startswith("libc.so") and int(f[2], 16) == 0:
+        base, path = int(f[0].split("-")[0], 16), f[5]
+        break
+nm = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
+addr = next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1].split("@")[0] == "malloc")
+with open(f"/proc/{pid}/mem", "rb") as m:
+    m.seek(base + addr)
+    print(m.read(1).hex())
+EOF
+}
+
+# share FILE FUNCTION: FUNCTION's percentage of the profile's bytes.
+share() { ratio "$(sum "$1" ";$2;")" $(($(total "$1") - $(sum "$1" ";$2;"))); }
+
+# The fixture allocates for 9 s. --alloc and --held record it at once for
+# 3 s, one sample every 64 KiB on average (about 1,700 samples: the
+# default 512 KiB would need eight times the bytes for as many).
+bg "$FIXTURES/alloc_work" shares 9
+p=$LAST_PID
+bg "$FIXTURES/alloc_work" shares 9
+other=$LAST_PID
+sleep 0.5
+before=$(malloc_byte "$p")
+[ "$before" != cc ] || fail "malloc starts with an int3 before any probe"
+"$HEARTH" record --alloc --sample-bytes 64K -p "$p" -d 3 -o "$T/alloc.folded" 2>"$T/alloc.err" &
+ra=$!
+"$HEARTH" record --held --sample-bytes 64K -p "$p" -d 3 -o "$T/held.pb.gz" 2>"$T/held.err" &
+rh=$!
+sleep 1.5
+[ "$(malloc_byte "$p")" = cc ] || fail "the chosen process's malloc holds no probe while recording"
+[ "$(malloc_byte "$other")" = "$before" ] || fail "a process not chosen has a probe in its malloc"
+ok "the chosen process is probed; the one beside it is not"
+wait $ra || { cat "$T/alloc.err"; fail "record --alloc exited non-zero"; }
+wait $rh || { cat "$T/held.err"; fail "record --held exited non-zero"; }
+cat "$T/alloc.err" "$T/held.err"
+[ "$(malloc_byte "$p")" = "$before" ] || fail "malloc still holds a probe after the recordings"
+ok "the probes are gone when the recordings end"
+
+grep -q '^# hearth-profile 1 unit=bytes .* question=alloc #$' "$T/alloc.folded" || { head -3 "$T/alloc.folded"; fail "the folded file does not say it holds bytes allocated"; }
+for f in alloc_big:50 alloc_mid:25 alloc_small:25; do
+	fn=${f%:*} want=${f#*:}
+	got=$(share "$T/alloc.folded" "$fn")
+	echo "$fn: $got% of the bytes allocated (want $want%)"
+	between "$got" $((want - 5)) $((want + 5)) || { cat "$T/alloc.folded"; fail "$fn allocated $got% of the bytes, not $want% (+-5)"; }
+done
+grep -q ';alloc_mid;[^;]*calloc ' "$T/alloc.folded" || fail "alloc_mid's bytes are not under calloc"
+ok "--alloc gives each function its share of the bytes allocated within 5 points"
+# The weighed bytes stand for what was allocated: the summary's count.
+asked=$(sed -n 's/^hearth: [0-9]* allocations (\([0-9.]*\) MiB).*/\1/p' "$T/alloc.err")
+est=$(total "$T/alloc.folded")
+within "$est" "$(awk -v m="$asked" 'BEGIN { printf "%.0f", m * 1048576 }')" 10 || fail "the profile holds $est bytes, the calls asked for $asked MiB"
+ok "the weighed total ($est bytes) is within 10% of the bytes the calls asked for ($asked MiB)"
+
+go tool pprof -raw "$T/held.pb.gz" >"$T/held.raw" 2>&1 || { cat "$T/held.raw"; fail "go tool pprof cannot read the --held profile"; }
+grep -qx 'inuse_objects/count inuse_space/bytes' "$T/held.raw" || { head -8 "$T/held.raw"; fail "the pprof sample types are not inuse_objects/count inuse_space/bytes"; }
+"$HEARTH" export --folded -o "$T/held.folded" "$T/held.pb.gz" 2>"$T/export.err" || { cat "$T/export.err"; fail "hearth cannot read its --held profile back"; }
+for fn in alloc_big alloc_mid alloc_small; do
+	got=$(share "$T/held.folded" "$fn")
+	echo "$fn: $got% of the bytes held"
+	between "$got" 28.3 38.3 || { cat "$T/held.folded"; fail "$fn holds $got% of the bytes in use, not a third (+-5)"; }
+done
+ok "--held gives each function a third of the bytes in use within 5 points (half of alloc_big's blocks were freed)"
+# Objects: 400 rounds a second for 3 s; a round leaves alloc_big 1
+# block, alloc_mid 12, alloc_small 384.
+"$HEARTH" export --folded --sample-type inuse_objects -o "$T/objects.folded" "$T/held.pb.gz" 2>"$T/export.err" || { cat "$T/export.err"; fail "hearth cannot read the objects of its --held profile"; }
+for f in alloc_big:1200 alloc_mid:14400 alloc_small:460800; do
+	fn=${f%:*} want=${f#*:}
+	got=$(sum "$T/objects.folded" ";$fn;")
+	echo "$fn: $got objects held (want $want)"
+	within "$got" "$want" 15 || { cat "$T/objects.folded"; fail "$fn holds $got objects, not $want (+-15%)"; }
+done
+ok "the objects held stand for the blocks each function kept within 15%"
+
+# Killed, hearth record leaves no probe: its links close with it.
+"$HEARTH" record --alloc -p "$p" -d 30 -o "$T/killed.folded" 2>"$T/killed.err" &
+rk=$!
+sleep 1.5
+[ "$(malloc_byte "$p")" = cc ] || { cat "$T/killed.err"; fail "no probe in malloc while recording"; }
+kill -KILL $rk
+wait $rk 2>/dev/null
+sleep 0.5
+[ "$(malloc_byte "$p")" = "$before" ] || fail "malloc keeps a probe after hearth record was killed"
+bpftool prog show name mem_call 2>/dev/null | grep -q . && fail "the allocation program stays loaded after hearth record was killed"
+ok "a killed hearth record leaves no probe and no program"
+
+# Without -p there is nothing to probe.
+"$HEARTH" record --alloc -d 1 -o "$T/none.folded" 2>"$T/none.err" && fail "record --alloc without -p succeeded"
+grep -q 'choose the processes with -p PID' "$T/none.err" || { cat "$T/none.err"; fail "record --alloc without -p does not say to choose processes"; }
+ok "record --alloc without -p says to choose processes"
