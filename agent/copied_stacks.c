@@ -37,9 +37,15 @@ static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e
 	size_t nf = e->nu < HEARTH_STACK_DEPTH ? e->nu : HEARTH_STACK_DEPTH;
 	uint64_t t0 = mono_ns();
 	int complete = 0;
-	int n = sym_unwind(s->unw, (pid_t)e->tgid, (pid_t)e->pid, &copy, pcs,
-			   HEARTH_STACK_DEPTH, &complete);
+	/* Rules shared by module first: a libdw session per process costs
+	 * tens of MiB for a compiler's libraries. */
+	int n = sym_unwind_shared(s->sym, (pid_t)e->tgid, &copy, pcs, HEARTH_STACK_DEPTH,
+				  &complete);
 	size_t len;
+
+	if (n == -EAGAIN)
+		n = sym_unwind(s->unw, (pid_t)e->tgid, (pid_t)e->pid, &copy, pcs,
+			       HEARTH_STACK_DEPTH, &complete);
 
 	s->stats.unwind_ns += mono_ns() - t0;
 	if (complete)

@@ -115,6 +115,9 @@ static void module_unload(struct sym_ctx *ctx, struct sym_module *m)
 	m->pool = NULL;
 	m->pool_n = m->pool_cap = 0;
 	sym_arena_free(&m->pool_names);
+	sym_ucfi_free(m->ucfi);
+	m->ucfi = NULL;
+	m->ucfi_failed = false;
 	if (m->debug_fd >= 0)
 		close(m->debug_fd);
 	m->debug_fd = -1;
@@ -274,7 +277,7 @@ static size_t module_bytes(const struct sym_module *m)
 	return sizeof(*m) + m->symtab.cap * sizeof(struct sym_elfsym) +
 	       m->symtab.names.cap + m->cache_cap * sizeof(*m->cache) +
 	       m->pool_cap * sizeof(*m->pool) + m->pool_names.bytes +
-	       m->dwarf_bytes;
+	       m->dwarf_bytes + sym_ucfi_bytes(m->ucfi);
 }
 
 /* Marks @m loaded with what it has (possibly nothing), so its resolved
@@ -386,7 +389,7 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 	return 0;
 }
 
-static void account(struct sym_ctx *ctx, struct sym_module *m)
+void sym_modcache_account(struct sym_ctx *ctx, struct sym_module *m)
 {
 	size_t b = module_bytes(m);
 	ctx->loaded_bytes += b - m->bytes;
@@ -588,7 +591,7 @@ const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
 	e->first = (uint32_t)first;
 	e->n = (uint32_t)got;
 	m->cache_used++;
-	account(ctx, m);
+	sym_modcache_account(ctx, m);
 	*n = got;
 	return &m->pool[first];
 }

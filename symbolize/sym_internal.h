@@ -129,6 +129,11 @@ struct sym_module {
 	size_t dwarf_bytes; /* memory estimate of the DWARF or Go table */
 	char debug_path[256]; /* separate debug file used, "" = none */
 
+	/* Its .eh_frame for unwinding copied stacks, shared by every process
+	 * mapping it (unwind_shared.c), opened at first use while loaded. */
+	struct sym_ucfi *ucfi;
+	bool ucfi_failed;
+
 	size_t bytes;       /* memory held while loaded */
 	uint64_t last_use;  /* ctx tick of the last lookup */
 	uint32_t refs;      /* process mappings pointing here */
@@ -450,6 +455,11 @@ struct sym_ctx {
 
 /* procs.c */
 struct sym_proc *sym_proc_find(struct sym_ctx *ctx, pid_t pid);
+/* The mapping of @addr in @p, reading the maps again (at most 10 times a
+ * second) when none holds it: the process may have mapped it since.
+ * (symbolize.c) */
+const struct sym_map *sym_proc_map_lookup(struct sym_ctx *ctx, struct sym_proc *p,
+					  uint64_t addr);
 /* Reads /proc/PID/maps into @p (replacing its maps). Returns 0 or -errno. */
 int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p);
 void sym_proc_free_maps(struct sym_ctx *ctx, struct sym_proc *p);
@@ -477,6 +487,13 @@ const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
 					   struct sym_module *m,
 					   uint64_t vaddr, size_t *n);
 void sym_modcache_free_all(struct sym_ctx *ctx);
+/* Counts again the memory of loaded module @m, after it grew. */
+void sym_modcache_account(struct sym_ctx *ctx, struct sym_module *m);
+
+/* unwind_shared.c: frees @u (NULL accepted); its memory. */
+struct sym_ucfi;
+void sym_ucfi_free(struct sym_ucfi *u);
+size_t sym_ucfi_bytes(const struct sym_ucfi *u);
 /* Unloads the modules whose debug file stopped being fetched (arrived or
  * failed) since the last call, so their next lookup loads them with it.
  * Cheap when the fetcher's generation did not move. */

@@ -257,10 +257,8 @@ static int frame_synthetic(struct sym_ctx *ctx, struct sym_frame *out,
 	return 1;
 }
 
-/* Finds the mapping of @addr, rereading the maps once when it is missing
- * (the process may have mapped something new since). */
-static const struct sym_map *find_map(struct sym_ctx *ctx,
-				      struct sym_proc *p, uint64_t addr)
+const struct sym_map *sym_proc_map_lookup(struct sym_ctx *ctx, struct sym_proc *p,
+					  uint64_t addr)
 {
 	const struct sym_map *m = sym_proc_map_find(p, addr);
 	if (m || p->gone)
@@ -329,7 +327,7 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	}
 	ctx->last_proc = p;
 	p->last_use = ctx->tick;
-	const struct sym_map *map = find_map(ctx, p, addr);
+	const struct sym_map *map = sym_proc_map_lookup(ctx, p, addr);
 	if (!map)
 		return frame_synthetic(ctx, out, "[unknown]", addr,
 				       PROF_CLASS_UNKNOWN);

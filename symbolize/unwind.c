@@ -18,6 +18,7 @@
 
 #include "symbolize/sym_internal.h"
 #include "symbolize/unwind.h"
+#include "symbolize/unwind_rules.h"
 
 /* x86-64 DWARF register numbers. */
 #define DWARF_REG_RBP 6
@@ -27,34 +28,23 @@
  * lands in code libdw does not know (a library loaded since). */
 #define REPORT_INTERVAL_NS 1000000000ULL
 
-/* How to find the caller from one pc, read once from the CFI with libdw
- * and kept, so most unwinds never run libdw's interpreter. */
-enum { RULE_EMPTY = 0, RULE_SIMPLE, RULE_OUTERMOST, RULE_COMPLEX };
-
-struct rule {
-	uint64_t pc;
-	uint8_t kind;
-	uint8_t cfa_reg;  /* DWARF_REG_RSP or DWARF_REG_RBP */
-	uint8_t bp_saved; /* rbp restored from CFA + bp_off */
-	int32_t cfa_off;
-	int32_t ra_off;   /* return address at CFA + ra_off */
-	int32_t bp_off;
-};
-
-/* Rule tables start small (most processes run few distinct pcs) and
- * double up to RULES_MAX slots, then start over. */
-#define RULES_MIN 256
-#define RULES_MAX 65536
+/* Sessions open at once: each holds libdw's view of a process and the
+ * CFI of its modules (tens of MiB for a compiler's), so the least
+ * recently used one is closed past this. They serve only what the
+ * rules shared by module cannot (sym_unwind_shared()). */
+#define SESSIONS_OPEN_MAX 4
 
 struct session {
 	pid_t pid;
 	pid_t alias_of; /* forked child: use this process's session */
-	struct rule *rules; /* open addressing by pc */
-	size_t nrules, cap;
+	/* How to find the caller from one pc, read once from the CFI with
+	 * libdw and kept, so most unwinds never run libdw's interpreter. */
+	struct sym_rules rules;
 	pid_t tid;                        /* thread being unwound */
 	Dwfl *dwfl;
 	const struct sym_stack_copy *cur; /* valid during one sym_unwind() */
 	uint64_t reported_ns;
+	uint64_t last_use;
 };
 
 struct sym_unwinder {
@@ -62,6 +52,7 @@ struct sym_unwinder {
 	 * its callbacks' argument, so they must never move. */
 	struct session **v;
 	size_t len, cap;
+	uint64_t tick;
 };
 
 struct walk {
@@ -181,9 +172,7 @@ static void session_close(struct session *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
-	free(s->rules);
-	s->rules = NULL;
-	s->nrules = s->cap = 0;
+	sym_rules_free(&s->rules);
 }
 
 /* (Re)reads the process's mappings into a fresh libdw session. */
@@ -191,10 +180,8 @@ static int session_open(struct session *s)
 {
 	session_close(s);
 	s->reported_ns = mono_ns();
-	s->rules = calloc(RULES_MIN, sizeof(*s->rules));
-	s->cap = RULES_MIN;
 	s->dwfl = dwfl_begin(&proc_callbacks);
-	if (!s->dwfl || !s->rules) {
+	if (!s->dwfl) {
 		session_close(s);
 		return -ENOMEM;
 	}
@@ -317,179 +304,60 @@ static int walk(struct session *s, pid_t tid, const struct sym_stack_copy *copy,
 	return rc;
 }
 
-/* Offset N of a register rule "saved at CFA + N"; false for any other
- * expression. */
-static bool cfa_offset_of(const Dwarf_Op *ops, size_t nops, int32_t *off)
+/* Reads the rule for @pc from the session's module holding it (.eh_frame,
+ * else .debug_frame). */
+static void rule_read(void *arg, uint64_t pc, struct sym_rule *r)
 {
-	uint64_t v = 0;
-
-	if (nops < 1 || ops[0].atom != DW_OP_call_frame_cfa)
-		return false;
-	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst)
-		v = ops[1].number;
-	else if (nops == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
-		v = ops[1].number;
-	else if (nops != 1)
-		return false;
-	*off = (int32_t)(int64_t)v;
-	return (int64_t)v == *off;
-}
-
-static bool cfa_rule_of(Dwarf_Frame *frame, struct rule *r)
-{
-	Dwarf_Op *ops;
-	size_t nops;
-	unsigned reg;
-	int64_t off;
-
-	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1)
-		return false;
-	if (ops[0].atom == DW_OP_bregx) {
-		reg = (unsigned)ops[0].number;
-		off = (int64_t)ops[0].number2;
-	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-		reg = ops[0].atom - DW_OP_breg0;
-		off = (int64_t)ops[0].number;
-	} else {
-		return false;
-	}
-	if ((reg != DWARF_REG_RSP && reg != DWARF_REG_RBP) || off != (int32_t)off)
-		return false;
-	r->cfa_reg = (uint8_t)reg;
-	r->cfa_off = (int32_t)off;
-	return true;
-}
-
-/* Reads the rule for @pc from the module's CFI (.eh_frame, else
- * .debug_frame) into @r. */
-static void rule_read(struct session *s, uint64_t pc, struct rule *r)
-{
+	struct session *s = arg;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	Dwarf_Addr bias;
-	Dwarf_CFI *cfi = NULL;
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Op mem[3], *ops;
-	size_t nops;
-	bool signal = false;
-	int ra;
+	Dwarf_CFI *cfi;
 
-	r->pc = pc;
-	r->kind = RULE_COMPLEX;
 	if (!mod)
 		return;
 	cfi = dwfl_module_eh_cfi(mod, &bias);
-	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
-			return;
-	}
-	ra = dwarf_frame_info(frame, NULL, NULL, &signal);
-	if (ra < 0 || signal || !cfa_rule_of(frame, r) ||
-	    dwarf_frame_register(frame, ra, mem, &ops, &nops) != 0)
-		goto out;
-	if (nops == 0 && ops == mem) {
-		r->kind = RULE_OUTERMOST; /* return address undefined */
-		goto out;
-	}
-	if (!cfa_offset_of(ops, nops, &r->ra_off))
-		goto out;
-	if (dwarf_frame_register(frame, DWARF_REG_RBP, mem, &ops, &nops) != 0)
-		goto out;
-	if (nops == 0 && ops == NULL)
-		r->bp_saved = 0; /* same value */
-	else if (cfa_offset_of(ops, nops, &r->bp_off))
-		r->bp_saved = 1;
-	else
-		goto out;
-	r->kind = RULE_SIMPLE;
-out:
-	free(frame);
-}
-
-static size_t rule_slot(const struct rule *rules, size_t cap, uint64_t pc)
-{
-	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 40) & (cap - 1);
-
-	while (rules[i].kind != RULE_EMPTY && rules[i].pc != pc)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/* Makes room for one more rule: doubles the table, or past RULES_MAX
- * empties it (rules are cheap to read again). */
-static void rules_make_room(struct session *s)
-{
-	size_t cap = s->cap * 2;
-	struct rule *bigger;
-
-	if (s->nrules * 2 < s->cap)
+	if (cfi && sym_rule_read(cfi, pc - bias, r))
 		return;
-	bigger = cap <= RULES_MAX ? calloc(cap, sizeof(*bigger)) : NULL;
-	if (!bigger) {
-		memset(s->rules, 0, s->cap * sizeof(*s->rules));
-		s->nrules = 0;
-		return;
-	}
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->rules[i].kind != RULE_EMPTY)
-			bigger[rule_slot(bigger, cap, s->rules[i].pc)] = s->rules[i];
-	free(s->rules);
-	s->rules = bigger;
-	s->cap = cap;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi)
+		sym_rule_read(cfi, pc - bias, r);
 }
 
-static const struct rule *rule_get(struct session *s, uint64_t pc)
+static const struct sym_rule *rule_at(void *arg, uint64_t at)
 {
-	size_t i = rule_slot(s->rules, s->cap, pc);
+	struct session *s = arg;
 
-	if (s->rules[i].kind == RULE_EMPTY) {
-		rules_make_room(s);
-		i = rule_slot(s->rules, s->cap, pc);
-		rule_read(s, pc, &s->rules[i]);
-		s->nrules++;
-	}
-	return &s->rules[i];
+	return sym_rules_get(&s->rules, at, rule_read, s);
 }
 
-static bool copy_read(const struct sym_stack_copy *c, uint64_t addr, uint64_t *v)
+/* Closes the least recently used open session but @keep when
+ * SESSIONS_OPEN_MAX are open. */
+static void sessions_bound(struct sym_unwinder *u, const struct session *keep)
 {
-	if (addr < c->regs.sp || addr - c->regs.sp > c->size ||
-	    c->size - (addr - c->regs.sp) < sizeof(*v))
-		return false;
-	memcpy(v, c->data + (addr - c->regs.sp), sizeof(*v));
-	return true;
+	struct session *lru = NULL;
+	size_t open = 0;
+
+	for (size_t i = 0; i < u->len; i++) {
+		struct session *s = u->v[i];
+
+		if (!s->dwfl)
+			continue;
+		open++;
+		if (s != keep && (!lru || s->last_use < lru->last_use))
+			lru = s;
+	}
+	if (open >= SESSIONS_OPEN_MAX && lru)
+		session_close(lru);
 }
 
-/* The fast path: walks with cached simple rules. Returns 1 when it reached
- * the outermost frame, 0 when it stopped at the copy's end, -1 when a pc
- * needs libdw's full interpreter. */
-static int fast_walk(struct session *s, const struct sym_stack_copy *c,
-		     struct walk *w)
+/* Marks @s used and opens it when it is closed. Returns 0 or -errno. */
+static int session_ready(struct sym_unwinder *u, struct session *s)
 {
-	uint64_t ip = c->regs.ip, sp = c->regs.sp, bp = c->regs.bp;
-
-	w->n = 0;
-	while (w->n < w->max) {
-		/* A return address points after the call: look up the call. */
-		const struct rule *r = rule_get(s, w->n ? ip - 1 : ip);
-		uint64_t cfa, ra;
-
-		w->pcs[w->n++] = ip;
-		if (r->kind == RULE_OUTERMOST)
-			return 1;
-		if (r->kind != RULE_SIMPLE)
-			return -1;
-		cfa = (r->cfa_reg == DWARF_REG_RSP ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
-		if (!copy_read(c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
-			return 0;
-		if (r->bp_saved && !copy_read(c, cfa + (uint64_t)(int64_t)r->bp_off, &bp))
-			return 0;
-		if (ra == 0)
-			return 1;
-		sp = cfa;
-		ip = ra;
-	}
-	return 0;
+	s->last_use = ++u->tick;
+	if (s->dwfl)
+		return 0;
+	sessions_bound(u, s);
+	return session_open(s);
 }
 
 int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
@@ -507,7 +375,7 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 		pid_t ppid = s->alias_of;
 		struct session *parent = session_get(u, ppid);
 
-		if (parent && !parent->dwfl && session_open(parent) < 0) {
+		if (parent && session_ready(u, parent) < 0) {
 			sym_unwind_forget(u, ppid); /* gone too */
 			parent = NULL;
 		}
@@ -517,11 +385,11 @@ int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	}
 	if (!max)
 		return -EINVAL;
-	if (!s->dwfl && (rc = session_open(s)) < 0) {
+	if ((rc = session_ready(u, s)) < 0) {
 		sym_unwind_forget(u, pid);
 		return rc;
 	}
-	rc = fast_walk(s, copy, &w);
+	rc = sym_rules_walk(copy, rule_at, s, pcs, max, &w.n);
 	if (rc >= 0 && w.n > 1) {
 		*complete = rc;
 		return (int)w.n;

@@ -5,8 +5,10 @@
  * .debug_frame) of each mapped module, for code built without frame
  * pointers.
  *
- * One libdw session per process, built from /proc/PID/maps on first use
- * and kept until sym_unwind_forget(); libdw caches each module's CFI.
+ * sym_unwind_shared() reads rules once per module; what they cannot say
+ * takes a libdw session per process, built from /proc/PID/maps on first
+ * use and kept until sym_unwind_forget() (a few at once, the least
+ * recently used closed); libdw caches each module's CFI.
  * Modules are opened through /proc/PID/root, so processes in other mount
  * namespaces (containers) unwind through their own binaries.
  * The stack bytes are only read during the call: nothing keeps them.
@@ -48,6 +50,17 @@ void sym_unwinder_free(struct sym_unwinder *u);
 int sym_unwind(struct sym_unwinder *u, pid_t pid, pid_t tid,
 	       const struct sym_stack_copy *copy, uint64_t *pcs, size_t max,
 	       int *complete);
+
+struct sym_ctx;
+
+/* Unwinds @copy of process @pid with rules read once per module (its
+ * .eh_frame) and shared by every process that maps it, over @ctx's view
+ * of the process's mappings; their memory counts in @ctx's module budget.
+ * Same output as sym_unwind(). Returns -EAGAIN when a frame needs more
+ * than a simple rule (an expression, a signal frame, the vDSO, JIT code:
+ * sym_unwind() then), -ESRCH when the process's mappings are unknown. */
+int sym_unwind_shared(struct sym_ctx *ctx, pid_t pid, const struct sym_stack_copy *copy,
+		      uint64_t *pcs, size_t max, int *complete);
 
 /* Joins an unwind that stopped early with the frame-pointer walk of the
  * same sample: the first return address they share is where the FP walk
