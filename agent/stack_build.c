@@ -267,6 +267,35 @@ static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgi
 	b->npool += k;
 }
 
+/* Gives the frames of user address @ip, b->frames[@from..@to), their
+ * place: the file mapping that holds it, as pprof's Mapping writes it.
+ * An address outside any file (JIT code, the vDSO) has none. Returns 0
+ * or -ENOMEM. */
+static int place_user(struct sym_ctx *sym, struct prof_profile *p, uint32_t tgid,
+		      uint64_t ip, const uint32_t *frames, size_t n)
+{
+	struct sym_mapping sm;
+	struct prof_mapping m = { 0 };
+	char hex[2 * 64 + 1];
+	uint32_t id;
+
+	if (!n || sym_user_mapping(sym, (pid_t)tgid, ip, &sm) < 0)
+		return 0;
+	for (size_t i = 0; i < sm.build_id_len && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", sm.build_id[i]);
+	m = (struct prof_mapping){ .start = sm.start, .limit = sm.limit,
+				   .offset = sm.offset,
+				   .file = prof_intern_cstr(p, sm.path),
+				   .build_id = sm.build_id_len ? prof_intern_cstr(p, hex) : 0 };
+	if (m.file == UINT32_MAX || m.build_id == UINT32_MAX ||
+	    (id = prof_mapping_intern(p, &m)) == UINT32_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (prof_frame_place(p, frames[i], id, ip) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 /* In place of the evaluation loop's frame at b->frames[@at] and above:
  * the Python frames it runs, outermost first, from *@next (an index into
  * in->py, counting down to the innermost): the entry frame the native call
@@ -362,6 +391,8 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 				return -ENOMEM;
 		}
 		b->unstable |= unstable;
+		if (place_user(sym, p, in->tgid, ip, b->frames + from, *n - from) < 0)
+			return -ENOMEM;
 		addr_put(b, e, in->tgid, ip, ADDR_USER, from, *n, unstable);
 		if (py_next >= 0 && splice_python(b, p, in, from, n, &py_next) < 0)
 			return -ENOMEM;
@@ -558,8 +589,6 @@ static uint32_t to_target(struct stack_builder *b, struct target *t,
 			  struct prof_profile *p, uint32_t id)
 {
 	const struct prof_profile *d = b->dict;
-	const struct prof_frame *df;
-	struct prof_frame f;
 
 	if (id < t->cap && t->map[id])
 		return t->map[id];
@@ -573,16 +602,7 @@ static uint32_t to_target(struct stack_builder *b, struct target *t,
 		t->map = map;
 		t->cap = cap;
 	}
-	df = prof_frame_get(d, id);
-	if (!df)
-		return UINT32_MAX;
-	f = *df;
-	f.name = prof_intern(p, prof_str(d, df->name), prof_str_len(d, df->name));
-	f.module = prof_intern(p, prof_str(d, df->module), prof_str_len(d, df->module));
-	f.file = prof_intern(p, prof_str(d, df->file), prof_str_len(d, df->file));
-	if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX)
-		return UINT32_MAX;
-	return t->map[id] = prof_frame_intern(p, &f);
+	return t->map[id] = prof_frame_copy(p, d, id);
 }
 
 /* Adds @value to the dictionary stack @frames[0..n) in @p. */

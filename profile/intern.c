@@ -351,3 +351,134 @@ int prof_frame_cmp(const struct prof_profile *p, uint32_t a, uint32_t b)
 		return fa->cls < fb->cls ? -1 : 1;
 	return (fa->lang > fb->lang) - (fa->lang < fb->lang);
 }
+
+uint32_t prof_frame_copy(struct prof_profile *dst,
+			 const struct prof_profile *src, uint32_t frame)
+{
+	const struct prof_frame *sf;
+	struct prof_frame df;
+	uint32_t id;
+
+	if (!(frame < src->nframes))
+		return UINT32_MAX;
+	sf = &src->frames[frame];
+	df = *sf;
+	df.name = prof_intern(dst, src->strs[sf->name], src->str_len[sf->name]);
+	df.module = prof_intern(dst, src->strs[sf->module],
+				src->str_len[sf->module]);
+	df.file = prof_intern(dst, src->strs[sf->file], src->str_len[sf->file]);
+	if (df.name == UINT32_MAX || df.module == UINT32_MAX ||
+	    df.file == UINT32_MAX)
+		return UINT32_MAX;
+	id = prof_frame_intern(dst, &df);
+	if (id != UINT32_MAX && prof_frame_place_as(dst, id, src, frame) < 0)
+		return UINT32_MAX;
+	return id;
+}
+
+/* ---- places: where frames were seen ------------------------------------ */
+
+static uint64_t hash_mapping(const struct prof_mapping *m)
+{
+	uint64_t h = prof_mix64(m->start ^ prof_mix64(m->limit));
+
+	h = prof_mix64(h ^ m->offset);
+	return prof_mix64(h ^ ((uint64_t)m->file << 32 | m->build_id));
+}
+
+static int mapping_equal(const struct prof_mapping *a,
+			 const struct prof_mapping *b)
+{
+	return a->start == b->start && a->limit == b->limit &&
+	       a->offset == b->offset && a->file == b->file &&
+	       a->build_id == b->build_id;
+}
+
+uint32_t prof_mapping_intern(struct prof_profile *p,
+			     const struct prof_mapping *m)
+{
+	uint64_t h = hash_mapping(m), sl;
+	uint32_t id, mask = p->mapping_index.cap - 1;
+
+	if (!(m->file < p->nstr) || !(m->build_id < p->nstr))
+		return UINT32_MAX;
+	for (uint64_t j = h & mask; p->mapping_index.cap &&
+	     (sl = p->mapping_index.slots[j]) != 0; j = (j + 1) & mask) {
+		id = SLOT_ID(sl);
+		if (SLOT_HASH(sl) == (uint32_t)h && mapping_equal(&p->mappings[id], m))
+			return id;
+	}
+	if (!p->nmappings)
+		p->nmappings = 1; /* id 0 stays unused */
+	if ((size_t)UINT32_MAX - 1 <= p->nmappings ||
+	    table_reserve(&p->mapping_index, 1) < 0 ||
+	    prof_grow_how((void **)&p->mappings, &p->mapping_cap,
+			  (uint64_t)p->nmappings + 1, sizeof(*p->mappings), 0) < 0)
+		return UINT32_MAX;
+	id = p->nmappings++;
+	p->mappings[id] = *m;
+	table_insert(&p->mapping_index, id, h);
+	return id;
+}
+
+const struct prof_mapping *prof_mapping_get(const struct prof_profile *p,
+					    uint32_t id)
+{
+	return 0 < id && id < p->nmappings ? &p->mappings[id] : NULL;
+}
+
+uint32_t prof_mapping_count(const struct prof_profile *p)
+{
+	return p->nmappings ? p->nmappings : 1;
+}
+
+int prof_frame_place(struct prof_profile *p, uint32_t frame,
+		     uint32_t mapping, uint64_t addr)
+{
+	uint32_t cap = p->place_cap;
+
+	if (!(frame < p->nframes) || !prof_mapping_get(p, mapping))
+		return -EINVAL;
+	if (!(frame < p->place_cap)) {
+		if (prof_grow_how((void **)&p->places, &cap, (uint64_t)frame + 1,
+				  sizeof(*p->places), 0) < 0)
+			return -ENOMEM;
+		memset(p->places + p->place_cap, 0,
+		       (size_t)(cap - p->place_cap) * sizeof(*p->places));
+		p->place_cap = cap;
+	}
+	if (!p->places[frame].mapping)
+		p->places[frame] = (struct prof_place){ addr, mapping, 0 };
+	return 0;
+}
+
+uint64_t prof_frame_addr(const struct prof_profile *p, uint32_t frame,
+			 uint32_t *mapping)
+{
+	const struct prof_place *pl = frame < p->place_cap ? &p->places[frame] : NULL;
+
+	if (mapping)
+		*mapping = pl ? pl->mapping : 0;
+	return pl ? pl->addr : 0;
+}
+
+int prof_frame_place_as(struct prof_profile *dst, uint32_t frame,
+			const struct prof_profile *src, uint32_t src_frame)
+{
+	uint32_t sm;
+	uint64_t addr = prof_frame_addr(src, src_frame, &sm);
+	const struct prof_mapping *m = prof_mapping_get(src, sm);
+	struct prof_mapping dm;
+	uint32_t id;
+
+	if (!m)
+		return 0;
+	dm = *m;
+	dm.file = prof_intern(dst, src->strs[m->file], src->str_len[m->file]);
+	dm.build_id = prof_intern(dst, src->strs[m->build_id],
+				  src->str_len[m->build_id]);
+	if (dm.file == UINT32_MAX || dm.build_id == UINT32_MAX ||
+	    (id = prof_mapping_intern(dst, &dm)) == UINT32_MAX)
+		return -ENOMEM;
+	return prof_frame_place(dst, frame, id, addr);
+}

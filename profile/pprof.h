@@ -14,9 +14,14 @@
  * inuse_space, alloc_objects) keeps that name. Leading process and thread
  * rows become the sample labels "process" and "thread", so pprof's function
  * lists show only real functions. A frame followed by inline frames becomes
- * one Location whose Lines are innermost first. The module is the
- * Mapping's filename; a profile of several processes starts with a
- * Mapping without one, so pprof names no "File:" for it. hearth's per-frame kind, class and language go into
+ * one Location whose Lines are innermost first. A frame with a place
+ * (profile.h) has its Location at that address, in a Mapping with the
+ * place's range, offset, path and build ID (a Location of inline frames
+ * at its innermost frame's address when its outer frame was seen there
+ * too, else at the outer frame's); other frames' Mappings are their
+ * module's name alone, at address 0. A profile of several processes
+ * starts with a Mapping without a file, so pprof names no "File:" for
+ * it. hearth's per-frame kind, class and language go into
  * Function fields 5001..5003 and the drop count into Profile field 5001;
  * other readers skip those fields.
  *
@@ -29,7 +34,9 @@
  * present; in other files, all but the last Line of a Location read as
  * inline frames and a "[kernel..." mapping as kernel frames. A Location
  * without Lines reads as "module+0xoffset". Samples with negative values
- * are left out and counted (prof_meta's negative); a stack deeper than
+ * are left out and counted (prof_meta's negative); a Location with an
+ * address in a Mapping with a range gives its frames that place, and
+ * their module is the Mapping file's basename; a stack deeper than
  * 1,048,576 frames is refused.
  */
 #ifndef HEARTH_PPROF_H

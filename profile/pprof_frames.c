@@ -103,13 +103,42 @@ static int line_frame(struct reader *r, uint64_t fid, int64_t line, size_t i,
 	return 0;
 }
 
-/* Appends one frame id to the resolved-frames array. */
-static int push_frame(struct reader *r, const struct prof_frame *fr)
+/* Sets *@id to the profile's mapping of @m (interned the first time), 0
+ * when it gives no place: no address range. 0, -EINVAL or -ENOMEM. */
+static int placed_mapping(struct reader *r, struct rmapping *m, uint32_t *id)
 {
-	uint32_t id = prof_frame_intern(r->p, fr);
+	struct prof_mapping pm = { .start = m->start, .limit = m->limit,
+				   .offset = m->offset };
+	int ret;
 
-	if (id == UINT32_MAX ||
-	    prof_grow_size((void **)&r->lframes, &r->lframes_cap, r->lframes_len + 1,
+	if (!m->placed && m->start < m->limit) {
+		if ((ret = pr_str_get(r, m->file, &pm.file)) < 0 ||
+		    (ret = pr_str_get(r, m->build_id, &pm.build_id)) < 0)
+			return ret;
+		if ((m->placed = prof_mapping_intern(r->p, &pm)) == UINT32_MAX)
+			return -ENOMEM;
+	}
+	*id = m->placed;
+	return 0;
+}
+
+/* Appends one frame id to the resolved-frames array; a frame of a
+ * location with an address in mapping @m gets it as its place. */
+static int push_frame(struct reader *r, const struct prof_frame *fr,
+		      const struct rlocation *l, struct rmapping *m)
+{
+	uint32_t id = prof_frame_intern(r->p, fr), pm = 0;
+	int ret;
+
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	if (m && l->address) {
+		if ((ret = placed_mapping(r, m, &pm)) < 0)
+			return ret;
+		if (pm && prof_frame_place(r->p, id, pm, l->address) < 0)
+			return -ENOMEM;
+	}
+	if (prof_grow_size((void **)&r->lframes, &r->lframes_cap, r->lframes_len + 1,
 		     sizeof(*r->lframes)) < 0)
 		return -ENOMEM;
 	r->lframes[r->lframes_len++] = id;
@@ -152,7 +181,7 @@ static int collect_lines(struct reader *r, const struct rlocation *l)
 /* Resolves location @l into frames, outer caller first. */
 int pr_resolve_location(struct reader *r, struct rlocation *l)
 {
-	const struct rmapping *m = NULL;
+	struct rmapping *m = NULL;
 	struct prof_frame base = { 0 };
 	size_t start = r->lframes_len;
 	int ret, kernel = 0;
@@ -162,8 +191,19 @@ int pr_resolve_location(struct reader *r, struct rlocation *l)
 		if (!m)
 			return pr_bad(r, "a location refers to mapping %llu, which is not defined",
 				   (unsigned long long)l->mapping);
-		if ((ret = pr_str_get(r, m->file, &base.module)) < 0)
-			return ret;
+		if (m->file < 0 || (uint64_t)r->nstrs <= (uint64_t)m->file)
+			return pr_bad(r, "a mapping names a string outside the table");
+		/* A mapping of a process (an address range) names its file
+		 * by path: the module is the file's name, as hearth names
+		 * modules. */
+		size_t n = r->strs[m->file].n;
+		const char *mod = (const char *)r->strs[m->file].p;
+
+		if (m->start < m->limit)
+			mod = base_name(mod, &n);
+
+		if ((base.module = prof_intern(r->p, mod, n)) == UINT32_MAX)
+			return -ENOMEM;
 		kernel = r->strs[m->file].n >= 7 &&
 			 memcmp(r->strs[m->file].p, "[kernel", 7) == 0;
 	}
@@ -178,7 +218,7 @@ int pr_resolve_location(struct reader *r, struct rlocation *l)
 					   (int64_t)r->lines[i].line, i,
 					   r->nlines, kernel, &fr)
 			      : unnamed_frame(r, l, m, &fr);
-		if (ret < 0 || (ret = push_frame(r, &fr)) < 0)
+		if (ret < 0 || (ret = push_frame(r, &fr, l, m)) < 0)
 			return ret;
 	}
 	if (r->nlines == 0) {
@@ -187,7 +227,7 @@ int pr_resolve_location(struct reader *r, struct rlocation *l)
 		if (kernel)
 			fr.kind = PROF_KIND_KERNEL;
 		if ((ret = unnamed_frame(r, l, m, &fr)) < 0 ||
-		    (ret = push_frame(r, &fr)) < 0)
+		    (ret = push_frame(r, &fr, l, m)) < 0)
 			return ret;
 	}
 	if (UINT32_MAX < r->lframes_len - start)

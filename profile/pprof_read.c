@@ -83,19 +83,21 @@ static int decode_mapping(struct reader *r, struct span s)
 		return -ENOMEM;
 	memset(m, 0, sizeof(*m));
 	while ((ret = pb_next(&pr, &f)) > 0) {
-		if (f.num == MAPPING_ID || f.num == MAPPING_MEMORY_START ||
-		    f.num == MAPPING_FILE_OFFSET || f.num == MAPPING_FILENAME) {
-			if (want(r, &f, PB_VARINT, "a mapping") < 0)
-				return -EINVAL;
-		}
+		if (MAPPING_ID <= f.num && f.num <= MAPPING_BUILD_ID &&
+		    want(r, &f, PB_VARINT, "a mapping") < 0)
+			return -EINVAL;
 		if (f.num == MAPPING_ID)
 			m->id = f.u64;
 		else if (f.num == MAPPING_MEMORY_START)
 			m->start = f.u64;
+		else if (f.num == MAPPING_MEMORY_LIMIT)
+			m->limit = f.u64;
 		else if (f.num == MAPPING_FILE_OFFSET)
 			m->offset = f.u64;
 		else if (f.num == MAPPING_FILENAME)
 			m->file = (int64_t)f.u64;
+		else if (f.num == MAPPING_BUILD_ID)
+			m->build_id = (int64_t)f.u64;
 	}
 	return ret < 0 ? pr_bad(r, "a mapping is truncated") : 0;
 }

@@ -23,8 +23,9 @@ struct span {
 };
 
 struct rmapping {
-	uint64_t id, start, offset;
-	int64_t file;
+	uint64_t id, start, limit, offset;
+	int64_t file, build_id;
+	uint32_t placed; /* the profile's mapping id; 0 = not yet interned */
 };
 
 struct rfunction {

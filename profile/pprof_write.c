@@ -81,6 +81,12 @@ static int mem_types(const struct prof_meta *m, struct mem_types *t)
 	}
 }
 
+/* A Mapping written: a profile's mapping (@placed) or a module name. */
+struct out_mapping {
+	uint32_t id;  /* profile mapping id, or module string id */
+	int placed;
+};
+
 struct writer {
 	const struct prof_profile *p;
 	/* Second values: the same stacks in another profile, its frame
@@ -101,8 +107,11 @@ struct writer {
 	uint32_t *slots;     /* hash of sequences -> location id */
 	uint32_t slot_cap;
 
+	/* Mappings: a module's name for frames without a place, else the
+	 * profile's mapping of the place. */
 	uint32_t *mapping_of; /* module string id -> mapping id */
-	uint32_t *mapping_str; /* mapping id - 1 -> module string id */
+	uint32_t *placed_of;  /* profile mapping id -> mapping id */
+	struct out_mapping *mappings; /* mapping id - 1 -> what it is */
 	uint32_t nmappings;
 	uint8_t *frame_used;
 	uint64_t *ids; /* one sample's location ids */
@@ -142,37 +151,69 @@ static int slots_grow(struct writer *w)
 	return 0;
 }
 
+/* Appends a Mapping for @id (@placed: a profile mapping, else a module
+ * string) to the ones written; its pprof id, UINT32_MAX on ENOMEM. */
+static uint32_t mapping_add(struct writer *w, uint32_t id, int placed)
+{
+	struct out_mapping *m = realloc(w->mappings,
+					(w->nmappings + 1) * sizeof(*m));
+
+	if (!m)
+		return UINT32_MAX;
+	w->mappings = m;
+	m[w->nmappings++] = (struct out_mapping){ id, placed };
+	return w->nmappings;
+}
+
 /* Returns the mapping id for module string @mod (creating it), 0 for no
  * module, or UINT32_MAX when out of memory. */
 static uint32_t mapping_for(struct writer *w, uint32_t mod)
 {
 	if (!mod)
 		return 0;
-	if (!w->mapping_of[mod]) {
-		uint32_t *m = realloc(w->mapping_str,
-				      (w->nmappings + 1) * sizeof(*m));
-
-		if (!m)
-			return UINT32_MAX;
-		w->mapping_str = m;
-		m[w->nmappings++] = mod;
-		w->mapping_of[mod] = w->nmappings;
-	}
+	if (!w->mapping_of[mod])
+		w->mapping_of[mod] = mapping_add(w, mod, 0);
 	return w->mapping_of[mod];
+}
+
+/* The place a Location of frames @f[0..n) (outer frame first) is written
+ * at: its innermost frame's, when the outer frame was seen at the same
+ * address (the address then holds this very chain), else the outer
+ * frame's (its function, whatever was inlined there). The mapping id
+ * goes to *@map: the place's, else the outer frame's module's (then the
+ * address is 0). UINT32_MAX in *@map when out of memory. */
+static uint64_t location_place(struct writer *w, const uint32_t *f, size_t n,
+			       uint32_t *map)
+{
+	uint32_t pm, inner_pm;
+	uint64_t addr = prof_frame_addr(w->p, f[0], &pm);
+	uint64_t inner = prof_frame_addr(w->p, f[n - 1], &inner_pm);
+
+	if (inner_pm && inner == addr && inner_pm == pm)
+		addr = inner;
+	if (!pm) {
+		*map = mapping_for(w, prof_frame_get(w->p, f[0])->module);
+		return 0;
+	}
+	if (!w->placed_of[pm])
+		w->placed_of[pm] = mapping_add(w, pm, 1);
+	*map = w->placed_of[pm];
+	return addr;
 }
 
 /* Encodes Location @id for frames @f[0..n) (outer frame first). */
 static int encode_location(struct writer *w, uint32_t id, const uint32_t *f,
 			   size_t n)
 {
-	const struct prof_frame *outer = prof_frame_get(w->p, f[0]);
-	uint32_t map = mapping_for(w, outer->module);
+	uint32_t map;
+	uint64_t addr = location_place(w, f, n, &map);
 
 	if (map == UINT32_MAX)
 		return -ENOMEM;
 	pb_reset(&w->msg);
 	pb_put_uint(&w->msg, LOCATION_ID, id);
 	pb_put_uint(&w->msg, LOCATION_MAPPING_ID, map);
+	pb_put_uint(&w->msg, LOCATION_ADDRESS, addr);
 	for (size_t i = n; i-- > 0;) {
 		pb_reset(&w->line);
 		pb_put_uint(&w->line, LINE_FUNCTION_ID, f[i]);
@@ -338,9 +379,21 @@ static void put_value_type(struct writer *w, uint32_t field, uint32_t type,
 static void put_mappings_functions(struct writer *w, struct pb_buf *out)
 {
 	for (uint32_t i = 0; i < w->nmappings; i++) {
+		const struct out_mapping *om = &w->mappings[i];
+		const struct prof_mapping *pm =
+			om->placed ? prof_mapping_get(w->p, om->id) : NULL;
+
 		pb_reset(&w->msg);
 		pb_put_uint(&w->msg, MAPPING_ID, i + 1);
-		pb_put_uint(&w->msg, MAPPING_FILENAME, w->mapping_str[i]);
+		if (pm) {
+			pb_put_uint(&w->msg, MAPPING_MEMORY_START, pm->start);
+			pb_put_uint(&w->msg, MAPPING_MEMORY_LIMIT, pm->limit);
+			pb_put_uint(&w->msg, MAPPING_FILE_OFFSET, pm->offset);
+			pb_put_uint(&w->msg, MAPPING_FILENAME, pm->file);
+			pb_put_uint(&w->msg, MAPPING_BUILD_ID, pm->build_id);
+		} else {
+			pb_put_uint(&w->msg, MAPPING_FILENAME, om->id);
+		}
 		pb_put_uint(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
 		pb_put_uint(&w->msg, MAPPING_HAS_FILENAMES, 1);
 		pb_put_uint(&w->msg, MAPPING_HAS_LINE_NUMBERS, 1);
@@ -433,7 +486,8 @@ static void writer_free(struct writer *w)
 	free(w->loc_n);
 	free(w->slots);
 	free(w->mapping_of);
-	free(w->mapping_str);
+	free(w->placed_of);
+	free(w->mappings);
 	free(w->frame_used);
 	free(w->ids);
 	free(w->second_of);
@@ -498,18 +552,16 @@ int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
 		w.period = 1000000000ull / m->hz;
 	}
 	w.mapping_of = calloc(w.nstr, sizeof(*w.mapping_of));
+	w.placed_of = calloc(prof_mapping_count(p), sizeof(*w.placed_of));
 	w.frame_used = calloc(prof_frame_count(p), 1);
 	ret = -ENOMEM;
-	if (!w.mapping_of || !w.frame_used)
+	if (!w.mapping_of || !w.placed_of || !w.frame_used)
 		goto out;
 	/* pprof names the file of the first mapping as the profile's
 	 * ("File: x"): a profile of several processes has none, so its
 	 * first mapping is one without a file. */
-	if (processes(p) > 1) {
-		if (!(w.mapping_str = malloc(sizeof(*w.mapping_str))))
-			goto out;
-		w.mapping_str[w.nmappings++] = 0;
-	}
+	if (processes(p) > 1 && mapping_add(&w, 0, 0) == UINT32_MAX)
+		goto out;
 	ret = prof_walk_stacks(p, add_sample, &w);
 	if (ret < 0)
 		goto out;

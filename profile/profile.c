@@ -164,6 +164,9 @@ void prof_free(struct prof_profile *p)
 	free(p->str_index.slots);
 	free(p->frames);
 	free(p->frame_index.slots);
+	free(p->mappings);
+	free(p->mapping_index.slots);
+	free(p->places);
 	free(p->nodes);
 	free(p->last_child);
 	free(p->edge_index.slots);
@@ -625,23 +628,6 @@ int prof_sort(struct prof_profile *p)
 
 /* ---- merge and walk ------------------------------------------------------------------ */
 
-/* Re-interns frame @f of @src into @dst; UINT32_MAX on ENOMEM. */
-static uint32_t frame_copy(struct prof_profile *dst,
-			   const struct prof_profile *src, uint32_t f)
-{
-	const struct prof_frame *sf = &src->frames[f];
-	struct prof_frame df = *sf;
-
-	df.name = prof_intern(dst, src->strs[sf->name], src->str_len[sf->name]);
-	df.module = prof_intern(dst, src->strs[sf->module],
-				src->str_len[sf->module]);
-	df.file = prof_intern(dst, src->strs[sf->file], src->str_len[sf->file]);
-	if (df.name == UINT32_MAX || df.module == UINT32_MAX ||
-	    df.file == UINT32_MAX)
-		return UINT32_MAX;
-	return prof_frame_intern(dst, &df);
-}
-
 int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 {
 	uint32_t *fmap = NULL, *nmap = NULL, base;
@@ -654,7 +640,7 @@ int prof_merge(struct prof_profile *dst, const struct prof_profile *src)
 	if (!fmap || !nmap)
 		goto out;
 	for (uint32_t f = 1; f < src->nframes; f++) {
-		fmap[f] = frame_copy(dst, src, f);
+		fmap[f] = prof_frame_copy(dst, src, f);
 		if (fmap[f] == UINT32_MAX)
 			goto out;
 	}
@@ -714,7 +700,7 @@ static int add_mapped(const struct prof_profile *src, const uint32_t *frames,
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (!m->fmap[frames[i]])
-			m->fmap[frames[i]] = frame_copy(m->dst, src, frames[i]);
+			m->fmap[frames[i]] = prof_frame_copy(m->dst, src, frames[i]);
 		if (m->fmap[frames[i]] == UINT32_MAX)
 			return -ENOMEM;
 		m->path[i] = m->fmap[frames[i]];

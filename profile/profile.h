@@ -148,6 +148,52 @@ const struct prof_frame *prof_frame_get(const struct prof_profile *p,
 /* Number of frames, including frame 0. */
 uint32_t prof_frame_count(const struct prof_profile *p);
 
+/* Re-interns frame @frame of @src into @dst (strings, frame, and its
+ * place when it has one; @src and @dst differ). Returns the frame's id
+ * in @dst, UINT32_MAX on ENOMEM or an unknown @frame. */
+uint32_t prof_frame_copy(struct prof_profile *dst,
+			 const struct prof_profile *src, uint32_t frame);
+
+/* Where code was seen: a file mapped into a process, as pprof's Mapping
+ * says it, so that other tools can find the file and its symbols again. */
+struct prof_mapping {
+	uint64_t start;    /* the first address of the mapping */
+	uint64_t limit;    /* the address past its end */
+	uint64_t offset;   /* the file offset mapped at start */
+	uint32_t file;     /* string id: the file's path as the process saw it */
+	uint32_t build_id; /* string id: its GNU build-id in hex; 0 = none */
+};
+
+/* Interns mapping @m (two are the same when every field is equal).
+ * Returns its id (>= 1), or UINT32_MAX on ENOMEM or an unknown string. */
+uint32_t prof_mapping_intern(struct prof_profile *p,
+			     const struct prof_mapping *m);
+
+/* Returns the mapping with id @id, NULL for 0 or an unknown id. */
+const struct prof_mapping *prof_mapping_get(const struct prof_profile *p,
+					    uint32_t id);
+
+/* Number of mappings, including the unused id 0. */
+uint32_t prof_mapping_count(const struct prof_profile *p);
+
+/* Records that frame @frame was seen at address @addr of mapping
+ * @mapping. A frame has one place, the first one given (a frame at one
+ * line may run at several addresses; any of them names it). Places are
+ * not part of a frame's identity. Returns 0, -EINVAL for an unknown frame
+ * or mapping, or -ENOMEM. */
+int prof_frame_place(struct prof_profile *p, uint32_t frame,
+		     uint32_t mapping, uint64_t addr);
+
+/* The address of frame @frame's place, with its mapping in *@mapping
+ * (may be NULL); 0 and mapping 0 when it has none. */
+uint64_t prof_frame_addr(const struct prof_profile *p, uint32_t frame,
+			 uint32_t *mapping);
+
+/* Gives frame @frame of @dst the place of frame @src_frame of @src, when
+ * that has one (its mapping is re-interned into @dst). 0 or -ENOMEM. */
+int prof_frame_place_as(struct prof_profile *dst, uint32_t frame,
+			const struct prof_profile *src, uint32_t src_frame);
+
 /* Adds @value to the stack @frames[0..n) (root first, leaf last): every node
  * on the path gains @value in total, the leaf gains it in self. Returns the
  * leaf node's id, 0 when n == 0 (value goes to the root's self), or

@@ -49,6 +49,13 @@ struct edge_table {
 	uint32_t used;
 };
 
+/* A frame's place: an address in one of the profile's mappings. */
+struct prof_place {
+	uint64_t addr;
+	uint32_t mapping; /* 0 = not placed */
+	uint32_t pad;
+};
+
 struct prof_profile {
 	struct prof_meta meta;
 
@@ -61,6 +68,15 @@ struct prof_profile {
 	struct prof_frame *frames;
 	uint32_t nframes, frame_cap;
 	struct id_table frame_index;
+
+	/* Where frames were seen (intern.c): mappings interned like frames
+	 * (id 0 unused), and per frame id its place; NULL until a frame is
+	 * placed, so profiles read from text cost nothing more. */
+	struct prof_mapping *mappings;
+	uint32_t nmappings, mapping_cap;
+	struct id_table mapping_index;
+	struct prof_place *places;
+	uint32_t place_cap;
 
 	struct prof_node *nodes;
 	/* Per node: its last child, for appending; kept only once a node may

@@ -37,19 +37,6 @@ struct rename {
 	size_t renamed;
 };
 
-/* Copies frame @f of the source into the destination as it is. */
-static uint32_t copy_frame(struct rename *r, const struct prof_frame *f)
-{
-	struct prof_frame g = *f;
-
-	g.name = prof_intern_cstr(r->dst, prof_str(r->src, f->name));
-	g.module = prof_intern_cstr(r->dst, prof_str(r->src, f->module));
-	g.file = prof_intern_cstr(r->dst, prof_str(r->src, f->file));
-	if (g.name == UINT32_MAX || g.module == UINT32_MAX || g.file == UINT32_MAX)
-		return UINT32_MAX;
-	return prof_frame_intern(r->dst, &g);
-}
-
 /* The fetched file of the module a frame names, with the address in
  * *@vaddr; NULL when the frame is not "module+0xADDR" of one. */
 static const struct fetched *unnamed_in(const struct rename *r,
@@ -87,7 +74,7 @@ static int push_frame(struct rename *r, uint32_t id, size_t *n)
 	int k = fx ? sym_file(r->sym, fx->path, vaddr, r->chain, SYM_INLINE_MAX) : 0;
 
 	if (k < 1 || (r->chain[0].flags & SYM_FRAME_UNRESOLVED)) {
-		if (!r->map[id] && (r->map[id] = copy_frame(r, f)) == UINT32_MAX)
+		if (!r->map[id] && (r->map[id] = prof_frame_copy(r->dst, r->src, id)) == UINT32_MAX)
 			return -ENOMEM;
 		if (*n < MAX_OUT)
 			r->out[(*n)++] = r->map[id];
@@ -109,7 +96,7 @@ static int push_frame(struct rename *r, uint32_t id, size_t *n)
 		if (g.name == UINT32_MAX || g.module == UINT32_MAX || g.file == UINT32_MAX)
 			return -ENOMEM;
 		uint32_t gid = prof_frame_intern(r->dst, &g);
-		if (gid == UINT32_MAX)
+		if (gid == UINT32_MAX || prof_frame_place_as(r->dst, gid, r->src, id) < 0)
 			return -ENOMEM;
 		if (*n < MAX_OUT)
 			r->out[(*n)++] = gid;

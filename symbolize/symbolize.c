@@ -352,6 +352,23 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	}
 }
 
+int sym_user_mapping(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+		     struct sym_mapping *out)
+{
+	const struct sym_proc *p = sym_proc_find(ctx, pid);
+	const struct sym_map *map = p ? sym_proc_map_find(p, addr) : NULL;
+
+	if (!map || map->kind != SYM_MAP_FILE || !map->mod || !map->mod->path)
+		return -ENOENT;
+	*out = (struct sym_mapping){
+		.start = map->start, .limit = map->end, .offset = map->pgoff,
+		.path = map->mod->path,
+		.build_id = map->mod->build_id_len ? map->mod->build_id : NULL,
+		.build_id_len = map->mod->build_id_len,
+	};
+	return 0;
+}
+
 int sym_file(struct sym_ctx *ctx, const char *path, uint64_t vaddr,
 	     struct sym_frame *out, size_t max)
 {

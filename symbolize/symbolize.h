@@ -143,6 +143,24 @@ void sym_free(struct sym_ctx *ctx);
 int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	     struct sym_frame *out, size_t max);
 
+/* The file mapping that holds a user address, as the process mapped it:
+ * what pprof's Mapping says, so that other tools find the file again. */
+struct sym_mapping {
+	uint64_t start, limit;   /* the executable mapping's addresses */
+	uint64_t offset;         /* the file offset mapped at start */
+	const char *path;        /* the file as the process sees it */
+	const uint8_t *build_id; /* its GNU build-id, NULL when it has none */
+	size_t build_id_len;
+};
+
+/* Fills @out with the mapping of an ELF file holding user address @addr
+ * of process @pid, as sym_user() last read the process's mappings (it
+ * does not read them again). Returns 0, or -ENOENT when no file holds the
+ * address (anonymous memory, the vDSO, a process not read). Strings are
+ * owned by @ctx, valid until the next call on it. */
+int sym_user_mapping(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
+		     struct sym_mapping *out);
+
 /* Resolves @vaddr, an ELF virtual address (as addr2line takes it) in the
  * file at @path, into frames like sym_user(). The file is opened in our
  * own mount namespace and stays cached until sym_free() (or eviction of

@@ -158,6 +158,83 @@ static void test_round_trip_attributes(void **state)
 	prof_free(p);
 }
 
+/* Frame @f's place in @p as "file build-id start limit offset addr". */
+static void place_is(const struct prof_profile *p, uint32_t f, const char *want)
+{
+	uint32_t mid;
+	uint64_t addr = prof_frame_addr(p, f, &mid);
+	const struct prof_mapping *m = prof_mapping_get(p, mid);
+	char got[512];
+
+	assert_non_null(m);
+	snprintf(got, sizeof(got), "%s %s %llx %llx %llx %llx", prof_str(p, m->file),
+		 prof_str(p, m->build_id), (unsigned long long)m->start,
+		 (unsigned long long)m->limit, (unsigned long long)m->offset,
+		 (unsigned long long)addr);
+	assert_string_equal(got, want);
+}
+
+/* The id of the frame named @name in @p (there is one). */
+static uint32_t frame_named(const struct prof_profile *p, const char *name)
+{
+	for (uint32_t f = 1; f < prof_frame_count(p); f++)
+		if (!strcmp(prof_str(p, prof_frame_get(p, f)->name), name))
+			return f;
+	fail_msg("no frame %s", name);
+	return 0;
+}
+
+/* Places (mappings with build-ids, addresses) go through pprof and
+ * merges; the first place given stays; a location whose inline chain
+ * was seen elsewhere is written at its outer frame's address. */
+static void test_places(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES), *q, *r;
+	struct prof_mapping exe = { 0x5500001000, 0x5500002000, 0x1000,
+				    prof_intern_cstr(p, "/srv/bin/app"),
+				    prof_intern_cstr(p, "b83d9c3b2b5f79c4") };
+	struct prof_mapping libc = { 0x7f0000026000, 0x7f000017c000, 0x26000,
+				     prof_intern_cstr(p, "/usr/lib/libc.so.6"), 0 };
+	uint32_t me = prof_mapping_intern(p, &exe), ml = prof_mapping_intern(p, &libc);
+	uint32_t m = frame(p, "main", "app", "main.c", 10, PROF_KIND_USER, 1, 1);
+	uint32_t w = frame(p, "work", "app", "work.c", 20, PROF_KIND_USER, 1, 1);
+	uint32_t w2 = frame(p, "work2", "app", "work.c", 30, PROF_KIND_USER, 1, 1);
+	uint32_t in = frame(p, "helper", "app", "h.h", 3, PROF_KIND_INLINE, 1, 1);
+	uint32_t c = frame(p, "memcpy", "libc.so.6", NULL, 0, PROF_KIND_USER, 4, 5);
+	uint32_t k = frame(p, "schedule", "[kernel]", NULL, 0, PROF_KIND_KERNEL, 4, 0);
+
+	(void)state;
+	assert_int_equal(me, 1);
+	assert_int_equal(ml, 2);
+	assert_int_equal(prof_mapping_intern(p, &exe), me);
+	assert_int_equal(prof_frame_place(p, m, me, 0x5500001100), 0);
+	assert_int_equal(prof_frame_place(p, m, me, 0x5500001999), 0); /* kept: the first */
+	assert_int_equal(prof_frame_place(p, w, me, 0x5500001200), 0);
+	assert_int_equal(prof_frame_place(p, in, me, 0x5500001200), 0);
+	assert_int_equal(prof_frame_place(p, w2, me, 0x5500001300), 0);
+	assert_int_equal(prof_frame_place(p, c, ml, 0x7f0000030000), 0);
+	assert_int_equal(prof_frame_place(p, c, 9, 1), -EINVAL);
+	prof_add_stack(p, (uint32_t[]){ m, w, in, c, k }, 5, 3);
+	prof_add_stack(p, (uint32_t[]){ m, w2, in }, 3, 2);
+	q = round_trip(p);
+	place_is(q, frame_named(q, "main"), "/srv/bin/app b83d9c3b2b5f79c4 5500001000 5500002000 1000 5500001100");
+	place_is(q, frame_named(q, "work"), "/srv/bin/app b83d9c3b2b5f79c4 5500001000 5500002000 1000 5500001200");
+	/* helper was seen under work: under work2 its location is written
+	 * at work2's address, which the reader gives work2 */
+	place_is(q, frame_named(q, "work2"), "/srv/bin/app b83d9c3b2b5f79c4 5500001000 5500002000 1000 5500001300");
+	place_is(q, frame_named(q, "memcpy"), "/usr/lib/libc.so.6  7f0000026000 7f000017c000 26000 7f0000030000");
+	assert_int_equal(prof_frame_addr(q, frame_named(q, "schedule"), NULL), 0);
+	/* the module of a process's mapping is its file's name */
+	assert_string_equal(prof_str(q, prof_frame_get(q, frame_named(q, "memcpy"))->module), "libc.so.6");
+	r = prof_new(PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_merge(r, q), 0);
+	place_is(r, frame_named(r, "work"), "/srv/bin/app b83d9c3b2b5f79c4 5500001000 5500002000 1000 5500001200");
+	assert_int_equal(prof_mapping_count(r), 3);
+	prof_free(r);
+	prof_free(q);
+	prof_free(p);
+}
+
 static void test_units(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS), *q;
@@ -609,6 +686,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_attributes),
+		cmocka_unit_test(test_places),
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_row_only_stacks_keep_a_location),
 		cmocka_unit_test(test_deep_round_trip),
