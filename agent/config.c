@@ -32,6 +32,7 @@ void config_defaults(struct hearthd_config *c)
 	c->kernel_stacks = true;
 	c->unwind = SAMPLER_UNWIND_AUTO;
 	c->unwind_memory = SAMPLER_CFI_BYTES;
+	c->stack_map_size = SAMPLER_STACK_MAP_SIZE;
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
 	c->symbol_cache_bytes = 256ull << 20;
@@ -242,6 +243,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return set_unwind(c, v);
 	if (!strcmp(k, "unwind_memory"))
 		return set_unwind_memory(c, v);
+	if (!strcmp(k, "stack_map_size"))
+		return set_u32(&c->stack_map_size, v, SAMPLER_STACK_MAP_MIN, SAMPLER_STACK_MAP_MAX);
 	if (!strcmp(k, "exclude_comm"))
 		return set_excludes(c, v);
 	if (!strcmp(k, "max_clients"))

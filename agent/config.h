@@ -51,6 +51,8 @@ struct hearthd_config {
 	int unwind;                       /* enum sampler_unwind */
 	uint64_t unwind_memory;           /* auto: kernel memory for the
 					   * in-kernel unwinder's tables */
+	uint32_t stack_map_size;          /* distinct stacks the kernel holds
+					   * per window (sampler_opts) */
 	char exclude_comm[CONFIG_EXCLUDE_MAX][CONFIG_COMM_LEN];
 	size_t nexclude;
 	uint32_t max_clients;

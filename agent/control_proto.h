@@ -150,6 +150,26 @@ struct ctl_status {
 	uint64_t oncpu_run_cnt;    /* kernel.bpf_stats_enabled is 1 */
 	uint64_t offcpu_run_ns;
 	uint64_t offcpu_run_cnt;
+	/* Drops by cause (agent/drops.h: enum drop_cause's order), since
+	 * start and in the last window; a hearthd older than these fields
+	 * sends none (stack_map_size 0). */
+	uint64_t drop_collisions;  /* kept as lost: a slot held another stack */
+	uint64_t drop_stack_full;  /* kept as lost: the stack map was full */
+	uint64_t drop_map_full;    /* the aggregation map was full */
+	uint64_t drop_ring_full;   /* events lost, copies not made */
+	uint64_t drop_copy_budget; /* waits over the copy budget: FP walk */
+	uint64_t drop_unnamed;     /* process gone before its mappings were read */
+	uint64_t window_drop_collisions;
+	uint64_t window_drop_stack_full;
+	uint64_t window_drop_map_full;
+	uint64_t window_drop_ring_full;
+	uint64_t window_drop_copy_budget;
+	uint64_t window_drop_unnamed;
+	uint64_t drop_unkept;      /* of drop_map_full: in no profile at all */
+	uint64_t drop_events;      /* of drop_ring_full: process events */
+	uint64_t stack_map_size;   /* the setting, as loaded */
+	uint64_t window_drops;     /* drops (as drops counts them) in the
+				    * last window */
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
 /* The fields of the first status reply (up to bpf_run_cnt): the least a

@@ -140,6 +140,7 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	o->pid_rows = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
 	o->cfi_bytes = c->unwind_memory;
+	o->stack_map_size = c->stack_map_size;
 	o->exclude_tgid = getpid();
 	o->symbol_cache = c->symbol_cache_bytes;
 }
@@ -253,6 +254,53 @@ static int build_window(struct daemon *d, struct store_window *w)
 	return sampler_drain(d->smp, w->oncpu, w->offcpu);
 }
 
+/* The journal names each cause of drops the first time it comes, with
+ * the setting that avoids it, and counts them again at most every
+ * DROPS_SAY_NS while they go on. */
+#define DROPS_SAY_NS (600ull * 1000000000ull)
+
+static void say_drops(struct daemon *d, const struct drop_counts *win)
+{
+	struct drop_settings set = { .who = DROP_FOR_DAEMON,
+				     .stack_map_size = d->cfg.stack_map_size,
+				     .unwind = (enum sampler_unwind)d->cfg.unwind };
+	char last[400], all[400], advice[512];
+	bool any = false;
+
+	for (int i = 0; i < DROP_CAUSES; i++) {
+		if (!win->n[i])
+			continue;
+		any = true;
+		if (d->drops_named & 1u << i)
+			continue;
+		d->drops_named |= 1u << i;
+		d->drops_said_ns = daemon_mono_ns();
+		daemon_log("drops: %llu %s in the last window: %s",
+			   (unsigned long long)win->n[i], drops_name((enum drop_cause)i),
+			   drops_advice((enum drop_cause)i, win, &set, advice, sizeof(advice)));
+	}
+	if (!any || daemon_mono_ns() - d->drops_said_ns < DROPS_SAY_NS)
+		return;
+	d->drops_said_ns = daemon_mono_ns();
+	daemon_log("drops in the last window: %s; since start: %s",
+		   drops_list(win, last, sizeof(last)), drops_list(&d->drops_acc, all, sizeof(all)));
+}
+
+/* The window's drops by cause, from the counters since the last cut. */
+static void count_drops(struct daemon *d, const struct sampler_stats *s)
+{
+	struct drop_counts now, before;
+
+	drops_of(s, &now);
+	drops_of(&d->last_stats, &before);
+	drops_sub(&now, &before, &d->drops_window);
+	for (int i = 0; i < DROP_CAUSES; i++)
+		d->drops_acc.n[i] += d->drops_window.n[i];
+	d->drops_acc.unkept += d->drops_window.unkept;
+	d->drops_acc.events += d->drops_window.events;
+	say_drops(d, &d->drops_window);
+}
+
 static void fill_counters(struct daemon *d, struct store_window *w)
 {
 	struct sampler_stats s;
@@ -262,9 +310,8 @@ static void fill_counters(struct daemon *d, struct store_window *w)
 	w->samples = s.samples - d->last_stats.samples;
 	w->idle_samples = s.idle_samples - d->last_stats.idle_samples;
 	w->offcpu_ns = s.offcpu_ns - d->last_stats.offcpu_ns;
-	w->drops = (s.drop_stack + s.drop_map_full + s.drop_events) -
-		   (d->last_stats.drop_stack + d->last_stats.drop_map_full +
-		    d->last_stats.drop_events);
+	count_drops(d, &s);
+	w->drops = drops_total(&d->drops_window);
 	d->last_stats = s;
 	for (int i = 0; i < 2; i++) {
 		struct prof_meta *m;
@@ -738,8 +785,12 @@ int daemon_run(const struct daemon_args *a)
 		notify_status(d);
 		loop(d);
 		sd_notify(0, "STOPPING=1");
-		if (d->smp)
-			cut_window(d); /* the current window is not lost */
+		/* The current window is not lost; sampling stops first, so
+		 * it holds exactly what the counters counted. */
+		if (d->smp) {
+			sampler_stop(d->smp);
+			cut_window(d);
+		}
 		release_held(d);
 		daemon_answer_pending(d, true);
 		flush_clients(d);

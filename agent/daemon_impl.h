@@ -9,6 +9,7 @@
 
 #include "agent/config.h"
 #include "agent/control_server.h"
+#include "agent/drops.h"
 #include "agent/daemon.h"
 #include "agent/push.h"
 #include "agent/sampler.h"
@@ -50,6 +51,12 @@ struct daemon {
 	uint64_t last_end_ns;
 
 	struct sampler_stats last_stats;
+	/* Drops by cause: the last window's, and since start up to it
+	 * (across sampler restarts on a reload). */
+	struct drop_counts drops_window;
+	struct drop_counts drops_acc;
+	unsigned drops_named;       /* causes the journal has named (bits) */
+	uint64_t drops_said_ns;     /* when it last counted them */
 	uint64_t cpu_pct_milli;
 	uint64_t last_cpu_ns;
 	uint64_t last_cpu_mono_ns;

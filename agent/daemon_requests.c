@@ -2,6 +2,7 @@
 /* daemon_requests: status, snapshot, mark and marks, answered from the
  * daemon's counters and the store. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,39 @@ static void status_push(struct daemon *d, struct ctl_status *st)
 	st->push_last_err_ns = ps.last_err_ns;
 }
 
+_Static_assert(offsetof(struct ctl_status, window_drop_collisions) -
+	       offsetof(struct ctl_status, drop_collisions) == DROP_CAUSES * sizeof(uint64_t) &&
+	       offsetof(struct ctl_status, drop_unkept) -
+	       offsetof(struct ctl_status, window_drop_collisions) == DROP_CAUSES * sizeof(uint64_t),
+	       "struct ctl_status has a drop field per enum drop_cause, in its order");
+
+/* Drops by cause: the last window's, and since start (the windows cut
+ * and the open one). */
+static void status_drops(struct daemon *d, const struct sampler_stats *ss,
+			 struct ctl_status *st)
+{
+	struct drop_counts all = d->drops_acc, now, before, open = { 0 };
+	uint64_t *since = &st->drop_collisions, *win = &st->window_drop_collisions;
+
+	if (d->smp) {
+		drops_of(ss, &now);
+		drops_of(&d->last_stats, &before);
+		drops_sub(&now, &before, &open);
+	}
+	for (int i = 0; i < DROP_CAUSES; i++) {
+		all.n[i] += open.n[i];
+		since[i] = all.n[i];
+		win[i] = d->drops_window.n[i];
+	}
+	all.unkept += open.unkept;
+	all.events += open.events;
+	st->drop_unkept = all.unkept;
+	st->drop_events = all.events;
+	st->drops = drops_total(&all);
+	st->window_drops = drops_total(&d->drops_window);
+	st->stack_map_size = ss->stack_map_size ? ss->stack_map_size : d->cfg.stack_map_size;
+}
+
 static void do_status(struct daemon *d, uint64_t client)
 {
 	struct ctl_status st = { 0 };
@@ -66,7 +100,6 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.samples = ss.samples;
 	st.idle_samples = ss.idle_samples;
 	st.offcpu_ns = ss.offcpu_ns;
-	st.drops = ss.drop_stack + ss.drop_map_full + ss.drop_events;
 	st.cpu_ns = daemon_cpu_ns();
 	st.cpu_pct_milli = d->cpu_pct_milli;
 	st.rss_bytes = daemon_rss_bytes();
@@ -80,6 +113,7 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.bpf_run_ns = ss.bpf_run_ns;
 	st.bpf_run_cnt = ss.bpf_run_cnt;
 	status_push(d, &st);
+	status_drops(d, &ss, &st);
 	st.unwind_mode = (uint64_t)d->cfg.unwind + 1;
 	st.cfi_walks = ss.cfi_walks;
 	st.cfi_no_table = ss.cfi_no_table;

@@ -396,6 +396,13 @@ static struct prof_profile *entry_profile(struct sampler *s, uint32_t tgid, uint
 	return p;
 }
 
+/* Whether stack id @id says its stack was lost for lack of room. */
+static bool id_lost(int32_t id)
+{
+	return id == HEARTH_STACK_COLLISION || id == HEARTH_STACK_FULL ||
+	       id == HEARTH_STACK_NO_ROOM;
+}
+
 static int add_stack(struct sampler *s, struct prof_profile *p, struct stack_input *in,
 		     const struct hearth_value *val, uint32_t kind)
 {
@@ -411,6 +418,15 @@ static int add_stack(struct sampler *s, struct prof_profile *p, struct stack_inp
 				      in->off_cpu ? val->ns : val->count);
 }
 
+/* Counts the entry of @tgid when its user frames could not be named:
+ * its process was gone before its mappings were read. */
+static void count_unnamed(struct sampler *s, uint32_t tgid, size_t nu,
+			  const struct hearth_value *val)
+{
+	if (nu && !sym_proc_named(s->sym, (pid_t)tgid))
+		s->stats.unnamed += val->count;
+}
+
 static int add_entry(struct sampler *s, const struct hearth_key *k,
 		     const struct hearth_value *val, struct prof_profile *oncpu,
 		     struct prof_profile *offcpu)
@@ -419,15 +435,22 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 	struct stack_input in = { .tgid = k->tgid, .tid = k->pid, .uips = uips, .kips = kips };
 	struct prof_profile *p = entry_profile(s, k->tgid, k->kind, val, oncpu, offcpu);
 	struct sampler_py_buf py;
+	int rc;
 
 	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
 		return 0;
 	if (k->kind == HEARTH_OFF_CPU_EDGE)
 		return sampler_edge_add(s, p, k->tgid, k->pid, val);
+	/* Lost, not empty: the shares of the stacks kept stay unbiased. */
+	in.lost = id_lost(k->kstack) || id_lost(k->ustack);
+	if (in.lost)
+		return add_stack(s, p, &in, val, k->kind);
 	sampler_py_input(s, k->py, k->tgid, &in, &py);
 	in.nu = read_stack(s, k->gen, k->ustack, uips);
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
-	return add_stack(s, p, &in, val, k->kind);
+	rc = add_stack(s, p, &in, val, k->kind);
+	count_unnamed(s, k->tgid, in.nu, val);
+	return rc;
 }
 
 /* A wait known by signature: its user stack is the remembered unwind. The
@@ -444,12 +467,16 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	const uint64_t *known = sampler_sig_unwind(s, &k->sig, &in.nu);
 	struct prof_profile *p;
 	struct sampler_py_buf py;
+	int rc;
 
 	if (!known)
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.sig_seen), &k->sig);
 	p = entry_profile(s, k->sig.tgid, k->kind, val, oncpu, offcpu);
 	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
 		return 0;
+	in.lost = id_lost(k->kstack) || (!known && id_lost(k->ustack));
+	if (in.lost)
+		return add_stack(s, p, &in, val, k->kind);
 	if (known) {
 		in.uips = known;
 	} else {
@@ -458,7 +485,9 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	}
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
 	sampler_py_input(s, k->py, k->sig.tgid, &in, &py);
-	return add_stack(s, p, &in, val, k->kind);
+	rc = add_stack(s, p, &in, val, k->kind);
+	count_unnamed(s, k->sig.tgid, in.nu, val);
+	return rc;
 }
 
 /* Forgets the first @n exited processes (their samples are all drained)
@@ -508,6 +537,10 @@ static int take_side(struct sampler *s, uint32_t old, struct prof_profile *oncpu
 
 	if (rc == 0)
 		rc = take_counts(bpf_map__fd(old ? s->skel->maps.counts1 : s->skel->maps.counts0),
+				 &got);
+	/* What the counts map had no room for, as lost entries. */
+	if (rc == 0)
+		rc = take_counts(bpf_map__fd(old ? s->skel->maps.lost1 : s->skel->maps.lost0),
 				 &got);
 	if (rc == 0)
 		rc = take_counts(bpf_map__fd(old ? s->skel->maps.sig_counts1

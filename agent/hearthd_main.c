@@ -43,6 +43,7 @@ static void usage(FILE *out)
 		"  --kernel-stacks BOOL          include kernel frames\n"
 		"  --unwind MODE                 auto (in-kernel CFI walker), fp or dwarf\n"
 		"  --unwind-memory SIZE          kernel memory for auto's unwind tables\n"
+		"  --stack-map-size N            distinct stacks the kernel holds per window\n"
 		"  --exclude-comm NAMES          process names never stored\n"
 		"  --max-clients N               control clients served at once\n"
 		"  --debuginfod-urls URLS        debuginfod servers for stripped binaries\n"

@@ -143,16 +143,25 @@ static uint32_t copy_ring_bytes(int ncpus)
 	return bytes;
 }
 
+/* Room for @n distinct stacks per window and side: stack maps and
+ * signature counts @n, the aggregation map 4 @n (threads share stacks),
+ * walked user stacks @walked (allocated as they come). */
+static void size_stacks(struct sampler_bpf *skel, uint32_t n, uint32_t walked)
+{
+	bpf_map__set_max_entries(skel->maps.stacks0, n);
+	bpf_map__set_max_entries(skel->maps.stacks1, n);
+	bpf_map__set_max_entries(skel->maps.walked0, walked);
+	bpf_map__set_max_entries(skel->maps.walked1, walked);
+	bpf_map__set_max_entries(skel->maps.counts0, 4 * n);
+	bpf_map__set_max_entries(skel->maps.counts1, 4 * n);
+	bpf_map__set_max_entries(skel->maps.sig_counts0, n);
+	bpf_map__set_max_entries(skel->maps.sig_counts1, n);
+}
+
 /* A few chosen processes need far smaller maps than the whole host, and
  * preallocated maps cost their full size at load. */
 static void size_for_few_tasks(struct sampler_bpf *skel)
 {
-	bpf_map__set_max_entries(skel->maps.stacks0, 2048);
-	bpf_map__set_max_entries(skel->maps.stacks1, 2048);
-	bpf_map__set_max_entries(skel->maps.counts0, 8192);
-	bpf_map__set_max_entries(skel->maps.counts1, 8192);
-	bpf_map__set_max_entries(skel->maps.sig_counts0, 4096);
-	bpf_map__set_max_entries(skel->maps.sig_counts1, 4096);
 	bpf_map__set_max_entries(skel->maps.offcpu_start, 4096);
 	bpf_map__set_max_entries(skel->maps.copy_woken, 1024);
 }
@@ -253,6 +262,11 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	}
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
+	if (o->stack_map_size)
+		size_stacks(skel, o->stack_map_size, o->stack_map_size);
+	else
+		size_stacks(skel, o->npids || o->comm[0] ? SAMPLER_STACK_MAP_SIZE / 8
+			    : SAMPLER_STACK_MAP_SIZE, SAMPLER_STACK_MAP_SIZE);
 	/* The start's pass gives every chosen thread asleep a start: room
 	 * for as many as a busy host has. */
 	if (o->edges)
@@ -398,6 +412,12 @@ struct sampler *sampler_open(const struct sampler_opts *opts, char *err,
 	s->cfi_dirfd = -1;
 	if (!s->opts.hz)
 		s->opts.hz = 99;
+	if (s->opts.stack_map_size && (s->opts.stack_map_size < SAMPLER_STACK_MAP_MIN ||
+				       SAMPLER_STACK_MAP_MAX < s->opts.stack_map_size)) {
+		snprintf(err, errlen, "the stack map size must be %u to %u stacks",
+			 SAMPLER_STACK_MAP_MIN, SAMPLER_STACK_MAP_MAX);
+		goto err_free;
+	}
 	if (preflight_check(s->opts.on_cpu, err, errlen) < 0)
 		goto err_free;
 	preflight_libbpf_quiet();
@@ -531,7 +551,13 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->samples = c[HEARTH_CNT_SAMPLES];
 	st->idle_samples = c[HEARTH_CNT_IDLE];
 	st->offcpu_events = c[HEARTH_CNT_OFFCPU];
-	st->drop_stack = c[HEARTH_CNT_DROP_KSTACK] + c[HEARTH_CNT_DROP_USTACK];
+	st->lost_collision = c[HEARTH_CNT_LOST_COLLISION];
+	st->lost_stack_full = c[HEARTH_CNT_LOST_STACK_FULL];
+	st->lost_no_room = c[HEARTH_CNT_DROP_MAP_FULL];
+	st->lost_unkept = c[HEARTH_CNT_LOST_UNKEPT];
+	st->copy_ring_full = c[HEARTH_CNT_COPY_RING_FULL];
+	st->stack_map_size = bpf_map__max_entries(s->skel->maps.stacks0);
+	st->drop_stack = st->lost_collision + st->lost_stack_full;
 	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL] +
 			    c[HEARTH_CNT_DROP_CHILD] + s->edge_full;
 	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];

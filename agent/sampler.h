@@ -61,7 +61,19 @@ struct sampler_opts {
 				  * tables, 0 = SAMPLER_CFI_BYTES */
 	const char *cfi_cache_dir; /* auto: a trusted directory where compiled
 				  * tables are kept, NULL = memory only */
+	uint32_t stack_map_size; /* distinct stacks each side's stack map
+				  * holds (the aggregation map 4 times as
+				  * many entries), SAMPLER_STACK_MAP_MIN to
+				  * _MAX; 0 = SAMPLER_STACK_MAP_SIZE, or an
+				  * eighth of it for a few chosen tasks */
 };
+
+/* Stacks per window the kernel holds by default; past it (or on a slot
+ * taken by another stack) samples are kept as lost. Each stack costs
+ * about 2 KiB of kernel memory, its aggregation entries 0.7 KiB. */
+#define SAMPLER_STACK_MAP_SIZE 16384u
+#define SAMPLER_STACK_MAP_MIN 1024u
+#define SAMPLER_STACK_MAP_MAX (1u << 20)
 
 /* Default kernel memory for the in-kernel walker's tables: three
  * quarters rows (about 1.5 million: a hundred large libraries), one
@@ -74,9 +86,12 @@ struct sampler_stats {
 	uint64_t idle_samples;    /* on-CPU samples that hit the idle task */
 	uint64_t offcpu_events;   /* off-CPU waits recorded */
 	uint64_t offcpu_ns;       /* off-CPU nanoseconds recorded */
-	uint64_t drop_stack;      /* stack map full or collision */
+	uint64_t drop_stack;      /* samples and waits whose stack the stack
+				   * map had no room for (lost_collision +
+				   * lost_stack_full) */
 	uint64_t drop_map_full;   /* aggregation map full (or the pid
-				   * filter, for a child not followed) */
+				   * filter, for a child not followed, or
+				   * the off-CPU start map: a wait lost) */
 	uint64_t drop_events;     /* process event ring full (a short-lived
 				   * process may go unnamed) */
 	uint64_t processes;       /* distinct processes seen */
@@ -111,6 +126,19 @@ struct sampler_stats {
 	uint64_t cfi_bytes;        /* kernel memory the tables use */
 	uint64_t cfi_pool_bytes;   /* and may use */
 	uint64_t cfi_evictions;
+	/* Drops by cause (agent/drops.h gathers them): */
+	uint64_t lost_collision;   /* recorded as lost: the stack's slot in
+				    * the stack map held another stack */
+	uint64_t lost_stack_full;  /* recorded as lost: the stack map was full */
+	uint64_t lost_no_room;     /* the aggregation map was full: recorded
+				    * per thread as lost */
+	uint64_t lost_unkept;      /* and the overflow map too: in no profile */
+	uint64_t copy_ring_full;   /* stack copies the ring had no room for
+				    * (frame pointers used instead) */
+	uint64_t unnamed;          /* samples and waits whose process was gone
+				    * before its mappings were read: user
+				    * frames unnamed */
+	uint64_t stack_map_size;   /* the stack map's entries, as loaded */
 };
 
 struct sampler;

@@ -461,6 +461,9 @@ static long build(struct stack_builder *b, struct sym_ctx *sym,
 		if (push_named(b, p, &n, thread, PROF_KIND_THREAD, 0) < 0)
 			return -ENOMEM;
 	}
+	if (in->lost)
+		return push_named(b, p, &n, STACK_LOST_FRAME, PROF_KIND_USER, 0) < 0
+			? -ENOMEM : (long)n;
 	if (add_user(b, sym, p, in, &n) < 0)
 		return -ENOMEM;
 	if (in->mark) {
@@ -638,8 +641,8 @@ int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 	const struct memo *m;
 	long n;
 
-	/* (Python frames and marks are not part of the memo's key.) */
-	if (in->py || in->mark || !dict(b) || !(t = target_of(b, p)))
+	/* (Python frames, marks and losses are not part of the memo's key.) */
+	if (in->py || in->mark || in->lost || !dict(b) || !(t = target_of(b, p)))
 		return stack_builder_add(b, sym, p, in, value);
 	memo_key(in, &k);
 	m = b->memo[k.hash % MEMO_SLOTS];

@@ -37,7 +37,13 @@ struct stack_input {
 			   * frames ("(blocked the whole snapshot)"), or NULL;
 			   * stack_builder_add_memo() does not remember such
 			   * a stack */
+	bool lost;        /* the sampler lost the stack: one frame
+			   * STACK_LOST_FRAME under the process (and thread)
+			   * row instead of any other */
 };
+
+/* The frame of samples whose stack the kernel had no room for. */
+#define STACK_LOST_FRAME "[lost: stack map full]"
 
 struct stack_builder;
 

@@ -159,6 +159,20 @@ struct {
 COUNTS_MAP(counts0);
 COUNTS_MAP(counts1);
 
+/* Samples and waits a side's counts map had no room for, per thread, with
+ * both ids HEARTH_STACK_NO_ROOM: the window keeps them, as lost. */
+#define LOST_MAP(name)                                                   \
+	struct {                                                         \
+		__uint(type, BPF_MAP_TYPE_HASH);                         \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                    \
+		__type(key, struct hearth_key);                          \
+		__type(value, struct hearth_value);                      \
+		__uint(max_entries, 16384);                              \
+	} name SEC(".maps")
+
+LOST_MAP(lost0);
+LOST_MAP(lost1);
+
 /* The processes chosen, and with follow_children the ones they forked
  * since; a process leaves when its last thread exits. */
 struct {
@@ -390,8 +404,9 @@ static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
 
 /* Captures the current task's stacks into the stack map of @gen. */
 /* Keeps the @n addresses of @ws->out in the walked map of @gen. Returns
- * their id (HEARTH_USTACK_WALKED set), or -1 when the key is another
- * stack's or the map is full (counted). */
+ * their id (HEARTH_USTACK_WALKED set), or HEARTH_STACK_COLLISION when the
+ * key is another stack's, HEARTH_STACK_FULL when the map is full
+ * (counted). */
 static __always_inline __s32 store_walked(__u32 gen, struct walk_state *ws, __u32 n)
 {
 	void *map = gen ? (void *)&walked1 : (void *)&walked0;
@@ -412,7 +427,7 @@ static __always_inline __s32 store_walked(__u32 gen, struct walk_state *ws, __u3
 		old = bpf_map_lookup_elem(map, &key);
 		if (!old || old->hash != h) {
 			count(HEARTH_CNT_CFI_COLLISION);
-			return -1;
+			return old ? HEARTH_STACK_COLLISION : HEARTH_STACK_FULL;
 		}
 	}
 	count(HEARTH_CNT_WRITES);
@@ -872,10 +887,14 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
 
 	/* Waits can come in the hundreds of thousands a second: they leave
 	 * the ring's second half to on-CPU samples, which are few. */
-	if (!budget_allows(now) ||
-	    bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
-		    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 2) {
+	if (!budget_allows(now)) {
 		count(HEARTH_CNT_COPY_FALLBACK);
+		return false;
+	}
+	if (bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 2) {
+		count(HEARTH_CNT_COPY_FALLBACK);
+		count(HEARTH_CNT_COPY_RING_FULL);
 		return false;
 	}
 	c = bpf_map_lookup_elem(&copy_scratch, &zero);
@@ -931,8 +950,9 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 	return true;
 }
 
-/* Adds (count, ns) to @key in @map, creating the entry. */
-static __always_inline void add_to(void *map, void *key,
+/* Adds (count, ns) to @key in @map, creating the entry. Returns false
+ * when the map is full. */
+static __always_inline bool add_to(void *map, void *key,
 				   struct task_struct *task, __u64 ns)
 {
 	struct hearth_value *val, zero = {};
@@ -943,19 +963,39 @@ static __always_inline void add_to(void *map, void *key,
 		BPF_CORE_READ_STR_INTO(&zero.comm, task, group_leader, comm);
 		BPF_CORE_READ_STR_INTO(&zero.tcomm, task, comm);
 		if (bpf_map_update_elem(map, key, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(map, key)) {
-			count(HEARTH_CNT_DROP_MAP_FULL);
-			return;
-		}
+		    !bpf_map_lookup_elem(map, key))
+			return false;
 		val = bpf_map_lookup_elem(map, key);
-		if (!val) {
-			count(HEARTH_CNT_DROP_MAP_FULL);
-			return;
-		}
+		if (!val)
+			return false;
 	}
 	__sync_fetch_and_add(&val->count, 1);
 	if (ns)
 		__sync_fetch_and_add(&val->ns, ns);
+	return true;
+}
+
+/* Counts a sample or wait recorded with a stack lost to the stack map. */
+static __always_inline void count_lost(__s32 kstack, __s32 ustack)
+{
+	if (kstack == HEARTH_STACK_COLLISION || ustack == HEARTH_STACK_COLLISION)
+		count(HEARTH_CNT_LOST_COLLISION);
+	else if (kstack == HEARTH_STACK_FULL || ustack == HEARTH_STACK_FULL)
+		count(HEARTH_CNT_LOST_STACK_FULL);
+}
+
+/* The counts map of @side was full: keeps the sample or wait of thread
+ * @tid of @tgid in the lost map of @side, or counts it gone. */
+static __always_inline void add_lost(__u32 side, __u32 tgid, __u32 tid, __u32 kind,
+				     struct task_struct *task, __u64 ns)
+{
+	struct hearth_key key = { .tgid = tgid, .pid = tid, .kind = kind,
+				  .kstack = HEARTH_STACK_NO_ROOM,
+				  .ustack = HEARTH_STACK_NO_ROOM };
+
+	count(HEARTH_CNT_DROP_MAP_FULL);
+	if (!add_to(side ? (void *)&lost1 : (void *)&lost0, &key, task, ns))
+		count(HEARTH_CNT_LOST_UNKEPT);
 }
 
 /* Adds to @key in the counts map of @side: the side active when the
@@ -963,7 +1003,9 @@ static __always_inline void add_to(void *map, void *key,
 static __always_inline void add(__u32 side, struct hearth_key *key,
 				struct task_struct *task, __u64 ns)
 {
-	add_to(side ? (void *)&counts1 : (void *)&counts0, key, task, ns);
+	count_lost(key->kstack, key->ustack);
+	if (!add_to(side ? (void *)&counts1 : (void *)&counts0, key, task, ns))
+		add_lost(side, key->tgid, key->pid, key->kind, task, ns);
 }
 
 SEC("perf_event")
@@ -1010,6 +1052,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 		count(HEARTH_CNT_COPY_FALLBACK);
+		count(HEARTH_CNT_COPY_RING_FULL);
 	}
 	get_stacks(ctx, key.gen, task->mm != NULL, &key.kstack, &key.ustack);
 	add(side, &key, task, 0);
@@ -1130,8 +1173,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 		sent = long_enough &&
 		       send_offcpu_copy(next, pid, start->kind, now - start->ts, &start->sig);
 		bpf_map_delete_elem(&offcpu_copies, &pid);
-		if (long_enough && !sent)
+		if (long_enough && !sent) {
 			count(HEARTH_CNT_COPY_FALLBACK);
+			count(HEARTH_CNT_COPY_RING_FULL);
+		}
 	}
 	if (!long_enough)
 		goto out;
@@ -1148,8 +1193,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.py = start->py,
 		};
 
-		add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
-		       now - start->ts);
+		count_lost(sk.kstack, sk.ustack);
+		if (!add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
+			    now - start->ts))
+			add_lost(side, next->tgid, pid, start->kind, next, now - start->ts);
 		count(HEARTH_CNT_SIG_HITS);
 	} else {
 		struct hearth_key key = {

@@ -164,8 +164,26 @@ enum hearth_counter {
 				      * spent in the runs that recorded a
 				      * sample (filtered and idle runs left
 				      * out) */
+	/* Per sample or wait recorded (DROP_KSTACK/USTACK count stacks,
+	 * also those of waits too short to record): */
+	HEARTH_CNT_LOST_COLLISION,   /* a stack lost: its slot held another
+				      * stack (HEARTH_STACK_COLLISION) */
+	HEARTH_CNT_LOST_STACK_FULL,  /* a stack lost: the stack map was full
+				      * (HEARTH_STACK_FULL) */
+	HEARTH_CNT_LOST_UNKEPT,      /* counts map full and the lost map too:
+				      * gone from every profile */
+	HEARTH_CNT_COPY_RING_FULL,   /* of COPY_FALLBACK: the copy ring had
+				      * no room (the rest: the copy budget) */
 	HEARTH_CNT_MAX,
 };
+
+/* A stack id that is no stack: why it was lost (any other negative id is
+ * no stack at all, as a kernel thread's user stack). */
+#define HEARTH_STACK_COLLISION (-17) /* -EEXIST: its slot held another */
+#define HEARTH_STACK_FULL (-12)      /* -ENOMEM: the map was full */
+/* Both ids of a lost-map key: the counts map was full, so the sample
+ * or wait was counted per thread in the lost map instead. */
+#define HEARTH_STACK_NO_ROOM (-28)   /* -ENOSPC */
 
 enum hearth_event_type {
 	HEARTH_EV_EXEC = 1,

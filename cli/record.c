@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/drops.h"
 #include "agent/sampler.h"
 #include "agent/time_profiles.h"
 #include "agent/config.h"
@@ -88,6 +89,10 @@ static const char usage_text[] =
 	"                         (frame pointers only), dwarf (copy every stack and\n"
 	"                         unwind it with DWARF in user space; see the README)\n"
 	"      --stack-bytes N    bytes of user stack copied per sample (1024..16384, default 16384)\n"
+	"      --stack-map-size N distinct stacks the kernel holds per second of\n"
+	"                         recording (1024..1048576; default 16384, 2048 with\n"
+	"                         -p or --comm); the samples of stacks past it are\n"
+	"                         kept as [lost: stack map full] and counted\n"
 	"  -o, --output FILE      where to write (default '-', standard output): folded\n"
 	"                         stacks, or pprof when FILE ends in .pb.gz or .pprof\n"
 	"                         (pprof keeps each location's lines; folded keeps a\n"
@@ -117,6 +122,7 @@ enum {
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
 	OPT_JSON, OPT_PLAIN, OPT_ALLOC, OPT_HELD, OPT_SAMPLE_BYTES,
+	OPT_STACK_MAP_SIZE,
 };
 
 static const struct option long_opts[] = {
@@ -142,6 +148,7 @@ static const struct option long_opts[] = {
 	{ "plain", no_argument, NULL, OPT_PLAIN },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+	{ "stack-map-size", required_argument, NULL, OPT_STACK_MAP_SIZE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "debuginfod-wait", required_argument, NULL, OPT_DEBUGINFOD_WAIT },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -280,6 +287,14 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 		}
 		a->opts.stack_bytes = (uint32_t)v;
 		return 0;
+	case OPT_STACK_MAP_SIZE:
+		if (parse_ulong(optarg, SAMPLER_STACK_MAP_MIN, SAMPLER_STACK_MAP_MAX, &v) < 0) {
+			cli_error("--stack-map-size takes a number of stacks from %u to %u, not '%s'.",
+				  SAMPLER_STACK_MAP_MIN, SAMPLER_STACK_MAP_MAX, optarg);
+			return -1;
+		}
+		a->opts.stack_map_size = (uint32_t)v;
+		return 0;
 	case 'o': a->output = optarg; return 0;
 	case OPT_JSON: a->json = true; return 0;
 	case OPT_DEBUGINFOD_WAIT:
@@ -380,7 +395,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 static void progress(const struct record_args *a, const struct sampler_stats *st,
 		     uint64_t elapsed)
 {
-	uint64_t drops = st->drop_stack + st->drop_map_full + st->drop_events;
+	struct drop_counts dc;
+	uint64_t drops;
+
+	drops_of(st, &dc);
+	drops = drops_total(&dc);
 
 	if (a->duration_ns)
 		fprintf(stderr, "\r\033[Khearth: recording %.1f/%.0f s, %llu samples, %llu waits, %llu drops",
@@ -390,6 +409,24 @@ static void progress(const struct record_args *a, const struct sampler_stats *st
 		fprintf(stderr, "\r\033[Khearth: recording %.1f s (Ctrl-C stops), %llu samples, %llu waits, %llu drops",
 			elapsed / 1e9, (unsigned long long)st->samples,
 			(unsigned long long)st->offcpu_events, (unsigned long long)drops);
+}
+
+/* A line for each cause of drops: how many, what became of them, and
+ * the option that avoids them. */
+static void drop_lines(const struct record_args *a, const struct sampler_stats *st)
+{
+	struct drop_settings set = { .who = DROP_FOR_RECORD,
+				     .stack_map_size = st->stack_map_size,
+				     .unwind = a->opts.unwind };
+	struct drop_counts dc;
+	char advice[512];
+
+	drops_of(st, &dc);
+	for (int i = 0; i < DROP_CAUSES; i++)
+		if (dc.n[i])
+			fprintf(stderr, "hearth: drops: %llu %s: %s\n", (unsigned long long)dc.n[i],
+				drops_name((enum drop_cause)i),
+				drops_advice((enum drop_cause)i, &dc, &set, advice, sizeof(advice)));
 }
 
 static void summary(const struct record_args *a, const struct sampler_stats *st,
@@ -402,6 +439,7 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 		(unsigned long long)st->processes, elapsed / 1e9,
 		(unsigned long long)st->drop_stack, (unsigned long long)st->drop_map_full,
 		(unsigned long long)st->drop_events);
+	drop_lines(a, st);
 	if (a->opts.unwind != SAMPLER_UNWIND_FP && st->stack_copies)
 		fprintf(stderr,
 			"hearth: %llu stacks unwound with DWARF (%.1f%% to the outermost frame, %.1f us each), %llu waits reused an earlier unwind, %llu over the copy budget used frame pointers\n",
@@ -556,6 +594,7 @@ static void set_meta(struct prof_profile *p, const struct record_args *a,
 		     const struct sampler_stats *st, uint64_t start, uint64_t elapsed,
 		     bool off)
 {
+	struct drop_counts dc;
 	struct prof_meta *m;
 
 	if (!p)
@@ -565,7 +604,8 @@ static void set_meta(struct prof_profile *p, const struct record_args *a,
 	m->duration_ns = elapsed;
 	m->hz = off ? 0 : a->opts.hz;
 	m->off_cpu = off;
-	m->drops = st->drop_stack + st->drop_map_full + st->drop_events;
+	drops_of(st, &dc);
+	m->drops = drops_total(&dc);
 }
 
 /* A sentence from the debuginfod fetcher (its own thread): on a line of

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hearth record --json (see record_json.h). */
+#include "agent/drops.h"
 #include "cli/json.h"
 #include "cli/record_json.h"
 
@@ -8,6 +9,11 @@ void cli_record_json(FILE *f, const struct sampler_stats *st, uint64_t elapsed_n
 {
 	static const char *const modes[] = { [SAMPLER_UNWIND_FP] = "fp",
 		[SAMPLER_UNWIND_DWARF] = "dwarf", [SAMPLER_UNWIND_AUTO] = "auto" };
+	static const char *const cause_keys[DROP_CAUSES] = {
+		"stack_collisions", "stack_map_full", "aggregation_map_full",
+		"ring_full", "copy_budget", "unnamed",
+	};
+	struct drop_counts dc;
 	struct cli_json j;
 
 	cli_json_start(&j, f);
@@ -22,6 +28,9 @@ void cli_record_json(FILE *f, const struct sampler_stats *st, uint64_t elapsed_n
 	cli_json_u64(&j, "stack", st->drop_stack);
 	cli_json_u64(&j, "map_full", st->drop_map_full);
 	cli_json_u64(&j, "events", st->drop_events);
+	drops_of(st, &dc);
+	for (int i = 0; i < DROP_CAUSES; i++)
+		cli_json_u64(&j, cause_keys[i], dc.n[i]);
 	cli_json_end(&j);
 	cli_json_object(&j, "unwind");
 	cli_json_str(&j, "mode", (unsigned)unwind < sizeof(modes) / sizeof(modes[0]) ?

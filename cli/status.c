@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/drops.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
@@ -111,6 +112,35 @@ static void print_unwinder(const struct ctl_status *st)
 	       " (set kernel.bpf_stats_enabled=1 to measure)");
 }
 
+/* The drops, then a line per cause: since start, in the last window,
+ * what became of them and the setting that avoids them. */
+static void print_drops(const struct ctl_status *st)
+{
+	const uint64_t *since = &st->drop_collisions, *win = &st->window_drop_collisions;
+	struct drop_settings set = { .who = DROP_FOR_DAEMON, .stack_map_size = st->stack_map_size,
+				     .unwind = SAMPLER_UNWIND_AUTO };
+	struct drop_counts dc = { .unkept = st->drop_unkept, .events = st->drop_events };
+	char advice[512];
+
+	if (st->unwind_mode >= 1 && st->unwind_mode <= 3)
+		set.unwind = (enum sampler_unwind)(st->unwind_mode - 1);
+	/* A hearthd older than the causes sends the total alone. */
+	if (!st->stack_map_size) {
+		printf("drops:          %llu\n", (unsigned long long)st->drops);
+		return;
+	}
+	printf("drops:          %llu since start, %llu in the last window\n",
+	       (unsigned long long)st->drops, (unsigned long long)st->window_drops);
+	for (int i = 0; i < DROP_CAUSES; i++)
+		dc.n[i] = since[i];
+	for (int i = 0; i < DROP_CAUSES; i++)
+		if (since[i])
+			printf("  %s: %llu since start, %llu in the last window; %s\n",
+			       drops_name((enum drop_cause)i), (unsigned long long)since[i],
+			       (unsigned long long)win[i],
+			       drops_advice((enum drop_cause)i, &dc, &set, advice, sizeof(advice)));
+}
+
 static void print_status(const struct ctl_status *st)
 {
 	char up[32], win[32], bytes[32], lim[32], age[32], rss[32], cpu[32], last[32];
@@ -130,7 +160,7 @@ static void print_status(const struct ctl_status *st)
 	printf("samples:        %llu on-CPU with a stack, %llu idle; off-CPU %.3f s blocked\n",
 	       (unsigned long long)st->samples, (unsigned long long)st->idle_samples,
 	       (double)st->offcpu_ns / 1e9);
-	printf("drops:          %llu\n", (unsigned long long)st->drops);
+	print_drops(st);
 	printf("own cost:       %llu.%02llu%% of one core (last window), RSS %s, %s CPU since start",
 	       (unsigned long long)(st->cpu_pct_milli / 1000),
 	       (unsigned long long)(st->cpu_pct_milli % 1000 / 10), rss, cpu);

@@ -235,6 +235,13 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 	return 0;
 }
 
+bool sym_proc_named(struct sym_ctx *ctx, pid_t pid)
+{
+	const struct sym_proc *p = sym_proc_find(ctx, pid);
+
+	return p && p->nmaps > 0;
+}
+
 void sym_proc_forget(struct sym_ctx *ctx, pid_t pid)
 {
 	struct sym_proc *p = sym_proc_find(ctx, pid);

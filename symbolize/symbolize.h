@@ -29,6 +29,7 @@
 #ifndef HEARTH_SYMBOLIZE_H
 #define HEARTH_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -182,6 +183,10 @@ int sym_proc_load(struct sym_ctx *ctx, pid_t pid);
 /* Makes @child share a copy of @parent's cached mappings (on fork, when the
  * child may exit before it is looked at). Returns 0 or a negative errno. */
 int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child);
+
+/* Whether the mappings of @pid are known (read while it lived): false
+ * when its user addresses can only be "[unknown]". */
+bool sym_proc_named(struct sym_ctx *ctx, pid_t pid);
 
 /* Drops what is cached for @pid (after exit, once its samples are
  * symbolized). */

@@ -72,6 +72,14 @@ def check_record(json_path, err_path):
     equal("duration", m[6], f"{j['duration_ns'] / 1e9:.2f}")
     equal("drops", [int(m[7]), int(m[8]), int(m[9])],
           [j["drops"]["stack"], j["drops"]["map_full"], j["drops"]["events"]])
+    # A line per cause of drops there was, none for the others.
+    causes = {"stack map collisions": "stack_collisions", "stack map full": "stack_map_full",
+              "aggregation map full": "aggregation_map_full", "ring full": "ring_full",
+              "over the copy budget": "copy_budget", "symbolization gave up": "unnamed"}
+    said = {causes[c[2]]: int(c[1])
+            for c in re.finditer(r"^hearth: drops: (\d+) ([a-z ]+?): ", err, re.M)}
+    for key in causes.values():
+        equal(f"drops {key}", said.get(key, 0), j["drops"][key])
     m = re.search(r"hearth: (\d+) stacks unwound with DWARF \(([\d.]+)% to the outermost "
                   r"frame, ([\d.]+) us each\), (\d+) waits reused an earlier unwind, (\d+) over", err)
     u = j["unwind"]
