@@ -9,7 +9,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-fail() { echo "FAIL: $*"; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
+	exit 1
+}
 ok() { echo "ok: $*"; }
 
 # These tests load real BPF programs: they need root. They never skip.
