@@ -69,6 +69,14 @@ enum {
 struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 			      int empty_ok);
 
+struct prof_load_types;
+
+/* cli_load() keeping every sample type of a pprof file, each a profile
+ * (prof_load_types()), into @t (free with prof_load_types_free());
+ * refuses an empty profile. Returns 0, or -1 after one sentence. */
+int cli_load_types(const char *path, const struct prof_load_opts *o,
+		   struct prof_load_types *t);
+
 struct cli_progress;
 
 /* cli_load() that says on the progress line @pr (cli/progress.h; NULL:

@@ -36,7 +36,8 @@ static void usage(FILE *out)
 		"  --folded           folded stacks, as flamegraph.pl and inferno read them,\n"
 		"                     after hearth's comment lines (the unit, each frame's\n"
 		"                     class, language and file:line), which they skip\n"
-		"  --pprof            gzip'd pprof, as 'go tool pprof' reads it\n"
+		"  --pprof            gzip'd pprof, as 'go tool pprof' reads it, with every\n"
+		"                     sample type of a pprof FILE (--sample-type: one)\n"
 		"\n"
 		"  -o, --output OUT   where to write ('-' = stdout, not for --png)\n"
 		"      --width N      picture width in pixels (default 1200 SVG, 1920 PNG)\n"
@@ -172,11 +173,26 @@ static int write_text(const struct args *a, struct prof_profile *p,
 		return 1;
 	if (a->fmt == FMT_SVG)
 		rc = rd_svg_write(m, &so, o.f);
-	else if (a->fmt == FMT_FOLDED)
-		rc = prof_folded_write(p, o.f, a->plain ? 0 : PROF_FOLDED_META);
 	else
-		rc = prof_pprof_write(p, o.f);
+		rc = prof_folded_write(p, o.f, a->plain ? 0 : PROF_FOLDED_META);
 	return cli_out_close(&o, rc) < 0 ? 1 : 0;
+}
+
+/* --pprof: every sample type of a pprof file stays (all of them, unless
+ * --sample-type picks one). */
+static int export_pprof(const struct args *a)
+{
+	struct prof_load_types t;
+	struct cli_out o;
+	int rc;
+
+	if (cli_load_types(a->in, &a->load, &t) < 0)
+		return 1;
+	rc = cli_out_open(&o, a->out) < 0 ? 1 : 0;
+	if (rc == 0)
+		rc = cli_out_close(&o, prof_pprof_write_types(t.p, t.n, t.shown, o.f)) < 0 ? 1 : 0;
+	prof_load_types_free(&t);
+	return rc;
 }
 
 int cmd_export(int argc, char **argv, const struct cli_viewer *v)
@@ -194,6 +210,8 @@ int cmd_export(int argc, char **argv, const struct cli_viewer *v)
 					   .icicle = a.icicle, .load = &a.load };
 		return v->png(argv, &pa);
 	}
+	if (a.fmt == FMT_PPROF)
+		return export_pprof(&a);
 	if (!(p = cli_load(a.in, &a.load, 0)))
 		return 1;
 	if (!(m = rd_model_new(p))) {

@@ -49,14 +49,39 @@ struct prof_profile *cli_load(const char *path, const struct prof_load_opts *o,
 	return cli_load_shown(path, o, empty_ok, NULL, NULL);
 }
 
+/* Says what a load of @path that returned @rc met (@err, @note), and
+ * whether @p may be used as @empty_ok says: 0, or -1 after a sentence. */
+static int loaded(const char *path, int rc, const char *err,
+		  const struct prof_load_note *note, const struct prof_profile *p,
+		  int empty_ok)
+{
+	const char *name = strcmp(path, "-") ? path : "standard input";
+	size_t n;
+
+	if (rc < 0) {
+		n = strlen(err);
+		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
+		return -1;
+	}
+	if (note->negative)
+		cli_error("%s: %llu samples with a negative value were left out.",
+			  name, (unsigned long long)note->negative);
+	if (!prof_total(p) && !(empty_ok == CLI_LOAD_EMPTY ||
+				(empty_ok == CLI_LOAD_EMPTY_ANSWER &&
+				 prof_meta_const(p)->question != PROF_Q_USUAL))) {
+		cli_error("%s: the profile is empty.", name);
+		return -1;
+	}
+	return 0;
+}
+
 struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opts *o,
 				    int empty_ok, struct cli_progress *pr, const char **format)
 {
-	struct prof_load_note note;
+	struct prof_load_note note = { 0 };
 	struct prof_profile *p = NULL;
 	struct stat st;
 	char err[512];
-	size_t n;
 	int rc;
 
 	if (pr && strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode))
@@ -66,23 +91,26 @@ struct prof_profile *cli_load_shown(const char *path, const struct prof_load_opt
 	rc = prof_load(path, o, &p, &note, err, sizeof(err));
 	if (pr)
 		cli_progress_hide(pr);
-	if (rc < 0) {
-		n = strlen(err);
-		cli_error("%s%s", err, n && err[n - 1] == '.' ? "" : ".");
-		return NULL;
-	}
-	if (note.negative)
-		cli_error("%s: %llu samples with a negative value were left out.",
-			  strcmp(path, "-") ? path : "standard input",
-			  (unsigned long long)note.negative);
-	if (!prof_total(p) && !(empty_ok == CLI_LOAD_EMPTY ||
-				(empty_ok == CLI_LOAD_EMPTY_ANSWER &&
-				 prof_meta_const(p)->question != PROF_Q_USUAL))) {
-		cli_error("%s: the profile is empty.", strcmp(path, "-") ? path : "standard input");
+	if (loaded(path, rc, err, &note, p, empty_ok) < 0) {
 		prof_free(p);
 		return NULL;
 	}
 	if (format)
 		*format = note.format;
 	return p;
+}
+
+int cli_load_types(const char *path, const struct prof_load_opts *o,
+		   struct prof_load_types *t)
+{
+	struct prof_load_note note = { 0 };
+	char err[512];
+	int rc = prof_load_types(path, o, t, &note, err, sizeof(err));
+
+	if (loaded(path, rc, err, &note, rc < 0 ? NULL : t->p[t->shown],
+		   CLI_LOAD_NONEMPTY) < 0) {
+		prof_load_types_free(t);
+		return -1;
+	}
+	return 0;
 }

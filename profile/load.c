@@ -21,6 +21,8 @@
 #include "perf_script.h"
 #include "pprof.h"
 
+_Static_assert(PROF_LOAD_MAX_TYPES == PROF_PPROF_MAX_TYPES, "one bound on sample types");
+
 struct format {
 	const char *name;
 	/* 1 when @buf[0..len) looks like this format. */
@@ -151,9 +153,49 @@ static int checked(struct prof_profile *p, const char *name,
 	return 0;
 }
 
-int prof_load_bytes(const void *buf, size_t len, const char *name,
-		    const struct prof_load_opts *o, struct prof_profile **out,
-		    struct prof_load_note *note, char *err, size_t errlen)
+/* Says that a parse of @name failed with @rc (its sentence @why); returns
+ * @rc. */
+static int parse_failed(int rc, const char *why, const char *name, char *err,
+			size_t errlen)
+{
+	if (rc == -ENOMEM)
+		return say(err, errlen, rc, name, "cannot be read: out of memory");
+	if (err && errlen)
+		snprintf(err, errlen, "%s: %s", name, why);
+	return rc;
+}
+
+/* Every sample type of pprof data @buf[0..len) into @all, each checked
+ * as checked() does. 0 or a negative errno with a sentence naming @name. */
+static int pprof_all(const void *buf, size_t len, const char *name, size_t max,
+		     struct prof_load_types *all, struct prof_load_note *note,
+		     char *err, size_t errlen)
+{
+	char why[256] = "";
+	int rc = prof_pprof_decode_all(buf, len, max, all->p, &all->n, &all->shown,
+				       why, sizeof(why));
+
+	if (rc < 0)
+		return parse_failed(rc, why, name, err, errlen);
+	for (size_t i = 0; i < all->n; i++) {
+		if (prof_total(all->p[i]) == UINT64_MAX) {
+			prof_load_types_free(all);
+			return say(err, errlen, -EOVERFLOW, name,
+				   "has counts that add up to 2^64 or more, past what hearth can count");
+		}
+	}
+	if (note)
+		*note = (struct prof_load_note){ "pprof", 0,
+						 prof_meta_const(all->p[all->shown])->negative };
+	return 0;
+}
+
+/* prof_load_bytes(); with @all, a pprof file read without a sample type
+ * asked for gives every type there (*@out stays NULL then). */
+static int load_bytes(const void *buf, size_t len, const char *name,
+		      const struct prof_load_opts *o, struct prof_load_types *all,
+		      struct prof_profile **out, struct prof_load_note *note,
+		      char *err, size_t errlen)
 {
 	struct prof_load_opts d = { 0, 0, -1, 0, NULL };
 	struct prof_load_note n = { 0 };
@@ -192,21 +234,30 @@ int prof_load_bytes(const void *buf, size_t len, const char *name,
 			 "file's sample types", f->name);
 		return say(err, errlen, -EINVAL, name, why);
 	}
-	rc = f->parse(buf, len, &d, out, why, sizeof(why));
-	free(plain);
-	if (rc == -ENOMEM)
-		return say(err, errlen, rc, name, "cannot be read: out of memory");
-	if (rc < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "%s: %s", name, why);
+	if (all && f == formats && !d.sample_type) {
+		rc = pprof_all(buf, len, name, d.max_input, all, note, err, errlen);
+		free(plain);
+		if (rc == 0 && note)
+			note->gzip = n.gzip;
 		return rc;
 	}
+	rc = f->parse(buf, len, &d, out, why, sizeof(why));
+	free(plain);
+	if (rc < 0)
+		return parse_failed(rc, why, name, err, errlen);
 	p = *out;
 	*out = NULL;
 	rc = checked(p, name, note, out, n.format, err, errlen);
 	if (rc == 0 && note)
 		note->gzip = n.gzip;
 	return rc;
+}
+
+int prof_load_bytes(const void *buf, size_t len, const char *name,
+		    const struct prof_load_opts *o, struct prof_profile **out,
+		    struct prof_load_note *note, char *err, size_t errlen)
+{
+	return load_bytes(buf, len, name, o, NULL, out, note, err, errlen);
 }
 
 /* Reads @fd whole into *@buf (*@len bytes, a NUL after them): a regular
@@ -316,9 +367,10 @@ static int folded_file(int fd, const char *name, const struct prof_load_opts *o,
 	return 1;
 }
 
-int prof_load(const char *path, const struct prof_load_opts *o,
-	      struct prof_profile **out, struct prof_load_note *note,
-	      char *err, size_t errlen)
+/* prof_load(), with load_bytes()'s @all. */
+static int load_path(const char *path, const struct prof_load_opts *o,
+		     struct prof_load_types *all, struct prof_profile **out,
+		     struct prof_load_note *note, char *err, size_t errlen)
 {
 	int std = !strcmp(path, "-");
 	const char *name = std ? "standard input" : path;
@@ -357,7 +409,37 @@ int prof_load(const char *path, const struct prof_load_opts *o,
 	default:
 		return say(err, errlen, rc, name, "cannot be read: input/output error");
 	}
-	rc = prof_load_bytes(buf, len, name, o, out, note, err, errlen);
+	rc = load_bytes(buf, len, name, o, all, out, note, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int prof_load(const char *path, const struct prof_load_opts *o,
+	      struct prof_profile **out, struct prof_load_note *note,
+	      char *err, size_t errlen)
+{
+	return load_path(path, o, NULL, out, note, err, errlen);
+}
+
+int prof_load_types(const char *path, const struct prof_load_opts *o,
+		    struct prof_load_types *out, struct prof_load_note *note,
+		    char *err, size_t errlen)
+{
+	struct prof_profile *p = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = load_path(path, o, out, &p, note, err, errlen);
+	if (rc == 0 && p) {
+		out->p[0] = p;
+		out->n = 1;
+	}
+	return rc;
+}
+
+void prof_load_types_free(struct prof_load_types *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		prof_free(t->p[i]);
+	memset(t, 0, sizeof(*t));
 }

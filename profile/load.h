@@ -48,6 +48,28 @@ int prof_load(const char *path, const struct prof_load_opts *o,
 	      struct prof_profile **out, struct prof_load_note *note,
 	      char *err, size_t errlen);
 
+/* Sample types prof_load_types() keeps at most (PROF_PPROF_MAX_TYPES). */
+#define PROF_LOAD_MAX_TYPES 16
+
+/* A file's profiles, one per sample type (prof_load_types()). */
+struct prof_load_types {
+	struct prof_profile *p[PROF_LOAD_MAX_TYPES];
+	size_t n;     /* profiles in p, in the file's order */
+	size_t shown; /* the one pprof shows by default */
+};
+
+/* prof_load() keeping every sample type of a pprof file, each a profile
+ * (prof_pprof_decode_all()), into @out (free with
+ * prof_load_types_free()); other formats, and a pprof file read with
+ * o->sample_type, give one. Same returns as prof_load(); a pprof file of
+ * more than PROF_LOAD_MAX_TYPES types is -EINVAL. */
+int prof_load_types(const char *path, const struct prof_load_opts *o,
+		    struct prof_load_types *out, struct prof_load_note *note,
+		    char *err, size_t errlen);
+
+/* Frees the profiles of @t and zeroes it. */
+void prof_load_types_free(struct prof_load_types *t);
+
 /* prof_load() of the bytes @buf[0..len) (not freed), named @name in the
  * sentences. */
 int prof_load_bytes(const void *buf, size_t len, const char *name,

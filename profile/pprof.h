@@ -74,6 +74,26 @@ int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
 /* prof_pprof_write() with prof_pprof_encode_pair()'s second values. */
 int prof_pprof_write_pair(struct prof_profile *p, struct prof_profile *second, FILE *out);
 
+/* Sample types prof_pprof_encode_types() writes at most. */
+#define PROF_PPROF_MAX_TYPES 16
+
+/* Encodes @n profiles of the same stacks, each one sample type (as
+ * prof_pprof_decode_all() reads a file's), as one pprof profile whose
+ * samples carry @n values, @ps[k]'s in type k (0 where it has no such
+ * stack; frames compared by their fields): the type named as @ps[k] was
+ * read ("alloc_space") or as prof_pprof_encode() names it alone.
+ * @ps[@dflt] is the one pprof shows by default (default_sample_type when
+ * it is not the last) and gives the time, duration and drops. One
+ * profile is prof_pprof_encode(). The profiles may gain strings and
+ * frames. Returns 0, -EINVAL (no profile, more than
+ * PROF_PPROF_MAX_TYPES, @dflt out of range), -ENOMEM or -EIO. */
+int prof_pprof_encode_types(struct prof_profile *const *ps, size_t n, size_t dflt,
+			    void **buf, size_t *len);
+
+/* prof_pprof_encode_types() written to @out. */
+int prof_pprof_write_types(struct prof_profile *const *ps, size_t n, size_t dflt,
+			   FILE *out);
+
 /* Returns 1 when @buf looks like pprof (gzip magic, or a protobuf whose
  * first field is a Profile field), else 0. A cheap sniff, not a check. */
 int prof_pprof_sniff(const void *buf, size_t len);
@@ -91,6 +111,18 @@ int prof_pprof_decode(const void *buf, size_t len, size_t max_size,
 int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
 			   const char *sample_type, struct prof_profile **out,
 			   char *err, size_t errlen);
+
+/* Decodes every sample type of pprof data @buf[0..len) (gzip'd or raw),
+ * each into a profile of its own as prof_pprof_decode_type() reads it,
+ * in the file's order, into @out[0..*@n) (room for PROF_PPROF_MAX_TYPES;
+ * the caller frees them), with the one pprof shows by default
+ * (default_sample_type, else the last) in *@shown. A file whose one
+ * profile gives back all its types (it has one, or hearth's samples and
+ * cpu time) gives that one. Returns 0, or -EINVAL with a sentence in @err
+ * (malformed data; more than PROF_PPROF_MAX_TYPES types), -ENOMEM. */
+int prof_pprof_decode_all(const void *buf, size_t len, size_t max_size,
+			  struct prof_profile **out, size_t *n, size_t *shown,
+			  char *err, size_t errlen);
 
 /* prof_pprof_decode() with PROF_PPROF_MAX_SIZE. */
 int prof_pprof_read(const void *buf, size_t len, struct prof_profile **out,

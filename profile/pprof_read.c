@@ -289,6 +289,10 @@ static int pick_type(struct reader *r)
 		cpu = pr_str_is(r, pu, "nanoseconds");
 	}
 	r->value_index = r->ntypes - 1;
+	if (r->want_index && r->want_index <= r->ntypes) {
+		r->value_index = r->want_index - 1;
+		return 0;
+	}
 	for (size_t i = r->ntypes; i-- > 0;) {
 		if ((ret = value_type(r, r->types[i], &type, &unit)) < 0)
 			return ret;
@@ -602,50 +606,150 @@ int prof_pprof_decode(const void *buf, size_t len, size_t max_size,
 				      errlen);
 }
 
-int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
-			   const char *sample_type, struct prof_profile **out,
-			   char *err, size_t errlen)
+/* What a decode found out of the file besides the profile. */
+struct decoded {
+	size_t ntypes;  /* sample types in the file */
+	size_t read;    /* the one read */
+	size_t shown;   /* the one pprof shows: default_sample_type, else
+			 * the last */
+	int whole;      /* the profile read gives back every type: there is
+			 * one, or hearth's samples and cpu time */
+};
+
+/* The index of the type pprof shows by default in @r. */
+static size_t shown_type(const struct reader *r)
+{
+	int64_t type, unit;
+
+	for (size_t i = 0; r->default_type && i < r->ntypes; i++)
+		if (value_type((struct reader *)r, r->types[i], &type, &unit) == 0 &&
+		    (uint64_t)type == r->default_type)
+			return i;
+	return r->ntypes ? r->ntypes - 1 : 0;
+}
+
+/* Decodes raw (inflated) protobuf @data[0..len) reading sample type
+ * @want_type (NULL = the default) or, when non-zero, the one at index
+ * @want_index - 1; fills @d (may be NULL). */
+static int decode_raw(const uint8_t *data, size_t len, const char *want_type,
+		      size_t want_index, struct prof_profile **out,
+		      struct decoded *d, char *err, size_t errlen)
 {
 	struct reader r = { .err = err, .errlen = errlen,
-			    .want_type = sample_type };
-	const uint8_t *data = buf;
-	uint8_t *plain = NULL;
-	size_t plain_len = len;
-	int ret;
+			    .want_type = want_type, .want_index = want_index };
+	int ret = -ENOMEM;
 
-	*out = NULL;
-	if (err && errlen)
-		err[0] = '\0';
-	if (len == 0)
-		return pr_bad(&r, "the data is empty");
-	if (2 <= len && data[0] == 0x1f && data[1] == 0x8b) {
-		ret = gz_inflate(data, len, max_size, &plain, &plain_len);
-		if (ret == -EFBIG)
-			ret = pr_bad(&r, "it is larger than %zu MiB when decompressed",
-				  max_size >> 20);
-		else if (ret == -EINVAL)
-			ret = pr_bad(&r, "the gzip stream is corrupt or truncated");
-		if (ret < 0)
-			goto out;
-		data = plain;
-	} else if (max_size < len) {
-		ret = pr_bad(&r, "it is larger than %zu MiB", max_size >> 20);
-		goto out;
-	}
-	ret = -ENOMEM;
 	r.p = prof_new(PROF_UNIT_SAMPLES);
-	if (!r.p)
-		goto out;
-	ret = build(&r, data, plain_len);
+	if (r.p)
+		ret = build(&r, data, len);
+	if (ret == 0 && d) {
+		const struct prof_meta *m = prof_meta_const(r.p);
+
+		*d = (struct decoded){ r.ntypes, r.value_index, shown_type(&r),
+				       r.ntypes <= 1 || (r.ntypes == 2 && m->hz &&
+				       m->unit == PROF_UNIT_SAMPLES && !m->sample_type[0]) };
+	}
 	if (ret == 0) {
 		*out = r.p;
 		r.p = NULL;
 	}
-out:
 	if (ret == -ENOMEM && err && errlen)
 		snprintf(err, errlen, "out of memory while reading pprof data");
 	prof_free(r.p);
 	reader_free(&r);
+	return ret;
+}
+
+/* Sets *@data / *@len to the protobuf of @buf[0..len), inflated into
+ * *@plain (to free) when gzip'd. 0 or -EINVAL / -ENOMEM with a sentence. */
+static int raw_bytes(const void *buf, size_t len, size_t max_size, const uint8_t **data,
+		     size_t *plain_len, uint8_t **plain, char *err, size_t errlen)
+{
+	struct reader r = { .err = err, .errlen = errlen };
+	int ret;
+
+	*data = buf;
+	*plain = NULL;
+	*plain_len = len;
+	if (err && errlen)
+		err[0] = '\0';
+	if (len == 0)
+		return pr_bad(&r, "the data is empty");
+	if (2 <= len && (*data)[0] == 0x1f && (*data)[1] == 0x8b) {
+		ret = gz_inflate(*data, len, max_size, plain, plain_len);
+		if (ret == -EFBIG)
+			return pr_bad(&r, "it is larger than %zu MiB when decompressed",
+				      max_size >> 20);
+		if (ret == -EINVAL)
+			return pr_bad(&r, "the gzip stream is corrupt or truncated");
+		if (ret == -ENOMEM && err && errlen)
+			snprintf(err, errlen, "out of memory while reading pprof data");
+		if (ret < 0)
+			return ret;
+		*data = *plain;
+	} else if (max_size < len) {
+		return pr_bad(&r, "it is larger than %zu MiB", max_size >> 20);
+	}
+	return 0;
+}
+
+int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
+			   const char *sample_type, struct prof_profile **out,
+			   char *err, size_t errlen)
+{
+	const uint8_t *data;
+	uint8_t *plain;
+	size_t plain_len;
+	int ret;
+
+	*out = NULL;
+	ret = raw_bytes(buf, len, max_size, &data, &plain_len, &plain, err, errlen);
+	if (ret == 0)
+		ret = decode_raw(data, plain_len, sample_type, 0, out, NULL, err, errlen);
+	free(plain);
+	return ret;
+}
+
+int prof_pprof_decode_all(const void *buf, size_t len, size_t max_size,
+			  struct prof_profile **out, size_t *n, size_t *shown,
+			  char *err, size_t errlen)
+{
+	const uint8_t *data;
+	uint8_t *plain;
+	size_t plain_len;
+	struct decoded d = { 0 };
+	struct prof_profile *first = NULL;
+	int ret;
+
+	*n = *shown = 0;
+	ret = raw_bytes(buf, len, max_size, &data, &plain_len, &plain, err, errlen);
+	if (ret == 0)
+		ret = decode_raw(data, plain_len, NULL, 0, &first, &d, err, errlen);
+	if (ret == 0 && !d.whole && PROF_PPROF_MAX_TYPES < d.ntypes) {
+		snprintf(err, errlen, "the profile has %zu sample types; hearth keeps at most %d "
+			 "(--sample-type picks one)", d.ntypes, PROF_PPROF_MAX_TYPES);
+		ret = -EINVAL;
+	}
+	if (ret == 0 && d.whole) {
+		out[(*n)++] = first;
+		first = NULL;
+	}
+	for (size_t i = 0; ret == 0 && !d.whole && i < d.ntypes; i++) {
+		if (i == d.read) {
+			out[i] = first;
+			first = NULL;
+		} else {
+			ret = decode_raw(data, plain_len, NULL, i + 1, &out[i], NULL, err, errlen);
+		}
+		*n += ret == 0;
+	}
+	if (ret == 0)
+		*shown = d.whole ? 0 : d.shown;
+	for (size_t i = 0; ret < 0 && i < *n; i++)
+		prof_free(out[i]);
+	if (ret < 0)
+		*n = 0;
+	prof_free(first);
 	free(plain);
 	return ret;
 }

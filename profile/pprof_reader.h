@@ -67,6 +67,7 @@ struct reader {
 	uint64_t negative; /* samples whose value is negative */
 
 	const char *want_type; /* sample type asked for, NULL = default */
+	size_t want_index;     /* sample type asked for by index + 1; 0 = none */
 	size_t value_index;
 	uint32_t *lframes; /* resolved frames of all locations */
 	size_t lframes_len, lframes_cap;

@@ -81,6 +81,18 @@ static int mem_types(const struct prof_meta *m, struct mem_types *t)
 	}
 }
 
+/* Sample types written beside each other, at most. */
+#define MAX_COLUMNS PROF_PPROF_MAX_TYPES
+
+/* One value of each sample: a sample type and where its values are. */
+struct column {
+	struct prof_profile *p; /* the values at the same stacks (frames
+				 * compared by their fields); NULL: the
+				 * walked profile's own */
+	uint32_t *of;           /* walked frame id -> p's frame id */
+	uint32_t type, unit;    /* extra string indexes */
+};
+
 /* A Mapping written: a profile's mapping (@placed) or a module name. */
 struct out_mapping {
 	uint32_t id;  /* profile mapping id, or module string id */
@@ -89,10 +101,15 @@ struct out_mapping {
 
 struct writer {
 	const struct prof_profile *p;
-	/* Second values: the same stacks in another profile, its frame
-	 * ids by ours (NULL: none). */
-	const struct prof_profile *second;
-	uint32_t *second_of;
+	/* The values of a sample, one per column; none: the walked
+	 * profile's own, with its time in a second value when two_values. */
+	struct column cols[MAX_COLUMNS];
+	size_t ncols;
+	/* Names of the columns' types kept from the files they were read
+	 * from: extra string XS_COUNT_ALL + k. */
+	const char *names[MAX_COLUMNS];
+	size_t nnames;
+	size_t dflt_col; /* default_sample_type's column + 1, 0 = none */
 	uint32_t nstr; /* pprof index of extra string k is nstr + k */
 	int two_values;
 	uint64_t period;
@@ -279,27 +296,33 @@ static void put_label(struct writer *w, uint32_t key, uint32_t str)
 	pb_put_bytes(&w->labels, SAMPLE_LABEL, w->line.data, w->line.len);
 }
 
-/* The second profile's self value at the stack @frames[0..n) of ours;
- * 0 where it has none. */
-static uint64_t second_value(const struct writer *w, const uint32_t *frames, size_t n)
+/* Column @c's self value at the stack @frames[0..n) of the walked
+ * profile; 0 where it has none. */
+static uint64_t col_value(const struct column *c, const uint32_t *frames, size_t n)
 {
 	uint32_t node = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		uint32_t f = w->second_of[frames[i]];
+		uint32_t f = c->of[frames[i]];
 
-		if (!f || !(node = prof_child_find(w->second, node, f)))
+		if (!f || !(node = prof_child_find(c->p, node, f)))
 			return 0;
 	}
-	return n ? prof_node_get(w->second, node)->self : 0;
+	return n ? prof_node_get(c->p, node)->self : 0;
+}
+
+/* @v as pprof's int64. */
+static uint64_t int64_value(uint64_t v)
+{
+	return (uint64_t)INT64_MAX < v ? (uint64_t)INT64_MAX : v;
 }
 
 static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 		      size_t n, uint64_t value, void *arg)
 {
 	struct writer *w = arg;
-	size_t i = 0, nids = 0;
-	uint64_t vals[2];
+	size_t i = 0, nids = 0, nvals = w->two_values ? 2 : 1;
+	uint64_t vals[MAX_COLUMNS];
 
 	if (value == 0)
 		return 0;
@@ -349,17 +372,16 @@ static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 	pb_reset(&w->msg);
 	pb_put_packed(&w->msg, SAMPLE_LOCATION_ID, w->ids, nids, &w->scratch);
 	/* pprof values are int64. */
-	vals[0] = (uint64_t)INT64_MAX < value ? (uint64_t)INT64_MAX : value;
+	vals[0] = int64_value(value);
 	vals[1] = (uint64_t)INT64_MAX / w->period < value ? (uint64_t)INT64_MAX
 							   : value * w->period;
-	if (w->second) {
-		uint64_t v2 = second_value(w, frames, n);
-
-		vals[0] = (uint64_t)INT64_MAX < v2 ? (uint64_t)INT64_MAX : v2;
-		vals[1] = (uint64_t)INT64_MAX < value ? (uint64_t)INT64_MAX : value;
+	if (w->ncols) {
+		nvals = w->ncols;
+		for (size_t k = 0; k < w->ncols; k++)
+			vals[k] = int64_value(w->cols[k].p ? col_value(&w->cols[k], frames, n)
+						    : value);
 	}
-	pb_put_packed(&w->msg, SAMPLE_VALUE, vals, w->two_values || w->second ? 2 : 1,
-		      &w->scratch);
+	pb_put_packed(&w->msg, SAMPLE_VALUE, vals, nvals, &w->scratch);
 	pb_put_raw(&w->msg, w->labels.data, w->labels.len);
 	pb_put_bytes(&w->samples, PROFILE_SAMPLE, w->msg.data, w->msg.len);
 	return w->msg.oom || w->samples.oom || w->labels.oom ? -ENOMEM : 0;
@@ -433,10 +455,10 @@ static void assemble(struct writer *w, struct pb_buf *out)
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_KEPT,
 			       m->unit == PROF_UNIT_BYTES ? XS_BYTES :
 			       m->unit == PROF_UNIT_NANOSECONDS ? XS_NANOSECONDS : XS_COUNT);
+	} else if (w->ncols) {
+		for (size_t k = 0; k < w->ncols; k++)
+			put_value_type(w, PROFILE_SAMPLE_TYPE, w->cols[k].type, w->cols[k].unit);
 	} else if (mem_types(m, &mt)) {
-		/* The profile's own values last: pprof's default. */
-		if (w->second)
-			put_value_type(w, PROFILE_SAMPLE_TYPE, (uint32_t)mt.type2, (uint32_t)mt.unit2);
 		put_value_type(w, PROFILE_SAMPLE_TYPE, (uint32_t)mt.type, (uint32_t)mt.unit);
 	} else if (m->unit == PROF_UNIT_SAMPLES) {
 		put_value_type(w, PROFILE_SAMPLE_TYPE, XS_SAMPLES, XS_COUNT);
@@ -461,6 +483,8 @@ static void assemble(struct writer *w, struct pb_buf *out)
 
 		pb_put_bytes(out, PROFILE_STRING_TABLE, x, strlen(x));
 	}
+	for (size_t k = 0; k < w->nnames; k++)
+		pb_put_bytes(out, PROFILE_STRING_TABLE, w->names[k], strlen(w->names[k]));
 	pb_put_uint(out, PROFILE_TIME_NANOS, m->start_ns);
 	pb_put_uint(out, PROFILE_DURATION_NANOS, m->duration_ns);
 	if (w->two_values) {
@@ -469,6 +493,8 @@ static void assemble(struct writer *w, struct pb_buf *out)
 		pb_put_raw(out, w->msg.data, w->msg.len);
 		pb_put_uint(out, PROFILE_PERIOD, w->period);
 	}
+	if (w->dflt_col)
+		pb_put_uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, w->nstr + w->cols[w->dflt_col - 1].type);
 	pb_put_uint(out, PROFILE_HEARTH_DROPS, m->drops);
 	pb_put_uint(out, PROFILE_HEARTH_ATTRS, 1);
 }
@@ -490,7 +516,8 @@ static void writer_free(struct writer *w)
 	free(w->mappings);
 	free(w->frame_used);
 	free(w->ids);
-	free(w->second_of);
+	for (size_t k = 0; k < w->ncols; k++)
+		free(w->cols[k].of);
 }
 
 /* The process rows at the top of @p's tree. */
@@ -503,28 +530,70 @@ static size_t processes(const struct prof_profile *p)
 	return n;
 }
 
-/* Fills w->second_of: for each frame of ours, the same frame in
- * @second (interned there when it has none: the writer reads only its
- * values). Returns 0 or -ENOMEM. */
-static int map_second(struct writer *w, struct prof_profile *second)
+/* Makes @q the values of column @k, of type @type / @unit: for each
+ * frame of the walked profile, the same frame in @q (interned there when
+ * it has none: the writer reads only its values). 0 or -ENOMEM. */
+static int add_column(struct writer *w, size_t k, struct prof_profile *q,
+		      uint32_t type, uint32_t unit)
 {
 	uint32_t n = prof_frame_count(w->p);
+	struct column *c = &w->cols[k];
 
-	w->second = second;
-	w->second_of = calloc(n, sizeof(*w->second_of));
-	if (!w->second_of)
+	*c = (struct column){ .p = q, .type = type, .unit = unit };
+	w->ncols = k + 1 > w->ncols ? k + 1 : w->ncols;
+	if (!q)
+		return 0;
+	c->of = calloc(n, sizeof(*c->of));
+	if (!c->of)
 		return -ENOMEM;
 	for (uint32_t id = 1; id < n; id++) {
 		struct prof_frame f = *prof_frame_get(w->p, id);
 
-		f.name = prof_intern_cstr(second, prof_str(w->p, f.name));
-		f.module = prof_intern_cstr(second, prof_str(w->p, f.module));
-		f.file = prof_intern_cstr(second, prof_str(w->p, f.file));
+		f.name = prof_intern_cstr(q, prof_str(w->p, f.name));
+		f.module = prof_intern_cstr(q, prof_str(w->p, f.module));
+		f.file = prof_intern_cstr(q, prof_str(w->p, f.file));
 		if (f.name == UINT32_MAX || f.module == UINT32_MAX || f.file == UINT32_MAX ||
-		    (w->second_of[id] = prof_frame_intern(second, &f)) == UINT32_MAX)
+		    (c->of[id] = prof_frame_intern(q, &f)) == UINT32_MAX)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Encodes the walked profile w->p, sorted, with w's columns set, into
+ * *@buf / *@len; frees what w holds. 0, -ENOMEM or -EIO. */
+static int encode(struct writer *w, void **buf, size_t *len)
+{
+	struct prof_profile *p = (struct prof_profile *)w->p;
+	struct pb_buf out = { 0 };
+	int ret = -ENOMEM;
+
+	w->nstr = prof_str_count(p);
+	w->mapping_of = calloc(w->nstr, sizeof(*w->mapping_of));
+	w->placed_of = calloc(prof_mapping_count(p), sizeof(*w->placed_of));
+	w->frame_used = calloc(prof_frame_count(p), 1);
+	if (!w->mapping_of || !w->placed_of || !w->frame_used)
+		goto out;
+	/* pprof names the file of the first mapping as the profile's
+	 * ("File: x"): a profile of several processes has none, so its
+	 * first mapping is one without a file. */
+	if (processes(p) > 1 && mapping_add(w, 0, 0) == UINT32_MAX)
+		goto out;
+	ret = prof_walk_stacks(p, add_sample, w);
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
+	assemble(w, &out);
+	if (out.oom || w->samples.oom || w->locations.oom || w->msg.oom ||
+	    w->line.oom)
+		goto out;
+	ret = -EIO;
+	if ((size_t)UINT32_MAX < out.len)
+		goto out;
+	ret = gz_deflate(out.data, out.len, buf, len);
+out:
+	pb_free(&out);
+	writer_free(w);
+	return ret;
 }
 
 int prof_pprof_encode(struct prof_profile *p, void **buf, size_t *len)
@@ -536,8 +605,7 @@ int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
 			   void **buf, size_t *len)
 {
 	const struct prof_meta *m = prof_meta_const(p);
-	struct writer w = { .p = p, .nstr = prof_str_count(p), .period = 1 };
-	struct pb_buf out = { 0 };
+	struct writer w = { .p = p, .period = 1 };
 	struct mem_types mt;
 	int ret = prof_sort(p);
 
@@ -545,38 +613,80 @@ int prof_pprof_encode_pair(struct prof_profile *p, struct prof_profile *second,
 		return ret;
 	if (second && (m->sample_type[0] || !mem_types(m, &mt)))
 		return -EINVAL;
-	if (second && (ret = map_second(&w, second)) < 0)
-		goto out;
+	/* The profile's own values last: pprof's default. */
+	if (second && ((ret = add_column(&w, 0, second, (uint32_t)mt.type2, (uint32_t)mt.unit2)) < 0 ||
+		       (ret = add_column(&w, 1, NULL, (uint32_t)mt.type, (uint32_t)mt.unit)) < 0)) {
+		writer_free(&w);
+		return ret;
+	}
 	if (m->unit == PROF_UNIT_SAMPLES && m->hz && !m->sample_type[0] && !second) {
 		w.two_values = 1;
 		w.period = 1000000000ull / m->hz;
 	}
-	w.mapping_of = calloc(w.nstr, sizeof(*w.mapping_of));
-	w.placed_of = calloc(prof_mapping_count(p), sizeof(*w.placed_of));
-	w.frame_used = calloc(prof_frame_count(p), 1);
-	ret = -ENOMEM;
-	if (!w.mapping_of || !w.placed_of || !w.frame_used)
-		goto out;
-	/* pprof names the file of the first mapping as the profile's
-	 * ("File: x"): a profile of several processes has none, so its
-	 * first mapping is one without a file. */
-	if (processes(p) > 1 && mapping_add(&w, 0, 0) == UINT32_MAX)
-		goto out;
-	ret = prof_walk_stacks(p, add_sample, &w);
-	if (ret < 0)
-		goto out;
-	ret = -ENOMEM;
-	assemble(&w, &out);
-	if (out.oom || w.samples.oom || w.locations.oom || w.msg.oom ||
-	    w.line.oom)
-		goto out;
-	ret = -EIO;
-	if ((size_t)UINT32_MAX < out.len)
-		goto out;
-	ret = gz_deflate(out.data, out.len, buf, len);
-out:
-	pb_free(&out);
-	writer_free(&w);
+	return encode(&w, buf, len);
+}
+
+/* The sample type @q is written under as one column of several, in
+ * *@type and *@unit (extra string indexes); its kept name becomes one of
+ * w's names. */
+static void column_type(struct writer *w, const struct prof_profile *q,
+			uint32_t *type, uint32_t *unit)
+{
+	const struct prof_meta *m = prof_meta_const(q);
+	struct mem_types mt;
+
+	*unit = m->unit == PROF_UNIT_BYTES ? XS_BYTES :
+		m->unit == PROF_UNIT_NANOSECONDS ? XS_NANOSECONDS : XS_COUNT;
+	if (m->sample_type[0]) {
+		w->names[w->nnames] = m->sample_type;
+		*type = XS_COUNT_ALL + (uint32_t)w->nnames++;
+	} else if (mem_types(m, &mt)) {
+		*type = (uint32_t)mt.type;
+	} else {
+		*type = m->unit == PROF_UNIT_NANOSECONDS ? (uint32_t)ns_type(m) :
+			m->unit == PROF_UNIT_BYTES ? XS_SPACE : XS_SAMPLES;
+	}
+}
+
+/* A value of 1 for every stack: the union of several profiles' stacks. */
+static uint64_t one(const struct prof_profile *src, const uint32_t *frames,
+		    size_t n, uint64_t value, void *arg)
+{
+	(void)src, (void)frames, (void)n, (void)arg;
+	return value ? 1 : 0;
+}
+
+int prof_pprof_encode_types(struct prof_profile *const *ps, size_t n, size_t dflt,
+			    void **buf, size_t *len)
+{
+	struct writer w = { .period = 1 };
+	struct prof_profile *u;
+	int ret = 0;
+
+	if (n == 1)
+		return prof_pprof_encode(ps[0], buf, len);
+	if (n == 0 || MAX_COLUMNS < n || !(dflt < n))
+		return -EINVAL;
+	if (!(u = prof_new(PROF_UNIT_SAMPLES)))
+		return -ENOMEM;
+	for (size_t k = 0; k < n && !ret; k++)
+		ret = prof_merge_mapped(u, ps[k], one, NULL);
+	if (!ret)
+		ret = prof_sort(u);
+	*prof_meta(u) = *prof_meta_const(ps[dflt]);
+	prof_meta(u)->sample_type[0] = '\0';
+	w.p = u;
+	for (size_t k = 0; k < n && !ret; k++) {
+		uint32_t type, unit;
+
+		column_type(&w, ps[k], &type, &unit);
+		ret = add_column(&w, k, ps[k], type, unit);
+	}
+	/* pprof shows the last type unless told: say so of another. */
+	if (dflt + 1 < n)
+		w.dflt_col = dflt + 1;
+	ret = ret ? (writer_free(&w), ret) : encode(&w, buf, len);
+	prof_free(u);
 	return ret;
 }
 
@@ -585,16 +695,34 @@ int prof_pprof_write(struct prof_profile *p, FILE *out)
 	return prof_pprof_write_pair(p, NULL, out);
 }
 
-int prof_pprof_write_pair(struct prof_profile *p, struct prof_profile *second, FILE *out)
+/* Writes @ret's encoding (@buf, @len; freed) to @out, or returns @ret. */
+static int write_encoded(int ret, void *buf, size_t len, FILE *out)
 {
-	void *buf = NULL;
-	size_t len = 0;
-	int ret = prof_pprof_encode_pair(p, second, &buf, &len);
-
 	if (ret < 0)
 		return ret;
 	if (fwrite(buf, 1, len, out) != len || fflush(out) != 0)
 		ret = -EIO;
 	free(buf);
 	return ret;
+}
+
+int prof_pprof_write_pair(struct prof_profile *p, struct prof_profile *second, FILE *out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+
+	int ret = prof_pprof_encode_pair(p, second, &buf, &len);
+
+	return write_encoded(ret, buf, len, out);
+}
+
+int prof_pprof_write_types(struct prof_profile *const *ps, size_t n, size_t dflt,
+			   FILE *out)
+{
+	void *buf = NULL;
+	size_t len = 0;
+
+	int ret = prof_pprof_encode_types(ps, n, dflt, &buf, &len);
+
+	return write_encoded(ret, buf, len, out);
 }

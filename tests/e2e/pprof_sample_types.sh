@@ -7,7 +7,8 @@
 #    -raw, and for the counts the total -top prints with -sample_index;
 #  - with none asked, the last type (inuse_space) is read, as pprof does;
 #  - the answer says "in use" for inuse_*, "allocated" for alloc_*;
-#  - export --pprof writes the type back under its name;
+#  - export --pprof writes the type back under its name, and every type
+#    when none is asked for;
 #  - a name the file lacks lists the ones it has; folded text refuses
 #    --sample-type.
 . tests/e2e/lib.sh
@@ -57,6 +58,21 @@ go tool pprof -raw "$T/re.pb.gz" 2>/dev/null | grep -qx 'inuse_objects/count' ||
 "$HEARTH" export --folded --plain -o "$T/re.folded" "$T/re.pb.gz" || fail "reading the re-export"
 [ "$(total "$T/re.folded")" = "$(total "$T/inuse_objects.folded")" ] || fail "the re-export's total changed"
 ok "export --pprof keeps inuse_objects/count"
+
+# Without --sample-type, export --pprof keeps every type, named and in
+# order, each column with the original's sum, and pprof's default.
+"$HEARTH" export --pprof -o "$T/all.pb.gz" "$T/heap.pb.gz" || fail "export --pprof of every type"
+go tool pprof -raw "$T/all.pb.gz" > "$T/all.raw" 2>/dev/null || fail "go tool pprof -raw of the re-export"
+[ "$(grep -m1 '/count\|/bytes' "$T/all.raw")" = "$header" ] ||
+	fail "the re-export's types: $(grep -m1 '/count\|/bytes' "$T/all.raw")"
+sums() { awk '/^Samples:/ { on = 1 } /^Locations/ { on = 0 }
+	on && /^ *[0-9]+( +[0-9]+)+:/ { for (c = 1; c <= 4; c++) t[c] += $c }
+	END { printf "%.0f %.0f %.0f %.0f\n", t[1], t[2], t[3], t[4] }' "$1"; }
+[ "$(sums "$T/all.raw")" = "$(sums "$T/raw")" ] || fail "column sums $(sums "$T/all.raw"), not $(sums "$T/raw")"
+"$HEARTH" export --folded --plain -o "$T/all.folded" "$T/all.pb.gz" || fail "reading the re-export"
+cmp -s "$T/all.folded" "$T/inuse_space.folded" || fail "the re-export's default is not inuse_space"
+grep -q "^1: .* $FIXTURES/go_heap " "$T/all.raw" || fail "the re-export lost Go's mapping"
+ok "export --pprof keeps all four types ($(sums "$T/all.raw")), the default and the mapping"
 
 "$HEARTH" view --sample-type nope "$T/heap.pb.gz" > "$T/out" 2>&1 && fail "an unknown sample type was read"
 grep -q 'has no sample type named "nope"; it has alloc_objects, alloc_space, inuse_objects, inuse_space' "$T/out" ||

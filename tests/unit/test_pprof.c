@@ -328,6 +328,67 @@ static void test_memory_pair(void **state)
 	prof_free(o);
 }
 
+/* Every sample type read back and written again: names, units, totals
+ * and the default stay, a stack only one type has is kept; a CPU
+ * profile (samples and their time) reads as one. */
+static void test_all_types(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_BYTES), *o = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *ps[PROF_PPROF_MAX_TYPES], *qs[PROF_PPROF_MAX_TYPES];
+	uint32_t a[2], b[2];
+	void *buf = NULL, *buf2 = NULL;
+	size_t len = 0, len2 = 0, n = 0, n2 = 0, shown = 9, shown2 = 9;
+	char err[256];
+
+	(void)state;
+	a[0] = frame(p, "app", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	a[1] = frame(p, "cache_insert", "app", "cache.c", 7, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(p, a, 2, 3u << 20);
+	b[0] = frame(o, "app", NULL, NULL, 0, PROF_KIND_PROCESS, 0, 0);
+	b[1] = frame(o, "cache_insert", "app", "cache.c", 7, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(o, b, 2, 12);
+	prof_meta(p)->question = PROF_Q_ALLOC;
+	assert_int_equal(prof_pprof_encode_pair(p, o, &buf, &len), 0);
+	assert_int_equal(prof_pprof_decode_all(buf, len, PROF_PPROF_MAX_SIZE, ps, &n, &shown,
+					       err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(shown, 1);
+	assert_string_equal(prof_meta_const(ps[0])->sample_type, "alloc_objects");
+	assert_string_equal(prof_meta_const(ps[1])->sample_type, "alloc_space");
+	/* a stack the objects have and the bytes do not */
+	b[0] = prof_frame_copy(ps[0], o, b[0]);
+	a[1] = frame(ps[0], "parse", "app", "parse.c", 9, 0, PROF_CLASS_YOURS, 0);
+	prof_add_stack(ps[0], (uint32_t[]){ b[0], a[1] }, 2, 5);
+	assert_int_equal(prof_pprof_encode_types(ps, n, shown, &buf2, &len2), 0);
+	assert_int_equal(prof_pprof_decode_all(buf2, len2, PROF_PPROF_MAX_SIZE, qs, &n2, &shown2,
+					       err, sizeof(err)), 0);
+	assert_int_equal(n2, 2);
+	assert_int_equal(shown2, 1);
+	assert_string_equal(prof_meta_const(qs[0])->sample_type, "alloc_objects");
+	assert_int_equal(prof_meta_const(qs[0])->unit, PROF_UNIT_SAMPLES);
+	assert_int_equal(prof_total(qs[0]), 17);
+	assert_string_equal(prof_meta_const(qs[1])->sample_type, "alloc_space");
+	assert_int_equal(prof_meta_const(qs[1])->unit, PROF_UNIT_BYTES);
+	assert_int_equal(prof_total(qs[1]), 3u << 20);
+	for (size_t i = 0; i < n; i++) {
+		prof_free(ps[i]);
+		prof_free(qs[i]);
+	}
+	free(buf);
+	free(buf2);
+	/* samples with their time: one profile gives both back */
+	prof_meta(o)->hz = 99;
+	assert_int_equal(prof_pprof_encode(o, &buf, &len), 0);
+	assert_int_equal(prof_pprof_decode_all(buf, len, PROF_PPROF_MAX_SIZE, ps, &n, &shown,
+					       err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(prof_meta_const(ps[0])->hz, 99);
+	prof_free(ps[0]);
+	free(buf);
+	prof_free(p);
+	prof_free(o);
+}
+
 /* How many samples of gzip'd pprof @buf carry no location id. */
 static size_t samples_without_location(const void *buf, size_t len)
 {
@@ -695,6 +756,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sample_type_choice),
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_memory_pair),
+		cmocka_unit_test(test_all_types),
 	};
 
 	if (4 <= argc && strcmp(argv[1], "convert") == 0)
