@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -34,6 +35,11 @@
 #define TMP_SUFFIX ".cfi-tmp"
 /* A temporary file older than this was left by a writer that died. */
 #define TMP_STALE_SEC 60
+/* Room a write leaves on the file system: the cache is only a cache and
+ * yields to what shares its disk (the profile store, above all); this
+ * much free, or a twentieth of the file system if more, or nothing is
+ * written. */
+#define DISK_RESERVE (64ull << 20)
 
 struct disk_header {
 	char magic[8];
@@ -348,13 +354,24 @@ static ssize_t disk_list(struct sym_cfi_cache *c, struct disk_file **out)
 }
 
 /* Removes the oldest tables until @need more bytes fit in the budget.
- * Returns false when they cannot. */
+ * Returns false when they cannot, or when writing them would leave the
+ * file system short of DISK_RESERVE. */
 static bool disk_make_room(struct sym_cfi_cache *c, size_t need)
 {
 	struct disk_file *v = NULL;
 	ssize_t n = disk_list(c, &v);
 	uint64_t total = 0;
 
+	struct statvfs fs;
+
+	if (fstatvfs(c->dirfd, &fs) == 0) {
+		uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+		uint64_t twentieth = (uint64_t)fs.f_blocks * fs.f_frsize / 20;
+		uint64_t reserve = twentieth > DISK_RESERVE ? twentieth : DISK_RESERVE;
+
+		if (avail < reserve + need)
+			n = -1;
+	}
 	if (n < 0 || need > c->disk_bytes) {
 		free(v);
 		return false;

@@ -38,10 +38,9 @@ MOUNTED=1
 FX=$!
 HEARTHD_LOG_WINDOWS=1 # a line per stored window
 export HEARTHD_LOG_WINDOWS
-# (frame pointers: the in-kernel unwinder caches CFI tables under the
-# state directory, and on this 2 MiB disk they would take the room the
-# test gives back)
-hearthd_start --state-dir "$M/state" $S --window 300ms --unwind fp
+# As shipped (unwind = auto): its CFI cache under the state directory
+# writes nothing on a disk this small, so the store has the room.
+hearthd_start --state-dir "$M/state" $S --window 300ms
 wait_stored 3 "before filling the disk"
 
 dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
@@ -70,7 +69,7 @@ awk '/^window / { print $2, $3 }' "$T/verify" | sort > "$T/present"
 rm "$M/filler"
 i=0
 until grep -q "writing windows again" "$T/hearthd.log"; do
-	i=$((i + 1)); [ $i -gt 100 ] && fail "hearthd did not resume writing within 10 s of space returning"
+	i=$((i + 1)); [ $i -gt 100 ] && { du -a "$M/state"; df -k "$M"; fail "hearthd did not resume writing within 10 s of space returning"; }
 	sleep 0.1
 done
 wait_stored 3 "after space returned"
@@ -88,7 +87,7 @@ gaps=$(awk 'NR > 1 && $1 != end { n++ } { end = $2 } END { print n + 0 }' "$T/al
 # Past full_disk_hold the oldest held windows are dropped and counted.
 kill "$HD"; wait "$HD"; HD=
 rm -rf "$M/state"
-hearthd_start --state-dir "$M/state" $S --window 300ms --full-disk-hold 900ms --unwind fp
+hearthd_start --state-dir "$M/state" $S --window 300ms --full-disk-hold 900ms
 wait_stored 2 "before filling the disk again"
 dd if=/dev/zero of="$M/filler" bs=4k 2>/dev/null
 sleep 3
