@@ -42,7 +42,9 @@ struct job {
 struct module {
 	uint8_t state;
 	uint64_t dev, ino;
-	uint32_t first, n;    /* pool extent while MOD_LOADED */
+	uint32_t first, n;    /* pool extent while MOD_LOADED: its page
+			       * index (nindex slots), then n rows */
+	uint32_t nindex, npages;
 	uint64_t base;
 	uint32_t refs;        /* processes using it */
 	uint64_t last_use;    /* load tick */
@@ -286,10 +288,10 @@ static void file_publish(struct cfi_tables *t, uint32_t id, const struct sym_exe
 static void module_publish(struct cfi_tables *t, uint32_t id)
 {
 	const struct module *m = &t->mods[id];
-	struct hearth_cfi_module v = { 0, 0 };
+	struct hearth_cfi_module v = { 0, 0, 0, 0 };
 
 	if (m->state == MOD_LOADED)
-		v = (struct hearth_cfi_module){ m->first, m->n };
+		v = (struct hearth_cfi_module){ m->first + m->nindex, m->n, m->first, m->npages };
 	else if (m->state == MOD_NO_CFI)
 		v.first = HEARTH_CFI_NO_CFI;
 	bpf_map_update_elem(t->o.modules_fd, &id, &v, BPF_ANY);
@@ -318,16 +320,17 @@ static bool evict_one(struct cfi_tables *t)
 	}
 	t->mods[best].state = MOD_FREE;
 	module_publish(t, best);
-	pool_release(t, t->mods[best].first, t->mods[best].n);
+	pool_release(t, t->mods[best].first, t->mods[best].nindex + t->mods[best].n);
 	t->st.modules--;
-	t->st.rows -= t->mods[best].n;
+	t->st.rows -= t->mods[best].nindex + t->mods[best].n;
 	t->st.evictions++;
 	return true;
 }
 
-static int write_rows(struct cfi_tables *t, uint32_t first, const struct hearth_cfi_row *rows,
-		      uint32_t n)
+/* Writes @n slots (rows or index entries, 12 bytes each) from @first. */
+static int write_rows(struct cfi_tables *t, uint32_t first, const void *slots, uint32_t n)
 {
+	const union hearth_cfi_slot *rows = slots;
 	uint32_t *keys = malloc(ROWS_BATCH * sizeof(*keys));
 	int rc = 0;
 
@@ -346,17 +349,50 @@ static int write_rows(struct cfi_tables *t, uint32_t first, const struct hearth_
 	return rc;
 }
 
-/* Places compiled @tab's rows in the pool for @m. */
+union hearth_cfi_slot *cfi_tables_page_index(const struct hearth_cfi_row *rows, uint32_t n,
+					     uint32_t *npages, uint32_t *nslots)
+{
+	union hearth_cfi_slot *v;
+	uint32_t pages, r = 0;
+
+	if (n == 0)
+		return NULL;
+	pages = (rows[n - 1].pc >> HEARTH_CFI_PAGE_SHIFT) + 1;
+	*npages = pages;
+	*nslots = (pages + 1 + HEARTH_CFI_INDEX_PER_SLOT - 1) / HEARTH_CFI_INDEX_PER_SLOT;
+	v = calloc(*nslots, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (uint32_t p = 0; p <= pages; p++) {
+		uint64_t at = (uint64_t)p << HEARTH_CFI_PAGE_SHIFT;
+
+		/* the last row at or below the page's first pc */
+		while (r + 1 < n && rows[r + 1].pc <= at)
+			r++;
+		v[p / HEARTH_CFI_INDEX_PER_SLOT].index[p % HEARTH_CFI_INDEX_PER_SLOT] = r;
+	}
+	return v;
+}
+
+/* Places compiled @tab's rows and their page index in the pool for @m. */
 static void module_place_rows(struct cfi_tables *t, struct module *m,
 			      const struct sym_cfi_table *tab)
 {
+	union hearth_cfi_slot *idx;
+	uint32_t npages, nindex;
 	bool evicted = false;
 
-	m->need = (uint32_t)tab->n;
-	while (!pool_alloc(t, (uint32_t)tab->n, &m->first)) {
+	idx = cfi_tables_page_index(tab->rows, (uint32_t)tab->n, &npages, &nindex);
+	if (!idx) {
+		m->state = MOD_NO_ROOM;
+		return;
+	}
+	m->need = (uint32_t)tab->n + nindex;
+	while (!pool_alloc(t, m->need, &m->first)) {
 		if (!evict_one(t)) {
 			m->state = MOD_NO_ROOM;
 			t->st.no_room++;
+			free(idx);
 			return;
 		}
 		evicted = true;
@@ -364,15 +400,20 @@ static void module_place_rows(struct cfi_tables *t, struct module *m,
 	if (evicted)
 		usleep(EVICT_GRACE_US);
 	m->n = (uint32_t)tab->n;
+	m->nindex = nindex;
+	m->npages = npages;
 	m->base = tab->base;
-	if (write_rows(t, m->first, tab->rows, m->n) < 0) {
-		pool_release(t, m->first, m->n);
+	if (write_rows(t, m->first, idx, nindex) < 0 ||
+	    write_rows(t, m->first + nindex, tab->rows, m->n) < 0) {
+		pool_release(t, m->first, m->need);
 		m->state = MOD_NO_ROOM;
+		free(idx);
 		return;
 	}
+	free(idx);
 	m->state = MOD_LOADED;
 	t->st.modules++;
-	t->st.rows += m->n;
+	t->st.rows += m->need;
 }
 
 /* Hands the module open on @fd (taken) to the compiling thread. */

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct hearth_cfi_row;
+
 struct cfi_tables_opts {
 	int rows_fd;        /* cfi_rows: the row pool */
 	uint32_t pool_rows; /* its entries */
@@ -32,7 +34,7 @@ struct cfi_tables_opts {
 struct cfi_tables_stats {
 	uint64_t processes;   /* processes with mappings loaded */
 	uint64_t modules;     /* modules with rows in the pool */
-	uint64_t rows;        /* rows in the pool */
+	uint64_t rows;        /* pool slots in use: rows and page indexes */
 	uint64_t bytes;       /* map memory of rows and process mappings */
 	uint64_t loads;       /* process tables written */
 	uint64_t no_cfi;      /* modules without usable CFI */
@@ -70,6 +72,16 @@ void cfi_tables_forget(struct cfi_tables *t, pid_t pid);
 /* Forgets processes whose kernel entry is gone (the kernel drops them at
  * exec and exit, and the event saying so may have been lost). */
 void cfi_tables_sweep(struct cfi_tables *t);
+
+/*
+ * The page index of @n rows sorted by pc (bpf/unwind.h): *@npages and
+ * npages + 1 entries packed HEARTH_CFI_INDEX_PER_SLOT to a slot, in a new
+ * array of *@nslots slots (the caller frees it). Returns NULL on ENOMEM,
+ * or when @n is 0.
+ */
+union hearth_cfi_slot;
+union hearth_cfi_slot *cfi_tables_page_index(const struct hearth_cfi_row *rows, uint32_t n,
+					     uint32_t *npages, uint32_t *nslots);
 
 /* Current figures. */
 void cfi_tables_stats(const struct cfi_tables *t, struct cfi_tables_stats *st);

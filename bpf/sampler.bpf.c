@@ -22,6 +22,9 @@ char LICENSE[] SEC("license") = "GPL";
 #define TASK_DEAD 0x80
 #define PF_EXITING 0x4
 #define EFAULT 14 /* bpf_get_stackid: empty stack, not a loss */
+/* FNV-1a, the hash of stacks and signatures. */
+#define FNV_OFFSET 14695981039346656037ULL
+#define FNV_PRIME 1099511628211ULL
 
 const volatile bool filter_pid = false;
 /* -p follows the chosen processes' children forked after the start. */
@@ -80,13 +83,15 @@ STACK_MAP(stacks1);
 WALKED_MAP(walked0);
 WALKED_MAP(walked1);
 
-/* The row pool: every loaded module's rows, placed by user space. */
+/* The row pool: every loaded module's page index and rows, placed by
+ * user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct hearth_cfi_row);
+	__type(value, union hearth_cfi_slot);
 	__uint(max_entries, 1);
 } cfi_rows SEC(".maps");
+
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -126,10 +131,17 @@ struct {
 struct walk_state {
 	struct hearth_walked out;
 	__u64 pc, sp, fp;
+	__u64 hash;   /* of out.ips[0, n), as store_walked wants it */
 	__u32 n;
 	__u32 fp_ok;  /* fp holds the caller's rbp */
 	__u32 status; /* enum walk_status */
 	__u32 by_vma; /* a frame was found through its file: ask for tables */
+	/* The last frame's mapping and module: a caller is most often in
+	 * the same, and then costs no search and no lookup. */
+	__u64 map_start, map_end, map_delta;
+	__u32 map_module;
+	__u32 mod_id;  /* whose entry mod is a copy of (~0: none) */
+	struct hearth_cfi_module mod;
 };
 
 struct {
@@ -353,7 +365,7 @@ static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
 {
 	struct hearth_py_proc *py = bpf_map_lookup_elem(&py_procs, &tgid);
 	struct hearth_py_stack *st;
-	__u64 ts, frame, h = 14695981039346656037ULL;
+	__u64 ts, frame, h = FNV_OFFSET;
 	__u32 zero = 0, n = 0;
 
 	if (!py)
@@ -384,9 +396,9 @@ static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
 			instr > code + py->off.code_adaptive
 				? (__u32)((instr - code - py->off.code_adaptive) / 2) : 0;
 		st->f[i & (HEARTH_PY_DEPTH - 1)].flags = entry ? HEARTH_PY_ENTRY : 0;
-		h = (h ^ code) * 1099511628211ULL;
+		h = (h ^ code) * FNV_PRIME;
 		h = (h ^ st->f[i & (HEARTH_PY_DEPTH - 1)].instr ^
-		     ((__u64)entry << 32)) * 1099511628211ULL;
+		     ((__u64)entry << 32)) * FNV_PRIME;
 		n = i + 1;
 		frame = read_ptr(frame + py->off.frame_previous);
 	}
@@ -402,36 +414,48 @@ static __always_inline __u64 py_walk(__u32 tgid, __u32 tid)
 	return h;
 }
 
-/* Captures the current task's stacks into the stack map of @gen. */
-/* Keeps the @n addresses of @ws->out in the walked map of @gen. Returns
- * their id (HEARTH_USTACK_WALKED set), or HEARTH_STACK_COLLISION when the
- * key is another stack's, HEARTH_STACK_FULL when the map is full
- * (counted). */
+/* Keeps the @n addresses of @ws->out, whose hash is @ws->hash, in the
+ * walked map of @gen. Returns their id (HEARTH_USTACK_WALKED set), or
+ * HEARTH_STACK_COLLISION when the key is another stack's,
+ * HEARTH_STACK_FULL when the map is full (counted). */
 static __always_inline __s32 store_walked(__u32 gen, struct walk_state *ws, __u32 n)
 {
 	void *map = gen ? (void *)&walked1 : (void *)&walked0;
-	__u64 h = 14695981039346656037ULL;
+	__u64 h = ws->hash;
 	struct hearth_walked *old;
-	__u32 key;
+	__u32 key = (__u32)h & HEARTH_WALKED_KEY_MASK;
+
+	/* Most stacks were seen before: a lookup (inlined, no lock) finds
+	 * them without copying 1 KiB into a new element. */
+	old = bpf_map_lookup_elem(map, &key);
+	if (!old) {
+		if (n < HEARTH_STACK_DEPTH)
+			ws->out.ips[n] = 0;
+		ws->out.hash = h;
+		if (!bpf_map_update_elem(map, &key, &ws->out, BPF_NOEXIST))
+			goto kept;
+		old = bpf_map_lookup_elem(map, &key);
+	}
+	if (!old || old->hash != h) {
+		count(HEARTH_CNT_CFI_COLLISION);
+		return old ? HEARTH_STACK_COLLISION : HEARTH_STACK_FULL;
+	}
+kept:
+	count(HEARTH_CNT_WRITES);
+	return (__s32)(key | HEARTH_USTACK_WALKED);
+}
+
+/* The FNV-1a hash of @ips[0, @n). */
+static __always_inline __u64 ips_hash(const __u64 *ips, __u32 n)
+{
+	__u64 h = FNV_OFFSET;
 
 	for (int i = 0; i < HEARTH_STACK_DEPTH; i++) {
 		if (i >= n)
 			break;
-		h = (h ^ ws->out.ips[i]) * 1099511628211ULL;
+		h = (h ^ ips[i]) * FNV_PRIME;
 	}
-	if (n < HEARTH_STACK_DEPTH)
-		ws->out.ips[n] = 0;
-	ws->out.hash = h;
-	key = (__u32)h & HEARTH_WALKED_KEY_MASK;
-	if (bpf_map_update_elem(map, &key, &ws->out, BPF_NOEXIST)) {
-		old = bpf_map_lookup_elem(map, &key);
-		if (!old || old->hash != h) {
-			count(HEARTH_CNT_CFI_COLLISION);
-			return old ? HEARTH_STACK_COLLISION : HEARTH_STACK_FULL;
-		}
-	}
-	count(HEARTH_CNT_WRITES);
-	return (__s32)(key | HEARTH_USTACK_WALKED);
+	return h;
 }
 
 static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
@@ -457,9 +481,10 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 		long got = ws ? bpf_get_stack(ctx, ws->out.ips, sizeof(ws->out.ips),
 					      BPF_F_USER_STACK) : -1;
 
-		if (ws && got > 0)
+		if (ws && got > 0) {
+			ws->hash = ips_hash(ws->out.ips, (__u32)(got / sizeof(__u64)));
 			*ustack = store_walked(gen, ws, (__u32)(got / sizeof(__u64)));
-		else if (got != -EFAULT && got != 0)
+		} else if (got != -EFAULT && got != 0)
 			count(HEARTH_CNT_DROP_USTACK);
 	} else if (user_stacks && want_user) {
 		*ustack = bpf_get_stackid(ctx, map, BPF_F_USER_STACK);
@@ -558,42 +583,72 @@ find_mapping(struct hearth_cfi_proc *p, __u64 pc)
 	return m->start <= pc && pc < m->end ? m : NULL;
 }
 
-/* The row of @module covering @rel: the last with pc <= rel. Sets
- * *@status to WALK_NO_TABLE (module not loaded) or WALK_NO_RULE on NULL. */
-static __always_inline struct hearth_cfi_row *find_row(__u32 module, __u64 rel,
-						       __u32 *status)
+/* Entry @k of the page index that starts at pool slot @slot. */
+static __always_inline bool index_entry(__u32 slot, __u32 k, __u32 *out)
 {
-	struct hearth_cfi_module *mod = bpf_map_lookup_elem(&cfi_modules, &module);
-	struct hearth_cfi_row *row;
-	__u32 lo, len, half, ge, mid;
+	__u32 at = slot + k / HEARTH_CFI_INDEX_PER_SLOT, j = k % HEARTH_CFI_INDEX_PER_SLOT;
+	union hearth_cfi_slot *v = bpf_map_lookup_elem(&cfi_rows, &at);
 
-	if (!mod || !mod->n) {
-		*status = mod && mod->first == HEARTH_CFI_NO_CFI ? WALK_NO_RULE : WALK_NO_TABLE;
+	/* hidden from the compiler, so that the verifier sees the bound */
+	barrier_var(j);
+	if (!v || j >= HEARTH_CFI_INDEX_PER_SLOT)
+		return false;
+	*out = v->index[j];
+	return true;
+}
+
+/* The row of @module covering @rel: the last with pc <= rel. Sets
+ * @w->status to WALK_NO_TABLE (module not loaded) or WALK_NO_RULE on
+ * NULL. The module's entry is kept in @w for the next frame. */
+static __always_inline struct hearth_cfi_row *find_row(struct walk_state *w, __u32 module,
+						       __u64 rel)
+{
+	struct hearth_cfi_module *mod = &w->mod;
+	union hearth_cfi_slot *v;
+	__u32 lo, hi, len, half, ge, mid, page;
+
+	if (w->mod_id != module) {
+		struct hearth_cfi_module *m = bpf_map_lookup_elem(&cfi_modules, &module);
+
+		if (!m || !m->n) {
+			w->status = m && m->first == HEARTH_CFI_NO_CFI ? WALK_NO_RULE
+								       : WALK_NO_TABLE;
+			return NULL;
+		}
+		w->mod = *m;
+		w->mod_id = module;
+	}
+	w->status = WALK_NO_RULE;
+	if (mod->n > HEARTH_CFI_MAX_ROWS)
+		return NULL;
+	page = (__u32)(rel >> HEARTH_CFI_PAGE_SHIFT);
+	if (page >= mod->npages) {
+		lo = mod->n - 1; /* past the last row's page: the last row */
+		hi = lo;
+	} else if (!index_entry(mod->index, page, &lo) ||
+		   !index_entry(mod->index, page + 1, &hi)) {
 		return NULL;
 	}
-	*status = WALK_NO_RULE;
-	lo = mod->first;
-	len = mod->n;
-	if (len > HEARTH_CFI_MAX_ROWS)
+	if (hi < lo || hi >= mod->n || hi - lo > (1u << HEARTH_CFI_PAGE_SHIFT))
 		return NULL;
-	for (int i = 0; i < HEARTH_CFI_SEARCH_STEPS; i++) {
+	lo += mod->first;
+	len = hi + mod->first - lo + 1;
+	for (int i = 0; i < HEARTH_CFI_PAGE_STEPS; i++) {
 		half = len / 2;
 		mid = lo + half;
-		row = bpf_map_lookup_elem(&cfi_rows, &mid);
-		if (!row)
+		v = bpf_map_lookup_elem(&cfi_rows, &mid);
+		if (!v)
 			return NULL;
-		ge = le_bit(row->pc, rel);
+		ge = le_bit(v->row.pc, rel);
 		lo += half & -ge;
 		len = half + ge * (len - 2 * half);
 	}
-	row = bpf_map_lookup_elem(&cfi_rows, &lo);
-	if (!row || row->pc > rel)
+	v = bpf_map_lookup_elem(&cfi_rows, &lo);
+	if (!v || v->row.pc > rel)
 		return NULL;
-	return row;
+	return &v->row;
 }
 
-/* One frame: from (pc, sp, fp) to the caller's, appending its return
- * address. Returns 1 to stop (status set), 0 to go on. */
 struct vma_seen {
 	__u64 start, pgoff;
 	struct hearth_cfi_file_key key;
@@ -635,21 +690,48 @@ static __always_inline bool module_by_vma(__u64 pc, __u32 *module, __u64 *delta)
 	return true;
 }
 
+/* The module and delta of @w->pc: the last frame's mapping, else the
+ * process's table, or the file mapped there (then @w->by_vma
+ * is set: the process's table lacks it). Returns false when none holds
+ * it. */
+static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi_proc *proc,
+					 __u32 *module, __u64 *delta)
+{
+	struct hearth_cfi_mapping *m;
+	__u64 pc = w->pc;
+
+	if (pc - w->map_start < w->map_end - w->map_start) {
+		*module = w->map_module;
+		*delta = w->map_delta;
+		return true;
+	}
+	m = proc ? find_mapping(proc, pc) : NULL;
+	if (m) {
+		w->map_start = m->start;
+		w->map_end = m->end;
+		*module = m->module;
+		*delta = m->delta;
+	} else {
+		if (!module_by_vma(pc, module, delta))
+			return false;
+		w->by_vma = 1;
+		return true; /* not kept: the file's mapping bounds are unknown */
+	}
+	w->map_module = *module;
+	w->map_delta = *delta;
+	return true;
+}
+
+/* One frame: from (pc, sp, fp) to the caller's, appending its return
+ * address. Returns 1 to stop (status set), 0 to go on. */
 static long walk_step(__u64 i, void *arg)
 {
 	struct walk_state *w = ((struct walk *)arg)->ws;
-	struct hearth_cfi_proc *proc = ((struct walk *)arg)->proc;
-	struct hearth_cfi_mapping *m = proc ? find_mapping(proc, w->pc) : NULL;
 	struct hearth_cfi_row *row;
-	__u64 rel, cfa, ra, fp, delta;
+	__u64 rel, cfa, ra, fp, delta, pair[2];
 	__u32 module;
 
-	if (m) {
-		module = m->module;
-		delta = m->delta;
-	} else if (module_by_vma(w->pc, &module, &delta)) {
-		w->by_vma = 1;
-	} else {
+	if (!frame_module(w, ((struct walk *)arg)->proc, &module, &delta)) {
 		w->status = WALK_NO_TABLE;
 		return 1;
 	}
@@ -660,7 +742,7 @@ static long walk_step(__u64 i, void *arg)
 		w->status = WALK_NO_RULE;
 		return 1;
 	}
-	row = find_row(module, rel, &w->status);
+	row = find_row(w, module, rel);
 	if (!row)
 		return 1;
 	switch (row->cfa_rule) {
@@ -684,19 +766,31 @@ static long walk_step(__u64 i, void *arg)
 		w->status = WALK_NO_RULE;
 		return 1;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
-		w->status = WALK_NO_RULE;
-		return 1;
-	}
-	if (row->fp_rule == HEARTH_FP_AT_CFA) {
-		if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + row->fp_off))) {
+	if (row->fp_rule == HEARTH_FP_AT_CFA && row->fp_off == -16) {
+		/* rbp pushed right after the call, the usual prologue: one
+		 * read for both */
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16))) {
 			w->status = WALK_NO_RULE;
 			return 1;
 		}
-		w->fp = fp;
+		w->fp = pair[0];
 		w->fp_ok = 1;
-	} else if (row->fp_rule == HEARTH_FP_LOST) {
-		w->fp_ok = 0;
+		ra = pair[1];
+	} else {
+		if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+			w->status = WALK_NO_RULE;
+			return 1;
+		}
+		if (row->fp_rule == HEARTH_FP_AT_CFA) {
+			if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + row->fp_off))) {
+				w->status = WALK_NO_RULE;
+				return 1;
+			}
+			w->fp = fp;
+			w->fp_ok = 1;
+		} else if (row->fp_rule == HEARTH_FP_LOST) {
+			w->fp_ok = 0;
+		}
 	}
 	w->sp = cfa;
 	w->pc = ra;
@@ -705,6 +799,7 @@ static long walk_step(__u64 i, void *arg)
 		return 1;
 	}
 	w->out.ips[w->n & 127] = ra;
+	w->hash = (w->hash ^ ra) * FNV_PRIME;
 	w->n++;
 	return 0;
 }
@@ -765,7 +860,10 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 	ws->status = WALK_GOING;
 	ws->by_vma = !w.proc;
 	ws->out.ips[0] = r.ip;
+	ws->hash = (FNV_OFFSET ^ r.ip) * FNV_PRIME;
 	ws->n = 1;
+	ws->map_start = ws->map_end = 0;
+	ws->mod_id = ~0u;
 	bpf_loop(HEARTH_STACK_DEPTH, walk_step, &w, 0);
 	if (ws->by_vma || ws->status == WALK_NO_TABLE)
 		cfi_ask(task, tgid);
@@ -856,7 +954,7 @@ static __always_inline bool make_sig(struct task_struct *task, __u32 tid,
 				     struct hearth_sig *sig)
 {
 	struct hearth_regs r;
-	__u64 *win, h = 14695981039346656037ULL;
+	__u64 *win, h = FNV_OFFSET;
 	__u32 zero = 0;
 	struct hearth_stack_copy *c = bpf_map_lookup_elem(&copy_scratch, &zero);
 
@@ -867,7 +965,7 @@ static __always_inline bool make_sig(struct task_struct *task, __u32 tid,
 	if (bpf_probe_read_user(win, HEARTH_SIG_WINDOW, (void *)r.sp))
 		return false;
 	for (int i = 0; i < HEARTH_SIG_WINDOW / 8; i++)
-		h = (h ^ win[i]) * 1099511628211ULL;
+		h = (h ^ win[i]) * FNV_PRIME;
 	sig->tgid = task->tgid;
 	sig->tid = tid;
 	sig->ip = r.ip;
@@ -1067,7 +1165,7 @@ static __always_inline void wait_site_of(struct task_struct *task, __u32 kind,
 					 struct hearth_wait_site *site)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 top[8] = {}, h = 14695981039346656037ULL;
+	__u64 top[8] = {}, h = FNV_OFFSET;
 
 	site->ip = BPF_CORE_READ(regs, ip);
 	site->sp = BPF_CORE_READ(regs, sp);
@@ -1078,7 +1176,7 @@ static __always_inline void wait_site_of(struct task_struct *task, __u32 kind,
 	 * call paths with equal registers still differ in them. */
 	bpf_probe_read_user(top, sizeof(top), (void *)site->sp);
 	for (int i = 0; i < 8; i++)
-		h = (h ^ top[i]) * 1099511628211ULL;
+		h = (h ^ top[i]) * FNV_PRIME;
 	site->top = h;
 	site->kind = kind;
 }

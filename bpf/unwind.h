@@ -59,9 +59,8 @@ struct hearth_cfi_row {
 #define HEARTH_CFI_MAX_MAPPINGS 128
 /* Module ids index cfi_modules: at most this many tables at once. */
 #define HEARTH_CFI_MAX_MODULES 8192
-/* A module's rows are searched in at most this many halvings. */
-#define HEARTH_CFI_SEARCH_STEPS 24
-#define HEARTH_CFI_MAX_ROWS (1u << HEARTH_CFI_SEARCH_STEPS)
+/* Most rows of one module. */
+#define HEARTH_CFI_MAX_ROWS (1u << 24)
 
 /* One executable mapping: an ip in [start, end) is row pc ip - delta of
  * module @module (delta folds the mapping's address, file offset, the
@@ -84,12 +83,35 @@ struct hearth_cfi_proc {
 	struct hearth_cfi_mapping m[HEARTH_CFI_MAX_MAPPINGS];
 };
 
-/* Where a module's rows are in the row pool: [first, first + n). n = 0:
- * not loaded (yet, or evicted, or no CFI): its frames fall back to the
- * copy path. */
+/*
+ * The pool holds each module's page index, then its rows. The index cuts
+ * the module's pc space in pages of 2^HEARTH_CFI_PAGE_SHIFT bytes: entry p
+ * is the module's row (relative to its first) that covers pc p << shift,
+ * the last row at or below it (0 when none is), for p in [0, npages];
+ * npages is one past the page of the last row. A pc of page p then lies
+ * in rows [entry p, entry p + 1]: at most 2^shift + 1 of them, a few
+ * cache lines near each other, where a search over the whole module
+ * touches a page of memory per halving. Entries are packed
+ * HEARTH_CFI_INDEX_PER_SLOT to a pool slot.
+ */
+#define HEARTH_CFI_PAGE_SHIFT 8
+#define HEARTH_CFI_PAGE_STEPS 9 /* halvings over 2^8 + 1 rows */
+#define HEARTH_CFI_INDEX_PER_SLOT 3
+
+/* A pool slot: one row, or HEARTH_CFI_INDEX_PER_SLOT index entries. */
+union hearth_cfi_slot {
+	struct hearth_cfi_row row;
+	__u32 index[HEARTH_CFI_INDEX_PER_SLOT];
+};
+
+/* Where a module is in the pool: rows [first, first + n), its page index
+ * from slot @index. n = 0: not loaded (yet, or evicted, or no CFI): its
+ * frames fall back to the copy path. */
 struct hearth_cfi_module {
 	__u32 first;
 	__u32 n;
+	__u32 index;
+	__u32 npages;
 };
 
 /* first of a module with n = 0 whose file has no usable CFI: its frames
