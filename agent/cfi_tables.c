@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -152,6 +155,8 @@ static void jobs_free(struct job *j)
 	}
 }
 
+static void vdso_load(struct cfi_tables *t);
+
 struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o)
 {
 	struct cfi_tables *t = calloc(1, sizeof(*t));
@@ -174,6 +179,8 @@ struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o)
 	t->capfree = 16;
 	if (o->pool_rows)
 		t->free[t->nfree++] = (struct extent){ 0, o->pool_rows };
+	if (o->vdso_fd > 0)
+		vdso_load(t);
 	return t;
 }
 
@@ -499,6 +506,60 @@ static bool module_may_fit(const struct cfi_tables *t, const struct module *m)
 		if (t->mods[i].state == MOD_LOADED && t->mods[i].refs == 0)
 			room += t->mods[i].n;
 	return room >= m->need;
+}
+
+/* The bytes of our own [vdso] mapping (every 64-bit process maps the
+ * same image), 0 when there is none. */
+static size_t vdso_len(unsigned long start)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long lo, hi;
+	char line[256];
+	size_t len = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == start && strstr(line, "[vdso]"))
+			len = hi - lo;
+	fclose(f);
+	return len;
+}
+
+/* Compiles the kernel's vDSO from our own copy (through a memfd: the
+ * compiler reads files) into a module that is never evicted, and tells
+ * the walker where it is. Without it, frames in the vDSO fall back. */
+static void vdso_load(struct cfi_tables *t)
+{
+	unsigned long start = getauxval(AT_SYSINFO_EHDR);
+	size_t len = start ? vdso_len(start) : 0;
+	struct sym_cfi_table tab = { 0 };
+	struct hearth_cfi_vdso v = { 0 };
+	uint64_t bias = 0;
+	uint32_t id, zero = 0;
+	int fd;
+
+	if (len == 0 || (fd = memfd_create("hearth-vdso", MFD_CLOEXEC)) < 0)
+		return;
+	if (write(fd, (const void *)start, len) != (ssize_t)len ||
+	    sym_unwind_seg_bias(fd, 0, &bias) < 0 || sym_cfi_compile(fd, &tab) < 0 ||
+	    (id = module_slot(t)) == UINT32_MAX) {
+		close(fd);
+		sym_cfi_table_free(&tab);
+		return;
+	}
+	close(fd);
+	memset(&t->mods[id], 0, sizeof(t->mods[id]));
+	t->mods[id].refs = 1; /* every process's: never evicted */
+	module_place_rows(t, &t->mods[id], &tab);
+	sym_cfi_table_free(&tab);
+	if (t->mods[id].state != MOD_LOADED) {
+		t->mods[id].state = MOD_FREE;
+		return;
+	}
+	module_publish(t, id);
+	v = (struct hearth_cfi_vdso){ .size = len, .delta = t->mods[id].base - bias, .module = id };
+	bpf_map_update_elem(t->o.vdso_fd, &zero, &v, BPF_ANY);
 }
 
 /* The bias of @m's segment at @pgoff, opening the file when needed. */

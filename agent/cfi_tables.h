@@ -24,6 +24,7 @@ struct cfi_tables_opts {
 	int modules_fd;     /* cfi_modules */
 	int procs_fd;       /* cfi_procs */
 	int files_fd;       /* cfi_files */
+	int vdso_fd;        /* cfi_vdso; 0 or less: the vDSO is not walked */
 	int cache_dirfd;    /* compiled tables kept on disk, -1: none */
 	size_t cache_bytes; /* compiled tables kept in memory (those placed
 			     * are in the pool: this only spares a disk

@@ -347,6 +347,7 @@ static int open_cfi(struct sampler *s)
 		.modules_fd = bpf_map__fd(k->maps.cfi_modules),
 		.procs_fd = bpf_map__fd(k->maps.cfi_procs),
 		.files_fd = bpf_map__fd(k->maps.cfi_files),
+		.vdso_fd = bpf_map__fd(k->maps.cfi_vdso),
 		.cache_dirfd = -1,
 		.cache_bytes = CFI_CACHE_BYTES,
 		.disk_bytes = CFI_DISK_BYTES,

@@ -92,6 +92,13 @@ struct {
 	__uint(max_entries, 1);
 } cfi_rows SEC(".maps");
 
+/* The vDSO's module, once user space loaded it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_cfi_vdso);
+	__uint(max_entries, 1);
+} cfi_vdso SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -690,8 +697,31 @@ static __always_inline bool module_by_vma(__u64 pc, __u32 *module, __u64 *delta)
 	return true;
 }
 
+/* The vDSO's module and delta for @pc when the current task's vDSO
+ * holds it, the one user space compiled. */
+static __always_inline bool module_in_vdso(__u64 pc, __u64 *start, __u64 *end,
+					   __u32 *module, __u64 *delta)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct hearth_cfi_vdso *vd;
+	__u32 zero = 0;
+	__u64 at;
+
+	vd = bpf_map_lookup_elem(&cfi_vdso, &zero);
+	if (!vd || !vd->size)
+		return false;
+	at = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	if (pc - at >= vd->size || BPF_CORE_READ(task, mm, context.vdso_image, size) != vd->size)
+		return false;
+	*start = at;
+	*end = at + vd->size;
+	*module = vd->module;
+	*delta = at + vd->delta;
+	return true;
+}
+
 /* The module and delta of @w->pc: the last frame's mapping, else the
- * process's table, or the file mapped there (then @w->by_vma
+ * process's table, the vDSO, or the file mapped there (then @w->by_vma
  * is set: the process's table lacks it). Returns false when none holds
  * it. */
 static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi_proc *proc,
@@ -711,7 +741,7 @@ static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi
 		w->map_end = m->end;
 		*module = m->module;
 		*delta = m->delta;
-	} else {
+	} else if (!module_in_vdso(pc, &w->map_start, &w->map_end, module, delta)) {
 		if (!module_by_vma(pc, module, delta))
 			return false;
 		w->by_vma = 1;

@@ -136,6 +136,18 @@ struct hearth_cfi_file {
 	__u32 pad;
 };
 
+/* The kernel's vDSO, which every 64-bit process maps (no file: the
+ * walker knows it by the address the kernel keeps in the process's mm).
+ * Its table is one module, compiled by user space from its own copy. A
+ * process whose vDSO image has another size (a 32-bit one) is not
+ * walked through it. */
+struct hearth_cfi_vdso {
+	__u64 size;   /* the image's bytes, as the kernel has it; 0: none */
+	__u64 delta;  /* row pc = ip - (vDSO start + delta) */
+	__u32 module;
+	__u32 pad;
+};
+
 /* A user stack walked in the kernel, in the walked stack map of its
  * generation under the key (hash & HEARTH_WALKED_KEY_MASK); the hash
  * tells two stacks of the same key apart. ips as a stack map holds them:

@@ -43,3 +43,20 @@ echo "C++: $whole of $all samples in burn() reach main through the library ($pct
 between "$pct" 99 100 || { sort -t' ' -k2 -nr "$T/cxx.folded" | head -5; fail "C++ through a no-FP library: $pct% whole, expected >= 99%"; }
 ok "C++ through a shared library without frame pointers: $pct% whole"
 grep -q 'hearth: .* stacks unwound with DWARF' "$T/auto.err" || fail "no unwinding summary line"
+
+# The vDSO: no file holds it, yet its own table walks it in the kernel;
+# only the first samples, before the process's tables, fall back.
+bg "$N" clock 30
+wpid=$LAST_PID
+"$HEARTH" record --unwind auto -d 4 -p "$wpid" -o "$T/vdso.folded" 2>"$T/vdso.err" || fail "record of the clock loop exited non-zero"
+kill "$wpid"
+all=$(sum "$T/vdso.folded" ';__vdso_clock_gettime(;|$)')
+whole=$(sum "$T/vdso.folded" ";$chain;[^;]*clock_gettime;__vdso_clock_gettime(;|\$)")
+pct=$(ratio "$whole" "$((all - whole))")
+walked=$(sed -n 's/^hearth: \([0-9]*\) user stacks walked in the kernel, \([0-9]*\) fell back.*/\1/p' "$T/vdso.err")
+fell=$(sed -n 's/^hearth: \([0-9]*\) user stacks walked in the kernel, \([0-9]*\) fell back.*/\2/p' "$T/vdso.err")
+echo "vDSO: $whole of $all samples in __vdso_clock_gettime whole ($pct%); $walked walked in the kernel, $fell fell back"
+[ "$all" -gt 50 ] || fail "vDSO: only $all samples in __vdso_clock_gettime"
+between "$pct" 99 100 || { sort -t' ' -k2 -nr "$T/vdso.folded" | head -5; fail "vDSO: $pct% whole, expected >= 99%"; }
+between "$(ratio "$walked" "$fell")" 85 100 || fail "vDSO: $fell of $((walked + fell)) stacks fell back: is the vDSO walked in the kernel?"
+ok "vDSO: $pct% whole, $walked of $((walked + fell)) walked in the kernel"
