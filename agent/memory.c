@@ -335,28 +335,20 @@ bool mem_alive(const struct mem_tracer *t)
 
 void mem_stats(const struct mem_tracer *t, struct mem_stats *st)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t (*per)[HEARTH_MEM_CNT_MAX];
-	uint32_t zero = 0;
+	uint64_t c[HEARTH_MEM_CNT_MAX];
 
 	memset(st, 0, sizeof(*st));
 	st->procs = (uint32_t)t->nprocs;
 	st->mean = t->mean;
 	st->lost = t->lost;
-	if (ncpu <= 0 || !(per = calloc((size_t)ncpu, sizeof(*per))))
-		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.counters), &zero, per) == 0) {
-		for (int c = 0; c < ncpu; c++) {
-			st->calls += per[c][HEARTH_MEM_CNT_CALLS];
-			st->bytes += per[c][HEARTH_MEM_CNT_BYTES];
-			st->samples += per[c][HEARTH_MEM_CNT_SAMPLES];
-			st->frees += per[c][HEARTH_MEM_CNT_FREES];
-			st->drop_events += per[c][HEARTH_MEM_CNT_DROP_EVENTS];
-			st->drop_live += per[c][HEARTH_MEM_CNT_DROP_LIVE];
-			st->drop_state += per[c][HEARTH_MEM_CNT_DROP_STATE];
-		}
-	}
-	free(per);
+	preflight_percpu_sum(bpf_map__fd(t->skel->maps.counters), HEARTH_MEM_CNT_MAX, c);
+	st->calls = c[HEARTH_MEM_CNT_CALLS];
+	st->bytes = c[HEARTH_MEM_CNT_BYTES];
+	st->samples = c[HEARTH_MEM_CNT_SAMPLES];
+	st->frees = c[HEARTH_MEM_CNT_FREES];
+	st->drop_events = c[HEARTH_MEM_CNT_DROP_EVENTS];
+	st->drop_live = c[HEARTH_MEM_CNT_DROP_LIVE];
+	st->drop_state = c[HEARTH_MEM_CNT_DROP_STATE];
 }
 
 void mem_close(struct mem_tracer *t)

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "agent/preflight.h"
@@ -139,4 +140,27 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 void preflight_libbpf_quiet(void)
 {
 	libbpf_set_print(libbpf_quiet);
+}
+
+int preflight_percpu_sum(int fd, size_t n, uint64_t *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t zero = 0;
+	uint64_t *per;
+
+	memset(out, 0, n * sizeof(*out));
+	if (ncpu <= 0)
+		return ncpu < 0 ? ncpu : -EINVAL;
+	per = calloc((size_t)ncpu * n, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, per) < 0) {
+		free(per);
+		return -errno;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (size_t i = 0; i < n; i++)
+			out[i] += per[(size_t)c * n + i];
+	free(per);
+	return 0;
 }

@@ -74,6 +74,9 @@ static const char usage_text[] =
 	"                         and samples one allocation every --sample-bytes\n"
 	"      --held             what holds memory: the bytes allocated (as --alloc)\n"
 	"                         and not freed yet when the recording ends\n"
+	"      --growth           where memory grows: every request to the kernel for\n"
+	"                         more (brk that grows the heap, anonymous mmap, mremap\n"
+	"                         that grows), counted, with bytes beside\n"
 	"      --sample-bytes SIZE  --alloc, --held: bytes between samples on average\n"
 	"                         (random intervals; default 512K; K, M, G)\n"
 	"      --min-block USEC   off-CPU: ignore waits shorter than this (default 1;\n"
@@ -122,7 +125,7 @@ enum {
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
 	OPT_JSON, OPT_PLAIN, OPT_ALLOC, OPT_HELD, OPT_SAMPLE_BYTES,
-	OPT_STACK_MAP_SIZE,
+	OPT_STACK_MAP_SIZE, OPT_GROWTH,
 };
 
 static const struct option long_opts[] = {
@@ -139,6 +142,7 @@ static const struct option long_opts[] = {
 	{ "locks", no_argument, NULL, OPT_LOCKS },
 	{ "alloc", no_argument, NULL, OPT_ALLOC },
 	{ "held", no_argument, NULL, OPT_HELD },
+	{ "growth", no_argument, NULL, OPT_GROWTH },
 	{ "sample-bytes", required_argument, NULL, OPT_SAMPLE_BYTES },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
@@ -247,13 +251,14 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	case OPT_THREADS:
 	case OPT_LOCKS:
 	case OPT_ALLOC:
-	case OPT_HELD: {
+	case OPT_HELD:
+	case OPT_GROWTH: {
 		unsigned q = c == OPT_WALL ? PROF_Q_WALL : c == OPT_THREADS ? PROF_Q_THREADS :
-			     c == OPT_LOCKS ? PROF_Q_LOCKS : c == OPT_ALLOC ? PROF_Q_ALLOC
-									 : PROF_Q_HELD;
+			     c == OPT_LOCKS ? PROF_Q_LOCKS : c == OPT_ALLOC ? PROF_Q_ALLOC :
+			     c == OPT_HELD ? PROF_Q_HELD : PROF_Q_GROWTH;
 
 		if (a->question && a->question != q) {
-			cli_error("--wall, --threads, --locks, --alloc and --held are questions: ask one.");
+			cli_error("--wall, --threads, --locks, --alloc, --held and --growth are questions: ask one.");
 			return -1;
 		}
 		a->question = q;
@@ -307,22 +312,27 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	return -1;
 }
 
+static bool is_memory(unsigned question)
+{
+	return question == PROF_Q_ALLOC || question == PROF_Q_HELD || question == PROF_Q_GROWTH;
+}
+
 /* The sampler's options for a question of time: elapsed time and threads
  * need both kinds and every wait (their stacks add up to the capture's
  * length); threads a row each. Returns 0, or -1 after saying why not. */
 static int question_opts(struct record_args *a, bool kinds_chosen)
 {
 	if (kinds_chosen) {
-		cli_error("--wall, --threads, --locks, --alloc and --held say what to record: leave out --on-cpu, --off-cpu and --both.");
+		cli_error("--wall, --threads, --locks, --alloc, --held and --growth say what to record: leave out --on-cpu, --off-cpu and --both.");
 		return -1;
 	}
-	if (a->question == PROF_Q_ALLOC || a->question == PROF_Q_HELD) {
-		if (!a->opts.npids) {
+	if (is_memory(a->question)) {
+		if (!a->opts.npids && a->question != PROF_Q_GROWTH) {
 			cli_error("--alloc and --held probe every call of an allocator: choose the processes with -p PID.");
 			return -1;
 		}
 		if (a->json) {
-			cli_error("--json is not written for --alloc and --held yet.");
+			cli_error("--json is not written for --alloc, --held and --growth yet.");
 			return -1;
 		}
 		return 0;
@@ -742,7 +752,7 @@ int cmd_record(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	if (a.question == PROF_Q_ALLOC || a.question == PROF_Q_HELD)
+	if (is_memory(a.question))
 		return record_memory(&a);
 	if (a.opts.on_cpu)
 		on = prof_new(PROF_UNIT_SAMPLES);
