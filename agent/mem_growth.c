@@ -13,6 +13,7 @@
 
 #include "agent/mem_growth.h"
 #include "agent/preflight.h"
+#include "agent/ring_poll.h"
 #include "agent/stack_build.h"
 #include "bpf/growth.h"
 #include "bpf/growth.skel.h"
@@ -33,6 +34,7 @@ struct growth {
 	size_t ngone, capgone;
 	int pidfds[GROWTH_MAX_PIDS];
 	uint64_t unwound, lost;
+	uint64_t until;    /* the poll's deadline (ring_poll.h) */
 	bool stopped;
 	int rc;            /* the first error a request met */
 };
@@ -94,7 +96,7 @@ static int on_request(void *ctx, void *data, size_t len)
 		if (!g->rc)
 			g->rc = rc;
 	}
-	return 0;
+	return ring_poll_past(g->until);
 }
 
 static int on_proc(void *ctx, void *data, size_t len)
@@ -207,11 +209,9 @@ err:
 
 int growth_poll(struct growth *g, int timeout_ms)
 {
-	int rc = ring_buffer__poll(g->rb, timeout_ms);
+	int rc = ring_poll(g->rb, timeout_ms, &g->until);
 
-	if (rc < 0)
-		return rc;
-	return g->rc;
+	return rc < 0 ? rc : g->rc;
 }
 
 /* Forgets what was cached for the processes that exec'd or exited. */
@@ -255,6 +255,8 @@ void growth_stop(struct growth *g)
 		return;
 	growth_bpf__detach(g->skel);
 	g->stopped = true;
+	/* (nothing adds to it now: all of it, whatever the deadline) */
+	g->until = UINT64_MAX;
 	if (g->rb)
 		ring_buffer__consume(g->rb);
 }

@@ -14,6 +14,7 @@
 #include "agent/mem_stacks.h"
 #include "agent/memory.h"
 #include "agent/preflight.h"
+#include "agent/ring_poll.h"
 #include "agent/stack_build.h"
 #include "bpf/memory.h"
 #include "bpf/memory.skel.h"
@@ -68,6 +69,7 @@ struct mem_tracer {
 	struct mem_stacks stacks;
 	double mean;
 	uint64_t lost;
+	uint64_t until;  /* the poll's deadline (ring_poll.h) */
 	int rc;          /* the first error a sample met, 0 = none */
 };
 
@@ -84,7 +86,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (!t->rc)
 			t->rc = rc;
 	}
-	return 0;
+	return ring_poll_past(t->until);
 }
 
 /* Probes the allocator of @pid. Returns 0, or -1 with a sentence. */
@@ -219,11 +221,9 @@ err:
 
 int mem_poll(struct mem_tracer *t, int timeout_ms)
 {
-	int rc = ring_buffer__poll(t->rb, timeout_ms);
+	int rc = ring_poll(t->rb, timeout_ms, &t->until);
 
-	if (rc < 0)
-		return rc == -EINTR ? -EINTR : rc;
-	return t->rc;
+	return rc < 0 ? rc : t->rc;
 }
 
 struct add_ctx {
@@ -317,6 +317,8 @@ void mem_stop(struct mem_tracer *t)
 			close(t->procs[i].link_fd);
 		t->procs[i].link_fd = -1;
 	}
+	/* (no probe adds to it now: all of it, whatever the deadline) */
+	t->until = UINT64_MAX;
 	if (t->rb)
 		ring_buffer__consume(t->rb);
 }

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_poll: polling a BPF ring buffer that a flood cannot hold. libbpf
+ * takes records until the ring is empty, which a producer faster than
+ * the callbacks never lets happen; these callbacks stop at a deadline
+ * instead, and the rest waits for the next poll.
+ */
+#ifndef HEARTH_RING_POLL_H
+#define HEARTH_RING_POLL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ring_buffer;
+
+/* ring_buffer__poll() of @rb that ends about 100 ms after @timeout_ms
+ * even while records keep coming: it sets *@until, which the callbacks
+ * pass to ring_poll_past(). Returns what ring_buffer__poll() does (the
+ * records taken, or a negative errno), never the callbacks' -EAGAIN. */
+int ring_poll(struct ring_buffer *rb, int timeout_ms, uint64_t *until);
+
+/* For a callback, after it took its record: -EAGAIN (stop taking) once
+ * the deadline @until is past, else 0. */
+int ring_poll_past(uint64_t until);
+
+#endif
