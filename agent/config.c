@@ -189,6 +189,16 @@ static int set_debuginfod_urls(struct hearthd_config *c, const char *v)
 	return 0;
 }
 
+/* An absolute path, or "" for none. */
+static int set_prometheus_file(struct hearthd_config *c, const char *v)
+{
+	if (!*v) {
+		c->prometheus_file[0] = '\0';
+		return 0;
+	}
+	return set_string(c->prometheus_file, sizeof(c->prometheus_file), v, true);
+}
+
 /* At least 1 MiB (a few libraries), at most 4 GiB. */
 static int set_unwind_memory(struct hearthd_config *c, const char *v)
 {
@@ -251,6 +261,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return set_u32(&c->max_clients, v, 1, 1024);
 	if (!strcmp(k, "debuginfod_urls"))
 		return set_debuginfod_urls(c, v);
+	if (!strcmp(k, "prometheus_file"))
+		return set_prometheus_file(c, v);
 	return config_push_apply(c, k, v);
 }
 

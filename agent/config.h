@@ -60,6 +60,9 @@ struct hearthd_config {
 	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
 					   * store cannot write; 0 = none */
 	char debuginfod_urls[CONFIG_URLS_MAX]; /* "" = DEBUGINFOD_URLS */
+	/* hearthd's health in the Prometheus text format, rewritten each
+	 * window, for a node exporter's textfile collector; "" = none. */
+	char prometheus_file[CONFIG_PATH_MAX];
 	/* Push (agent/push.h): an empty URL means no network at all. */
 	char push_url[CONFIG_PUSH_URL_MAX];
 	int push_format;                  /* enum config_push_format */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent/daemon_impl.h"
+#include "agent/metrics.h"
 #include "agent/store_codec.h"
 #include "agent/trusted_dir.h"
 #include "symbolize/debuginfod.h"
@@ -540,6 +541,27 @@ static void notify_status(struct daemon *d)
 		   d->store_failing ? "NOT WRITING (store failing)" : "writing");
 }
 
+/* Rewrites prometheus_file, when set, with the figures now (@up) or
+ * with hearthd_up 0 alone (stopping). A failure is one log line until a
+ * write works again. */
+static void write_metrics(struct daemon *d, bool up)
+{
+	struct ctl_status st;
+	int rc;
+
+	if (!d->cfg.prometheus_file[0])
+		return;
+	if (up)
+		daemon_status(d, &st);
+	rc = metrics_write_file(d->cfg.prometheus_file, up ? &st : NULL);
+	if (rc && !d->metrics_failing)
+		daemon_log("cannot write %s (%s); trying again each window",
+			   d->cfg.prometheus_file, strerror(-rc));
+	else if (!rc && d->metrics_failing)
+		daemon_log("writing %s again", d->cfg.prometheus_file);
+	d->metrics_failing = rc != 0;
+}
+
 static bool sampler_changed(const struct hearthd_config *a, const struct hearthd_config *b)
 {
 	struct sampler_opts x, y;
@@ -707,6 +729,7 @@ static void loop(struct daemon *d)
 			store_retain(d->store, daemon_now_ns());
 			update_cpu(d);
 			notify_status(d);
+			write_metrics(d, true);
 		}
 		pet_watchdog(d, &last_pet);
 		test_fault(d);
@@ -783,6 +806,7 @@ int daemon_run(const struct daemon_args *a)
 			   (unsigned long long)st.windows, d->cfg.state_dir, d->cfg.socket_path);
 		sd_notify(0, "READY=1");
 		notify_status(d);
+		write_metrics(d, true);
 		loop(d);
 		sd_notify(0, "STOPPING=1");
 		/* The current window is not lost; sampling stops first, so
@@ -794,6 +818,7 @@ int daemon_run(const struct daemon_args *a)
 		release_held(d);
 		daemon_answer_pending(d, true);
 		flush_clients(d);
+		write_metrics(d, false);
 		status = d->smp ? 0 : 1;
 		daemon_log("stopped");
 	}

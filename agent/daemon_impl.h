@@ -72,6 +72,7 @@ struct daemon {
 	size_t nheld, held_cap;
 	uint64_t windows_lost;      /* dropped: the hold was full, or none */
 	bool hold_full_logged;
+	bool metrics_failing;       /* prometheus_file could not be written */
 	uint64_t ev_count[CTL_EV_COUNT];
 	uint64_t watchdog_usec;
 	uint64_t test_hang_ns;      /* HEARTHD_TEST_HANG_AFTER, 0 = off */
@@ -90,6 +91,9 @@ uint64_t daemon_rss_bytes(void);
  * one log line). Sets the environment libdebuginfod reads: call before
  * any other thread starts. */
 struct sym_debuginfod *daemon_debuginfod_open(const struct hearthd_config *c);
+
+/* hearthd's figures now, as `hearth status` shows them, into @st. */
+void daemon_status(struct daemon *d, struct ctl_status *st);
 
 /* The control socket's request callback (ctl_request_fn). */
 void daemon_on_request(void *arg, uint64_t client, const struct ctl_request *req);

@@ -72,13 +72,11 @@ static void status_drops(struct daemon *d, const struct sampler_stats *ss,
 	st->stack_map_size = ss->stack_map_size ? ss->stack_map_size : d->cfg.stack_map_size;
 }
 
-static void do_status(struct daemon *d, uint64_t client)
+void daemon_status(struct daemon *d, struct ctl_status *out)
 {
 	struct ctl_status st = { 0 };
 	struct sampler_stats ss = { 0 };
 	struct store_stats ts;
-	size_t len = 0;
-	uint8_t *b;
 
 	if (d->smp) {
 		struct sampler_module_cache mc;
@@ -129,6 +127,16 @@ static void do_status(struct daemon *d, uint64_t client)
 	st.oncpu_run_cnt = ss.oncpu_run_cnt;
 	st.offcpu_run_ns = ss.offcpu_run_ns;
 	st.offcpu_run_cnt = ss.offcpu_run_cnt;
+	*out = st;
+}
+
+static void do_status(struct daemon *d, uint64_t client)
+{
+	struct ctl_status st;
+	size_t len = 0;
+	uint8_t *b;
+
+	daemon_status(d, &st);
 	b = ctl_reply_status(&st, &len);
 	ctl_server_reply(d->srv, client, b, len);
 }

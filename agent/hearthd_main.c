@@ -47,6 +47,8 @@ static void usage(FILE *out)
 		"  --exclude-comm NAMES          process names never stored\n"
 		"  --max-clients N               control clients served at once\n"
 		"  --debuginfod-urls URLS        debuginfod servers for stripped binaries\n"
+		"  --prometheus-file FILE        hearthd's health for a node exporter's\n"
+		"                                textfile collector, each window (empty: off)\n"
 		"  --push-url URL                send windows to Pyroscope / Grafana (empty: off)\n"
 		"  --push-format FORMAT          pyroscope\n"
 		"  --push-auth-file FILE         a 0600 file: bearer token or user:password\n"

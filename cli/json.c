@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/metrics.h"
 #include "cli/json.h"
 
 void cli_json_start(struct cli_json *j, FILE *f)
@@ -115,23 +116,10 @@ void cli_json_double(struct cli_json *j, const char *key, double v, int digits)
 		fputs("null", j->f);
 }
 
-void cli_print_fixed(FILE *f, uint64_t v, unsigned decimals)
-{
-	uint64_t div = 1;
-
-	for (unsigned i = 0; i < decimals; i++)
-		div *= 10;
-	if (decimals)
-		fprintf(f, "%llu.%0*llu", (unsigned long long)(v / div), (int)decimals,
-			(unsigned long long)(v % div));
-	else
-		fprintf(f, "%llu", (unsigned long long)v);
-}
-
 void cli_json_fixed(struct cli_json *j, const char *key, uint64_t v, unsigned decimals)
 {
 	before(j, key);
-	cli_print_fixed(j->f, v, decimals);
+	metrics_print_fixed(j->f, v, decimals);
 }
 
 void cli_json_bool(struct cli_json *j, const char *key, bool v)

@@ -43,8 +43,4 @@ void cli_json_bool(struct cli_json *j, const char *key, bool v);
 /* @s as a string, or null when @s is NULL. */
 void cli_json_str(struct cli_json *j, const char *key, const char *s);
 
-/* Writes @v / 10^@decimals exactly to @f: "12", "2.300000000". Shared by
- * JSON and the Prometheus text format. */
-void cli_print_fixed(FILE *f, uint64_t v, unsigned decimals);
-
 #endif

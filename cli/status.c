@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/drops.h"
+#include "agent/metrics.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/output.h"
@@ -230,7 +231,7 @@ static int write_status(int format, const char *path, const struct ctl_status *s
 	if (format == STATUS_JSON)
 		cli_status_json(o.f, st);
 	else
-		cli_status_prometheus(o.f, st);
+		metrics_prometheus(o.f, st);
 	return cli_out_close(&o, 0);
 }
 

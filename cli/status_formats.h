@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* hearth status --json and --prometheus: hearthd's status reply as JSON
- * and in the Prometheus text format, each field named once, here. */
+/* hearth status --json: hearthd's status reply as JSON, each field named
+ * once, in agent/metrics.c (which writes --prometheus). */
 #ifndef HEARTH_CLI_STATUS_FORMATS_H
 #define HEARTH_CLI_STATUS_FORMATS_H
 
@@ -10,10 +10,5 @@
 
 /* Writes @st as one JSON object to @f. */
 void cli_status_json(FILE *f, const struct ctl_status *st);
-
-/* Writes @st to @f as Prometheus text-format metrics (a node exporter
- * textfile collector reads them), with hearthd_up 1; NULL @st (hearthd
- * did not answer) writes hearthd_up 0 alone. */
-void cli_status_prometheus(FILE *f, const struct ctl_status *st);
 
 #endif

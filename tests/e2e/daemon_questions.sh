@@ -5,18 +5,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 S="--socket $T/ctl.sock"
-HD=
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
-cleanup() {
-	for k in $BG_PIDS; do kill "$k" 2>/dev/null; done
-	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+hearthd_traps
 require_root
 command -v go >/dev/null || fail "go is needed to read the snapshot's duration (golang-go)"
 

@@ -11,22 +11,8 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root
-HD=
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
-cleanup() {
-	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-# The Debian python3 holds prometheus_client (python3-prometheus-client).
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-$PY -c 'import prometheus_client.parser' 2>/dev/null ||
-	fail "python3's prometheus_client is missing (package python3-prometheus-client)"
+hearthd_traps
+prometheus_python
 check() { $PY tests/e2e/json_output.py "$@" || fail "$1: JSON and text differ"; }
 
 "$HEARTH" record -d 2 --both --json -o "$T/rec" > "$T/rec.json" 2> "$T/rec.err" ||

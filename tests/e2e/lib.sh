@@ -97,6 +97,33 @@ expect_under() {
 # and cleanup() (which kills $HD and removes $T), and name hearthd's
 # control socket $T/ctl.sock unless HEARTHD_SOCK says otherwise.
 
+# hearthd_traps: the daemon scripts' fail(), which shows the end of
+# hearthd's log, and a cleanup on exit that kills hearthd ($HD) first.
+hearthd_traps() {
+	HD=
+	fail() {
+		echo "FAIL: $*"
+		[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
+		exit 1
+	}
+	cleanup() {
+		[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
+		for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
+		wait 2>/dev/null
+		rm -rf "$T"
+	}
+	trap cleanup EXIT INT TERM
+}
+
+# prometheus_python: sets PY to a python3 that holds prometheus_client
+# (Debian's python3-prometheus-client), or fails.
+prometheus_python() {
+	PY=python3
+	[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+	$PY -c 'import prometheus_client.parser' 2>/dev/null ||
+		fail "python3's prometheus_client is missing (package python3-prometheus-client)"
+}
+
 # hearthd_wait_ready: waits until hearthd ($HD) answers `hearth status` on
 # its socket; fails when it exits first or does not answer within 30 s.
 hearthd_wait_ready() {

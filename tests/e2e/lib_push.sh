@@ -4,14 +4,10 @@
 # At exit they stop hearthd ($HD), the workload ($FX) and the backend,
 # and remove the unit cgroup $CG. The tests need root, hearthd, the
 # daemon_shift fixture, go and python3.
-HD= FX= RX= CG=
+FX= RX= CG=
 RX_DIR=$T/rx
 PORT=0
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
+hearthd_traps # its fail(); the cleanup below is this file's
 cleanup() {
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
 	[ -n "$FX" ] && kill "$FX" 2>/dev/null

@@ -19,19 +19,7 @@ for t in debuginfod curl ip go; do
 	command -v $t >/dev/null || fail "$t is needed (Debian packages debuginfod, curl, iproute2, golang-go)"
 done
 ip link set lo up || fail "cannot bring loopback up in the test's network namespace"
-HD=
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
-cleanup() {
-	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT INT TERM
+hearthd_traps
 SRC=$(cd "$(dirname "$0")/../fixtures" && pwd)/sym_funcs.c
 BIN=$FIXTURES/sym_dbgd
 ID=$(readelf -n "$BIN" 2>/dev/null | sed -n 's/.*Build ID: *//p')

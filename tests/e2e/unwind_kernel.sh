@@ -15,20 +15,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_root
 S="--socket $T/ctl.sock"
-HD=
+hearthd_traps
 N=$FIXTURES/unwind_nofp
 chain='main;level1;level2;level3;level4;level5;leaf'
-fail() {
-	echo "FAIL: $*"
-	[ -f "$T/hearthd.log" ] && sed 's/^/  log| /' "$T/hearthd.log" | tail -20
-	exit 1
-}
-cleanup() {
-	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	for p in $BG_PIDS; do kill "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
 # map_keys NAME: the keys (u32, one a line) of hearthd's BPF map NAME
 # (found through the map descriptors hearthd holds).
 map_keys() {

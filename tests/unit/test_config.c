@@ -222,6 +222,24 @@ static void test_debuginfod_urls(void **state)
 	assert_string_equal(c.debuginfod_urls, "");
 }
 
+/* prometheus_file: none by default, an absolute path, back to none. */
+static void test_prometheus_file(void **state)
+{
+	struct hearthd_config c;
+	char err[300];
+
+	(void)state;
+	config_defaults(&c);
+	assert_string_equal(c.prometheus_file, "");
+	assert_int_equal(config_set(&c, "prometheus-file", "/var/lib/prometheus/node-exporter/hearth.prom",
+				    err, sizeof(err)), 0);
+	assert_string_equal(c.prometheus_file, "/var/lib/prometheus/node-exporter/hearth.prom");
+	assert_int_equal(config_set(&c, "prometheus_file", "hearth.prom", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "'hearth.prom' is not a valid value for prometheus_file");
+	assert_int_equal(config_parse(&c, "prometheus_file =\n", 18, err, sizeof(err)), 0);
+	assert_string_equal(c.prometheus_file, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_shipped_file_is_defaults),
 		cmocka_unit_test(test_debuginfod_urls),
+		cmocka_unit_test(test_prometheus_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
