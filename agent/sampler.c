@@ -145,7 +145,10 @@ static uint32_t copy_ring_bytes(int ncpus)
 
 /* Room for @n distinct stacks per window and side: stack maps and
  * signature counts @n, the aggregation map 4 @n (threads share stacks),
- * walked user stacks @walked (allocated as they come). */
+ * walked user stacks @walked. The walked maps are allocated as they fill
+ * and take every switch-out's user stack, a recorded wait's or not: a
+ * busy host fills them first (bench/stack_storm.sh), so they get twice
+ * the room at no cost until used. */
 static void size_stacks(struct sampler_bpf *skel, uint32_t n, uint32_t walked)
 {
 	bpf_map__set_max_entries(skel->maps.stacks0, n);
@@ -263,10 +266,10 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
 	if (o->stack_map_size)
-		size_stacks(skel, o->stack_map_size, o->stack_map_size);
+		size_stacks(skel, o->stack_map_size, 2 * o->stack_map_size);
 	else
 		size_stacks(skel, o->npids || o->comm[0] ? SAMPLER_STACK_MAP_SIZE / 8
-			    : SAMPLER_STACK_MAP_SIZE, SAMPLER_STACK_MAP_SIZE);
+			    : SAMPLER_STACK_MAP_SIZE, 2 * SAMPLER_STACK_MAP_SIZE);
 	/* The start's pass gives every chosen thread asleep a start: room
 	 * for as many as a busy host has. */
 	if (o->edges)

@@ -70,7 +70,10 @@ struct sampler_opts {
 
 /* Stacks per window the kernel holds by default; past it (or on a slot
  * taken by another stack) samples are kept as lost. Each stack costs
- * about 2 KiB of kernel memory, its aggregation entries 0.7 KiB. */
+ * about 3.5 KiB of kernel memory, allocated at load (the two stack maps'
+ * 1 KiB entries, 4 aggregation entries and a signature count per side),
+ * and stacks walked in the kernel (twice as many) up to 4.5 KiB more as
+ * they come. */
 #define SAMPLER_STACK_MAP_SIZE 16384u
 #define SAMPLER_STACK_MAP_MIN 1024u
 #define SAMPLER_STACK_MAP_MAX (1u << 20)

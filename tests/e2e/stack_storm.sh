@@ -75,7 +75,7 @@ sc=$(json "$T/status.json" drops_stack_collisions); sf=$(json "$T/status.json" d
 [ $((sc + sf)) -gt 0 ] || fail "status --json counts no stack map drops"
 grep -q 'hearthd: drops: [0-9]* stack map [a-z]* in the last window: kept as \[lost: stack map full\]' "$T/hearthd.log" ||
 	fail "the journal names no stack map drops"
-"$HEARTH" snapshot $S --last 3s --off-cpu -o "$T/snap.folded" 2>"$T/snap.err" || fail "snapshot failed: $(cat "$T/snap.err")"
+"$HEARTH" snapshot $S --last 30s --off-cpu -o "$T/snap.folded" 2>"$T/snap.err" || fail "snapshot failed: $(cat "$T/snap.err")"
 grep -q '^stack_storm;\[lost: stack map full\] [0-9]*$' "$T/snap.folded" || fail "the snapshot has no lost frame under stack_storm"
 rss=$(awk '/^own cost:/ { for (i = 1; i <= NF; i++) if ($i == "RSS") { u = $(i + 2); sub(/,$/, "", u); print $(i + 1), u } }' "$T/status")
 kill -TERM "$HD"; wait "$HD" || fail "hearthd exited $? on SIGTERM"

@@ -131,6 +131,12 @@ static void test_flags_and_parsers(void **state)
 	assert_int_equal(c.retention_bytes, 1ull << 30);
 	assert_int_equal(config_set(&c, "no-such-flag", "1", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "'no_such_flag' is not a hearthd setting");
+	assert_int_equal(c.stack_map_size, SAMPLER_STACK_MAP_SIZE);
+	assert_int_equal(config_set(&c, "stack-map-size", "65536", err, sizeof(err)), 0);
+	assert_int_equal(c.stack_map_size, 65536);
+	assert_int_equal(config_set(&c, "stack_map_size", "1023", err, sizeof(err)), -EINVAL);
+	assert_int_equal(config_set(&c, "stack_map_size", "1048577", err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.stack_map_size, 65536);
 	assert_int_equal(config_parse_duration("90", &v), 0);
 	assert_int_equal(v, 90 * SEC);
 	assert_int_equal(config_parse_duration("5m", &v), 0);
