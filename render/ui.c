@@ -523,6 +523,20 @@ int rd_ui_dump(const struct rd_ui *ui, FILE *out)
 	fprintf(out, "answer %s\n", ui->base->answer);
 	fprintf(out, "notice %s\n", ui->base->notice);
 	fprintf(out, "filter %u\n", ui->filter);
+	rd_ui_langs_text(ui, label, sizeof(label));
+	fprintf(out, "languages %s\n", label);
+	/* The tooltip's lines: the text drawn inside it, after its box. */
+	for (size_t i = 0, in = 0; ui->tip.w && i < ui->list.n; i++) {
+		const struct rd_cmd *c = &ui->list.cmds[i];
+
+		if (c->kind == RD_CMD_RECT && c->x == ui->tip.x && c->y == ui->tip.y &&
+		    c->w == ui->tip.w && c->h == ui->tip.h)
+			in = 1;
+		else if (in && c->kind == RD_CMD_TEXT && ui->tip.x <= c->x &&
+			 c->x < ui->tip.x + ui->tip.w && ui->tip.y <= c->y &&
+			 c->y < ui->tip.y + ui->tip.h)
+			fprintf(out, "tip %.*s\n", (int)c->len, rd_cmd_text(&ui->list, c));
+	}
 	for (size_t i = 0; i < ui->boxes.n; i++) {
 		const struct rd_box *b = &ui->boxes.v[i];
 

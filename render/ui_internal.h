@@ -25,6 +25,10 @@ void rd_ui_tooltip(struct rd_ui *ui);
  * ui->tip. */
 void rd_ui_tip_box(struct rd_ui *ui, char (*lines)[256], int k);
 
+/* The legend's languages and their shares of the view ("C 60% · Python
+ * 40%") into @line (@len bytes); "" when no frame says its language. */
+void rd_ui_langs_text(const struct rd_ui *ui, char *line, size_t len);
+
 /* Appends a clickable zone. */
 void rd_ui_zone(struct rd_ui *ui, int kind, uint32_t arg, int x, int y,
 		int w, int h);

@@ -186,6 +186,22 @@ static int lay_toolbar(struct rd_ui *ui, int y)
 	return y + h + S(ui, 8);
 }
 
+void rd_ui_langs_text(const struct rd_ui *ui, char *line, size_t len)
+{
+	char pct[16];
+	size_t o;
+
+	line[0] = '\0';
+	for (unsigned l = 1; l < PROF_LANG_COUNT; l++) {
+		if (!ui->base->lang_self[l])
+			continue;
+		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->base->lang_self[l]));
+		o = strlen(line);
+		snprintf(line + o, len - o, "%s%s %s", o ? " \xc2\xb7 " : "",
+			 rd_lang_name(l), pct);
+	}
+}
+
 static int lay_legend(struct rd_ui *ui, int y)
 {
 	static const unsigned order[] = {
@@ -194,7 +210,6 @@ static int lay_legend(struct rd_ui *ui, int y)
 	};
 	int lh = ui->text.line_h[RD_FONT_NORMAL], x = S(ui, 8), sq = S(ui, 12);
 	char line[160], pct[16];
-	size_t o = 0;
 
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		unsigned c = order[i];
@@ -214,15 +229,7 @@ static int lay_legend(struct rd_ui *ui, int y)
 		x += w + S(ui, 16);
 	}
 	/* Languages, right-aligned. */
-	line[0] = '\0';
-	for (unsigned l = 1; l < PROF_LANG_COUNT; l++) {
-		if (!ui->base->lang_self[l])
-			continue;
-		rd_fmt_pct(pct, sizeof(pct), share(ui, ui->base->lang_self[l]));
-		o = strlen(line);
-		snprintf(line + o, sizeof(line) - o, "%s%s %s", o ? " \xc2\xb7 " : "",
-			 rd_lang_name(l), pct);
-	}
+	rd_ui_langs_text(ui, line, sizeof(line));
 	if (line[0]) {
 		int w = tw(ui, RD_FONT_NORMAL, line);
 

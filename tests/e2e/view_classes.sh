@@ -27,25 +27,9 @@ x11_start 111 1600x1000x24
 dl=$tmp/layout.txt
 ASAN_OPTIONS=detect_leaks=0 "$HEARTH" view --size 1400x800 --debug-layout "$dl" "$fixture" >"$tmp/view.log" 2>&1 &
 vpid=$!
-wid=
-i=0
-while [ -z "$wid" ]; do
-	# (no --sync: it can trip over windows that come and go)
-	wid=$(xdotool search --onlyvisible --name 'server.pb.gz' 2>/dev/null | head -1)
-	i=$((i + 1)); [ $i -gt 100 ] && fail "no viewer window appeared"
-	[ -n "$wid" ] || sleep 0.1
-done
-wait_for() {
-	i=0
-	until eval "$1"; do
-		i=$((i + 1)); [ $i -gt 50 ] && fail "$2"; sleep 0.1
-	done
-}
+x11_window 'server.pb.gz'
 wait_for '[ -s "$dl" ]' "the viewer never drew"
 box() { awk -v n="$1" '$1 == "box" && $9 == n { print $2, $3, $4, $5, $8; exit }' "$dl"; }
-field() { sed -n "s/^$1 //p" "$dl"; }
-px() { /usr/bin/convert "$tmp/shot.png" -format "%[hex:p{$1,$2}]" info: | cut -c1-6; }
-ch() { printf '%d' "0x$(echo "$1" | cut -c$2-$(($2 + 1)))"; }
 
 [ "$(field answer)" = "Over 30 s, 73% of CPU time was in build_report, mostly inside json_dumps (28%)." ] ||
 	fail "answer: $(field answer)"
