@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The in-kernel walker's tables: modules in a row pool, process mappings. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -22,6 +25,9 @@
 #define EVICT_GRACE_US 2000
 /* Rows written to the pool per system call. */
 #define ROWS_BATCH 8192
+/* Processes that asked for tables and were gone when they were read,
+ * remembered for cfi_tables_learn() (most recent ones). */
+#define GONE_ASKED 256
 /* Load biases remembered per module (one per executable segment). */
 #define MOD_BIASES 4
 
@@ -38,6 +44,7 @@ struct job {
 	struct job *next;
 	uint32_t mod;
 	int fd;
+	off_t size;     /* of the file: the smallest are compiled first */
 	int rc;
 	struct sym_cfi_table tab;
 };
@@ -57,6 +64,10 @@ struct module {
 			       * yet): a module that cannot fit is compiled
 			       * again only when it could */
 	bool file_on;         /* in cfi_files */
+	/* Learned from a process that exited (cfi_tables_learn()): its
+	 * executable segment, published by file once placed. */
+	bool seg_known;
+	uint64_t seg_off, seg_bias;
 };
 
 struct extent {
@@ -82,6 +93,8 @@ struct cfi_tables {
 	size_t nfree, capfree;
 	struct proc *procs;
 	size_t nprocs, capprocs;
+	pid_t gone_asked[GONE_ASKED];
+	unsigned gone_next;
 	uint64_t tick;
 	struct cfi_tables_stats st;
 	/* Compiling a large module takes up to a second: a thread does it,
@@ -274,14 +287,14 @@ static struct hearth_cfi_file_key file_key(const struct module *m)
 }
 
 /* Lets the walker find loaded module @id by its file, through the
- * executable mapping @em (bias: its segment's load bias). */
-static void file_publish(struct cfi_tables *t, uint32_t id, const struct sym_exec_map *em,
-			 uint64_t bias)
+ * executable segment mapped from page-aligned file offset @seg_off (bias:
+ * its load bias). */
+static void file_publish(struct cfi_tables *t, uint32_t id, uint64_t seg_off, uint64_t bias)
 {
 	struct module *m = &t->mods[id];
 	struct hearth_cfi_file_key k = file_key(m);
 	struct hearth_cfi_file v = {
-		.seg_off = em->pgoff,
+		.seg_off = seg_off,
 		.seg_bias = bias,
 		.base = m->base,
 		.module = id,
@@ -426,7 +439,8 @@ static void module_place_rows(struct cfi_tables *t, struct module *m,
 /* Hands the module open on @fd (taken) to the compiling thread. */
 static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
 {
-	struct job *j = calloc(1, sizeof(*j));
+	struct job *j = calloc(1, sizeof(*j)), **at;
+	struct stat st;
 
 	if (!j) {
 		close(fd);
@@ -434,11 +448,19 @@ static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
 	}
 	j->mod = id;
 	j->fd = fd;
+	if (fstat(fd, &st) == 0)
+		j->size = st.st_size;
 	t->mods[id].state = MOD_COMPILING;
 	t->st.compiles++;
+	/* Smallest first: a program's own binary and small libraries take
+	 * milliseconds, a compiler's libraries up to half a second each, and
+	 * a host that just started many programs must not wait for those to
+	 * walk the rest. */
 	pthread_mutex_lock(&t->lock);
-	j->next = t->todo;
-	t->todo = j;
+	for (at = &t->todo; *at && (*at)->size <= j->size; at = &(*at)->next)
+		;
+	j->next = *at;
+	*at = j;
 	pthread_cond_signal(&t->wake);
 	pthread_mutex_unlock(&t->lock);
 }
@@ -465,6 +487,8 @@ int cfi_tables_collect(struct cfi_tables *t)
 			/* A module placed stays until evicted: compiled again
 			 * only after that. */
 			module_place_rows(t, m, &j->tab);
+			if (m->state == MOD_LOADED && m->seg_known)
+				file_publish(t, j->mod, m->seg_off, m->seg_bias);
 		}
 		module_publish(t, j->mod);
 		jobs_free(j);
@@ -583,6 +607,78 @@ static int module_bias(struct module *m, pid_t pid, const struct sym_exec_map *e
 	return rc;
 }
 
+/* Opens the file of @em at its path as this process sees it, when it is
+ * the file @em names (device and inode). */
+static int open_verified(const struct sym_exec_map *em)
+{
+	struct stat st;
+	int fd = open(em->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != em->ino ||
+	    major(st.st_dev) != em->dev >> 32 || minor(st.st_dev) != (em->dev & 0xffffffff)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+void cfi_tables_note_gone(struct cfi_tables *t, pid_t pid)
+{
+	t->gone_asked[t->gone_next++ % GONE_ASKED] = pid;
+}
+
+bool cfi_tables_asked(const struct cfi_tables *t, pid_t pid)
+{
+	for (size_t i = 0; i < GONE_ASKED; i++)
+		if (t->gone_asked[i] == pid)
+			return true;
+	return false;
+}
+
+int cfi_tables_learn(struct cfi_tables *t, const struct sym_exec_map *em)
+{
+	uint32_t id = module_find(t, em->dev, em->ino);
+	struct module *m = id == UINT32_MAX ? NULL : &t->mods[id];
+	uint64_t bias;
+	int fd;
+
+	if (m && (m->state == MOD_COMPILING || m->state == MOD_NO_CFI ||
+		  (m->state == MOD_LOADED && m->file_on) ||
+		  (m->state == MOD_NO_ROOM && !module_may_fit(t, m))))
+		return 0;
+	fd = open_verified(em);
+	if (fd < 0)
+		return fd;
+	if (!m) {
+		id = module_slot(t);
+		if (id == UINT32_MAX) {
+			close(fd);
+			return -ENOSPC;
+		}
+		m = &t->mods[id];
+		memset(m, 0, sizeof(*m));
+		m->dev = em->dev;
+		m->ino = em->ino;
+		m->state = MOD_NO_ROOM;
+	}
+	m->last_use = ++t->tick;
+	if (!m->seg_known && module_bias(m, 0, em, &fd, &bias) == 0) {
+		m->seg_known = true;
+		m->seg_off = em->pgoff;
+		m->seg_bias = bias;
+	}
+	if (m->state == MOD_LOADED) {
+		if (m->seg_known)
+			file_publish(t, id, m->seg_off, m->seg_bias);
+		close(fd);
+		return 0;
+	}
+	module_compile(t, id, fd);
+	return 0;
+}
+
 struct load {
 	struct cfi_tables *t;
 	pid_t pid;
@@ -621,7 +717,7 @@ static int load_mapping(void *arg, const struct sym_exec_map *em)
 			module_compile(t, id, cfd);
 	}
 	if (m->state == MOD_LOADED && module_bias(m, l->pid, em, &fd, &bias) == 0) {
-		file_publish(t, id, em, bias);
+		file_publish(t, id, em->pgoff, bias);
 		l->bp->m[l->bp->n++] = (struct hearth_cfi_mapping){
 			.start = em->start,
 			.end = em->end,

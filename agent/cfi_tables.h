@@ -12,6 +12,7 @@
 #ifndef HEARTH_CFI_TABLES_H
 #define HEARTH_CFI_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,6 +58,23 @@ void cfi_tables_free(struct cfi_tables *t);
  * thread (cfi_tables_collect() places them).
  * Returns 0, -ESRCH when it is gone, or another negative errno. */
 int cfi_tables_load(struct cfi_tables *t, pid_t pid, uint64_t exec_id);
+
+struct sym_exec_map;
+
+/* @pid asked for its tables and was gone when they were read. */
+void cfi_tables_note_gone(struct cfi_tables *t, pid_t pid);
+
+/* Whether @pid is one of the last few hundred cfi_tables_note_gone()
+ * was told of. */
+bool cfi_tables_asked(const struct cfi_tables *t, pid_t pid);
+
+/* Learns the module of @em, a mapping of a process that exited (its path
+ * as this process sees it): compiled and placed, and published by file,
+ * so the walker finds it for the next process that maps it however short
+ * its life (no process table needed). Nothing when it is known already.
+ * Returns 0, or a negative errno (-ENOENT: @em->path is not that file
+ * here). */
+int cfi_tables_learn(struct cfi_tables *t, const struct sym_exec_map *em);
 
 /* Places the modules the compiling thread finished since the last call
  * (the processes that need them ask again at their next miss). Returns

@@ -43,6 +43,13 @@ static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e
 				  &complete);
 	size_t len;
 
+	if (n == -ESRCH && s->pm) {
+		/* Gone while its copy waited: its mappings came at its exit. */
+		ring_buffer__consume(s->rb_procs);
+		n = sym_unwind_shared(s->sym, (pid_t)e->tgid, &copy, pcs, HEARTH_STACK_DEPTH,
+				      &complete);
+	}
+
 	if (n == -EAGAIN)
 		n = sym_unwind(s->unw, (pid_t)e->tgid, (pid_t)e->pid, &copy, pcs,
 			       HEARTH_STACK_DEPTH, &complete);

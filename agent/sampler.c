@@ -82,8 +82,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 		return 0;
 	switch (e->type) {
 	case HEARTH_EV_CFI_MISS:
-		if (s->cfi)
-			cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id);
+		if (s->cfi && cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id) == -ESRCH)
+			cfi_tables_note_gone(s->cfi, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_EXEC:
 		/* The new image's tables at once: its first samples walk
@@ -91,14 +91,23 @@ static int handle_event(void *ctx, void *data, size_t len)
 		 * are asked for at their first miss). */
 		if (s->cfi)
 			cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id);
-		sym_proc_load(s->sym, (pid_t)e->pid);
+		/* Its mappings are read when its samples are named, or come
+		 * at its exit; without that, now, before it may be gone. */
+		if (s->pm)
+			sym_proc_clear(s->sym, (pid_t)e->pid);
+		else
+			sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_forget(s->unw, (pid_t)e->pid);
 		/* Its addresses now mean other code. */
 		stack_builder_forget_tgid(s->builder, e->pid);
 		sampler_py_track(s, (pid_t)e->pid);
 		break;
 	case HEARTH_EV_FORK:
-		if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
+		/* A child that exits before its samples are named has its
+		 * mappings sent at its exit: nothing to copy for it. */
+		if (s->pm)
+			sym_proc_clear(s->sym, (pid_t)e->pid); /* id reused */
+		else if (sym_proc_fork(s->sym, (pid_t)e->ppid, (pid_t)e->pid) < 0)
 			sym_proc_load(s->sym, (pid_t)e->pid);
 		sym_unwind_fork(s->unw, (pid_t)e->ppid, (pid_t)e->pid);
 		if (s->cfi)
@@ -119,6 +128,35 @@ static int handle_event(void *ctx, void *data, size_t len)
 		break;
 	}
 	return 0;
+}
+
+/* A process exited with these mappings: they name its samples until the
+ * drain after its exit event forgets it, and the files of one the walker
+ * asked tables for are learned, so the next process running them walks
+ * in the kernel however short its life. */
+static void take_exit(void *arg, pid_t pid, const struct sym_exit_map *maps, size_t n)
+{
+	struct sampler *s = arg;
+
+	/* With a filter, only the processes followed. */
+	if ((s->opts.npids || s->opts.comm[0]) && !sym_proc_known(s->sym, pid))
+		return;
+	sym_proc_set_exit_maps(s->sym, pid, maps, n);
+	if (!s->cfi || !cfi_tables_asked(s->cfi, pid))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct sym_exec_map em = {
+			.start = maps[i].start,
+			.end = maps[i].end,
+			.pgoff = maps[i].pgoff,
+			.dev = (uint64_t)maps[i].dev_major << 32 | maps[i].dev_minor,
+			.ino = maps[i].ino,
+			.path = maps[i].path,
+		};
+
+		if (em.path)
+			cfi_tables_learn(s->cfi, &em);
+	}
 }
 
 static int handle_copy(void *ctx, void *data, size_t len)
@@ -399,6 +437,21 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		return -1;
 	}
+	/* Exits: after the process events and the walker's asks (an exit
+	 * teaches the tables only the files of a process that asked), before
+	 * the copies (which name their process at once). A kernel that
+	 * cannot send them leaves the mappings to be read at exec and fork,
+	 * as before. */
+	if (ring_buffer__add(s->rb_procs, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0) {
+		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
+		return -1;
+	}
+	s->pm = procmaps_open(s->opts.exclude_tgid);
+	if (s->pm && (procmaps_add_ring(s->pm, s->rb_procs, take_exit, s) < 0 ||
+		      procmaps_add_ring(s->pm, s->rb, take_exit, s) < 0)) {
+		snprintf(err, errlen, "cannot open the exit ring buffer (%s)", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -564,7 +617,7 @@ void sampler_stats(const struct sampler *s, struct sampler_stats *st)
 	st->drop_stack = st->lost_collision + st->lost_stack_full;
 	st->drop_map_full = c[HEARTH_CNT_DROP_MAP_FULL] + c[HEARTH_CNT_DROP_START_FULL] +
 			    c[HEARTH_CNT_DROP_CHILD] + s->edge_full;
-	st->drop_events = c[HEARTH_CNT_DROP_EVENTS];
+	st->drop_events = c[HEARTH_CNT_DROP_EVENTS] + procmaps_lost(s->pm);
 	st->processes = s->seen.len;
 	st->stack_copies = c[HEARTH_CNT_STACK_COPIES];
 	st->copy_fallbacks = c[HEARTH_CNT_COPY_FALLBACK];
@@ -613,6 +666,7 @@ void sampler_close(struct sampler *s)
 	sampler_edges_free(s->edges);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->rb_procs);
+	procmaps_free(s->pm);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);
 	sym_unwinder_free(s->unw);

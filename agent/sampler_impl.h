@@ -6,6 +6,7 @@
 #include "agent/cfi_tables.h"
 #include "agent/drain.h"
 #include "agent/pid_set.h"
+#include "agent/procmaps.h"
 #include "agent/sampler.h"
 #include "agent/sig_cache.h"
 #include "agent/stack_build.h"
@@ -37,6 +38,9 @@ struct sampler {
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
 	struct cfi_tables *cfi; /* unwind auto: the walker's tables */
+	/* Mappings of processes at their exit (NULL: this kernel cannot):
+	 * then nothing reads /proc at an exec or a fork. */
+	struct procmaps *pm;
 	uint32_t cfi_pool_rows;
 	int cfi_dirfd;          /* compiled tables on disk, -1: none */
 	/* Off-CPU unwinds by wait signature. When full, the current

@@ -228,6 +228,52 @@ err_close:
 	return NULL;
 }
 
+int sym_modcache_open(struct sym_ctx *ctx, const struct sym_module *m, pid_t pid)
+{
+	struct stat st;
+	int fd = sym_open_in_proc(ctx, pid, m->path, 0, 0);
+
+	if (fd >= 0 || pid == ctx->self)
+		return fd;
+	fd = sym_open_in_proc(ctx, ctx->self, m->path, 0, 0);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != m->dev || st.st_ino != m->ino)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+struct sym_module *sym_modcache_get_file(struct sym_ctx *ctx, dev_t dev, ino_t ino,
+					 const char *path)
+{
+	struct sym_maps_line ml = { .dev_major = major(dev), .dev_minor = minor(dev),
+				    .ino = ino, .path = path };
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+
+		if (m->dev == dev && m->ino == ino) {
+			m->refs++;
+			return m;
+		}
+	}
+	if (!path)
+		return NULL;
+	/* Only the file it names: another one may be at that path here. */
+	fd = sym_open_in_proc(ctx, ctx->self, path, 0, 0);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	ml.path_len = strlen(path);
+	return sym_modcache_get(ctx, ctx->self, &ml);
+}
+
 static void evict_unused(struct sym_ctx *ctx)
 {
 	/* unreferenced shells that hold nothing go at once */
@@ -353,7 +399,7 @@ int sym_modcache_load(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 	if (m->loaded)
 		return 0;
 	if (m->fd < 0 && !m->load_failed) /* gave its descriptor back */
-		mod_set_fd(ctx, m, sym_open_in_proc(ctx, pid, m->path, 0, 0));
+		mod_set_fd(ctx, m, sym_modcache_open(ctx, m, pid));
 	bool has_symtab = false, dbg_symtab = false;
 	int err = m->load_failed || m->fd < 0 ? -ENOENT :
 		sym_elf_load_symbols(m->fd, &m->symtab, &has_symtab);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sym_internal.h"
@@ -242,6 +243,64 @@ int sym_proc_read_maps(struct sym_ctx *ctx, struct sym_proc *p)
 			err = -ESRCH;
 	}
 	return err;
+}
+
+/* @e as a mapping in @out; returns 1 to keep it, 0 to leave it out (a
+ * file no module is found for), -ENOMEM. */
+static int exit_map(struct sym_ctx *ctx, const struct sym_exit_map *e, struct sym_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->start = e->start;
+	out->end = e->end;
+	out->pgoff = e->pgoff;
+	if (e->vdso) {
+		out->kind = SYM_MAP_SPECIAL;
+		out->cls = PROF_CLASS_SYSTEM;
+		out->name = strdup("[vdso]");
+		return out->name ? 1 : -ENOMEM;
+	}
+	out->kind = SYM_MAP_FILE;
+	out->mod = sym_modcache_get_file(ctx, makedev(e->dev_major, e->dev_minor),
+					 (ino_t)e->ino, e->path);
+	if (!out->mod)
+		return 0;
+	out->cls = sym_class_for_path(ctx, e->path ? e->path : out->mod->path, e->exe);
+	return 1;
+}
+
+int sym_proc_set_exit_maps(struct sym_ctx *ctx, pid_t pid, const struct sym_exit_map *maps,
+			   size_t n)
+{
+	struct maps_read r = { .ctx = ctx, .pid = pid };
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+	int err = 0;
+
+	if (!p && !(p = sym_proc_new(ctx, pid)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct sym_map m;
+		int keep = exit_map(ctx, &maps[i], &m);
+
+		if (keep < 0)
+			err = keep;
+		else if (keep && (err = push_map(&r.maps, &r.n, &r.cap, &m)) != 0) {
+			if (m.mod)
+				sym_modcache_unref(ctx, m.mod);
+			free(m.name);
+		}
+	}
+	if (err) {
+		maps_read_drop(&r);
+		return err;
+	}
+	sym_proc_free_maps(ctx, p);
+	if (r.n > 1)
+		qsort(r.maps, r.n, sizeof(*r.maps), cmp_map);
+	p->maps = r.maps;
+	p->nmaps = r.n;
+	p->gone = true;
+	p->settled = true;
+	return 0;
 }
 
 const struct sym_map *sym_proc_map_find(const struct sym_proc *p,

@@ -455,6 +455,8 @@ struct sym_ctx {
 
 /* procs.c */
 struct sym_proc *sym_proc_find(struct sym_ctx *ctx, pid_t pid);
+/* A new, empty process @pid, or NULL (symbolize.c). */
+struct sym_proc *sym_proc_new(struct sym_ctx *ctx, pid_t pid);
 /* The mapping of @addr in @p, reading the maps again (at most 10 times a
  * second) when none holds it: the process may have mapped it since.
  * (symbolize.c) */
@@ -473,6 +475,14 @@ const struct sym_map *sym_proc_map_find(const struct sym_proc *p,
  * not ELF. */
 struct sym_module *sym_modcache_get(struct sym_ctx *ctx, pid_t pid,
 				    const struct sym_maps_line *ml);
+/* The module of the file (@dev, @ino), taking a reference: one known
+ * already (any path), else the file at @path as this process sees it when
+ * it is that file (NULL @path: none). NULL when there is none. */
+struct sym_module *sym_modcache_get_file(struct sym_ctx *ctx, dev_t dev, ino_t ino,
+					 const char *path);
+/* Opens @m's file through process @pid, else (the process is gone) as
+ * this process sees it when that is the same file. An fd or -errno. */
+int sym_modcache_open(struct sym_ctx *ctx, const struct sym_module *m, pid_t pid);
 /* The cached module with path @path (any device), or NULL. */
 struct sym_module *sym_modcache_find_path(struct sym_ctx *ctx,
 					  const char *path);

@@ -143,7 +143,7 @@ static void procs_trim(struct sym_ctx *ctx)
 	procs_drop(ctx, false, before);
 }
 
-static struct sym_proc *proc_new(struct sym_ctx *ctx, pid_t pid)
+struct sym_proc *sym_proc_new(struct sym_ctx *ctx, pid_t pid)
 {
 	procs_trim(ctx);
 	struct sym_proc *p = calloc(1, sizeof(*p));
@@ -175,7 +175,7 @@ int sym_proc_load(struct sym_ctx *ctx, pid_t pid)
 	if (pid <= 0)
 		return -EINVAL;
 	struct sym_proc *p = sym_proc_find(ctx, pid);
-	if (!p && !(p = proc_new(ctx, pid)))
+	if (!p && !(p = sym_proc_new(ctx, pid)))
 		return -ENOMEM;
 	p->loaded_ns = now_ns();
 	int err = sym_proc_read_maps(ctx, p);
@@ -208,7 +208,7 @@ int sym_proc_fork(struct sym_ctx *ctx, pid_t parent, pid_t child)
 	if (!pp || pp->nmaps == 0)
 		return sym_proc_load(ctx, child);
 	struct sym_proc *c = sym_proc_find(ctx, child);
-	if (!c && !(c = proc_new(ctx, child)))
+	if (!c && !(c = sym_proc_new(ctx, child)))
 		return -ENOMEM;
 	struct sym_map *maps = malloc(pp->nmaps * sizeof(*maps));
 	if (!maps)
@@ -240,6 +240,27 @@ bool sym_proc_named(struct sym_ctx *ctx, pid_t pid)
 	const struct sym_proc *p = sym_proc_find(ctx, pid);
 
 	return p && p->nmaps > 0;
+}
+
+bool sym_proc_known(const struct sym_ctx *ctx, pid_t pid)
+{
+	for (const struct sym_proc *p = ctx->procs[(unsigned)pid % SYM_PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return true;
+	return false;
+}
+
+int sym_proc_clear(struct sym_ctx *ctx, pid_t pid)
+{
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+
+	if (!p && !(p = sym_proc_new(ctx, pid)))
+		return -ENOMEM;
+	sym_proc_free_maps(ctx, p);
+	p->gone = false;
+	p->settled = false;
+	p->loaded_ns = 0;
+	return 0;
 }
 
 void sym_proc_forget(struct sym_ctx *ctx, pid_t pid)

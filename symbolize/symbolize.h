@@ -192,6 +192,36 @@ bool sym_proc_named(struct sym_ctx *ctx, pid_t pid);
  * symbolized). */
 void sym_proc_forget(struct sym_ctx *ctx, pid_t pid);
 
+/* Whether anything is cached for @pid. */
+bool sym_proc_known(const struct sym_ctx *ctx, pid_t pid);
+
+/* Drops the mappings cached for @pid (an exec made them stale, a fork
+ * left them unknown) and keeps the process known: its mappings are read
+ * at its next lookup, or come with sym_proc_set_exit_maps(). Returns 0 or
+ * -ENOMEM. */
+int sym_proc_clear(struct sym_ctx *ctx, pid_t pid);
+
+/* One executable mapping of a process as the kernel saw it at its exit. */
+struct sym_exit_map {
+	uint64_t start, end;
+	uint64_t pgoff;          /* file offset of start */
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	const char *path;        /* where this process opens the file, or
+				  * NULL: then only a module already known by
+				  * device and inode names it */
+	bool exe;                /* the process's executable */
+	bool vdso;               /* the kernel's vDSO (no file) */
+};
+
+/* Gives @pid, which exited, the mappings @maps[0..n) (sorted or not) it
+ * had, replacing any cached view and never reading /proc for it again
+ * (until sym_proc_forget()). A file is the module already known by its
+ * device and inode, else the one at its path when that is the same file.
+ * Returns 0 or -ENOMEM. */
+int sym_proc_set_exit_maps(struct sym_ctx *ctx, pid_t pid, const struct sym_exit_map *maps,
+			   size_t n);
+
 /* Fills @st with the context's counters. */
 void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st);
 

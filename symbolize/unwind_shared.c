@@ -49,7 +49,7 @@ size_t sym_ucfi_bytes(const struct sym_ucfi *u)
 static struct sym_ucfi *ucfi_open(struct sym_ctx *ctx, struct sym_module *m, pid_t pid)
 {
 	struct sym_ucfi *u = calloc(1, sizeof(*u));
-	int fd = m->fd >= 0 ? dup(m->fd) : sym_open_in_proc(ctx, pid, m->path, 0, 0);
+	int fd = m->fd >= 0 ? dup(m->fd) : sym_modcache_open(ctx, m, pid);
 
 	if (!u || fd < 0)
 		goto err;
@@ -121,12 +121,15 @@ int sym_unwind_shared(struct sym_ctx *ctx, pid_t pid, const struct sym_stack_cop
 	*complete = 0;
 	if (!max)
 		return -EINVAL;
-	if (!w.p) {
+	/* Not read yet (or cleared by an exec or a fork): now. */
+	if (!w.p || (w.p->nmaps == 0 && !w.p->gone)) {
 		rc = sym_proc_load(ctx, pid);
 		w.p = sym_proc_find(ctx, pid);
 		if (!w.p || w.p->nmaps == 0)
 			return rc < 0 ? rc : -ESRCH;
 	}
+	if (w.p->nmaps == 0)
+		return -ESRCH; /* gone before it could be read */
 	ctx->tick++;
 	w.p->last_use = ctx->tick;
 	rc = sym_rules_walk(copy, rule_at, &w, pcs, max, &n);
