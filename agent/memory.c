@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The allocation probes' user-space side: load, attach, keep, weigh. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,25 @@ static int on_event(void *ctx, void *data, size_t len)
 	return ring_poll_past(t->until);
 }
 
+/* Where to place the probe of the function at file offset @off of the
+ * file on @fd. x86-64 uprobes emulate a push or a jump but step any other
+ * first instruction out of line, a second trap: glibc's free begins with
+ * test %rdi,%rdi, and its probe cost ten times malloc's, which begins
+ * with a push. A test of the first argument followed by a conditional
+ * jump, which every call reaches with the argument and the stack as they
+ * came, moves the probe to that jump. */
+static uint64_t probe_offset(int fd, uint64_t off)
+{
+	uint8_t b[5];
+
+	if (fd < 0 || pread(fd, b, sizeof(b), (off_t)off) != (ssize_t)sizeof(b))
+		return off;
+	if (b[0] == 0x48 && b[1] == 0x85 && b[2] == 0xff &&
+	    (b[3] == 0x74 || b[3] == 0x75 || (b[3] == 0x0f && (b[4] & 0xf0) == 0x80)))
+		return off + 3;
+	return off;
+}
+
 /* Probes the allocator of @pid. Returns 0, or -1 with a sentence. */
 static int attach_pid(struct mem_tracer *t, pid_t pid, char *err, size_t errlen)
 {
@@ -98,7 +118,7 @@ static int attach_pid(struct mem_tracer *t, pid_t pid, char *err, size_t errlen)
 	struct mem_proc *p = &t->procs[t->nprocs];
 	uint32_t n = 0;
 	int rc = sym_proc_func_offsets(pid, fn_names, HEARTH_MEM_FN_COUNT, path,
-				       sizeof(path), offs);
+				       sizeof(path), offs), fd;
 
 	if (rc == -ENOENT) {
 		snprintf(err, errlen,
@@ -111,6 +131,7 @@ static int attach_pid(struct mem_tracer *t, pid_t pid, char *err, size_t errlen)
 			 strerror(-rc));
 		return -1;
 	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	for (uint32_t f = 0; f < HEARTH_MEM_FN_COUNT; f++) {
 		bool dup = false;
 
@@ -124,6 +145,10 @@ static int attach_pid(struct mem_tracer *t, pid_t pid, char *err, size_t errlen)
 		use[n] = offs[f];
 		cookies[n++] = f;
 	}
+	for (uint32_t k = 0; k < n; k++)
+		use[k] = probe_offset(fd, use[k]);
+	if (fd >= 0)
+		close(fd);
 	a.prog_fd = (uint32_t)bpf_program__fd(t->skel->progs.mem_call);
 	a.attach_type = ATTACH_UPROBE_SESSION;
 	a.path = (uint64_t)(uintptr_t)path;
