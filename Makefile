@@ -49,7 +49,7 @@ PKGS_BUILD := gcc make pkg-config clang llvm libbpf-dev bpftool libelf-dev \
 PKGS_TEST := libcmocka-dev xvfb xdotool x11-apps imagemagick libxml2-utils \
 	binutils libclang-rt-14-dev util-linux golang-go \
 	python3.11 python3.11-dev
-PKGS_BENCH := linux-perf bpftrace libbpf-tools valgrind
+PKGS_BENCH := linux-perf bpftrace libbpf-tools valgrind heaptrack
 
 PKGS_LIBS := libbpf libelf libdw zlib sdl2 SDL2_ttf libsystemd libcurl
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS_LIBS) 2>/dev/null)
