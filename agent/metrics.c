@@ -102,7 +102,7 @@ const struct metrics_field metrics_fields[] = {
 	F(copy_fallbacks, "copy_fallbacks", 0, "hearthd_copy_fallbacks_total", "counter", 0,
 	  "Copies over budget or with the ring full: frame pointers used."),
 	F(waits_reused, "waits_reused", 0, "hearthd_waits_reused_total", "counter", 0,
-	  "Waits that reused their thread's last stacks without a walk."),
+	  "Waits that reused their thread's last user stack without a walk."),
 	F(cfi_processes, "unwind_processes", 0, "hearthd_unwind_processes", "gauge", 0,
 	  "Processes with in-kernel unwind tables loaded."),
 	F(cfi_modules, "unwind_modules", 0, "hearthd_unwind_modules", "gauge", 0,

@@ -1211,16 +1211,19 @@ static __always_inline void wait_site_of(struct task_struct *task, __u32 kind,
 	site->kind = kind;
 }
 
-/* Off-CPU in CFI mode: the stacks of @prev's wait in @st, from its last
- * wait at the same site or walked (then remembered). Returns false when
- * the user walk fell back: the caller copies or walks frame pointers. */
+/* Off-CPU in CFI mode: the stacks of @prev's wait in @st. The user stack
+ * is that of its last wait at the same site, or walked (then remembered).
+ * The kernel stack is taken every time: one site can wait in several
+ * kernel paths (a read() blocks on the pipe's mutex, then for data), and
+ * the path says what the wait was. Returns false when the user walk fell
+ * back: the caller copies or walks frame pointers. */
 static __always_inline bool cfi_switch_out(void *ctx, struct task_struct *prev,
 					   __u32 pid, __u32 side,
 					   struct hearth_offcpu_start *st)
 {
 	struct hearth_wait_site site = {}, *last;
 	__u64 seq = flip_seq;
-	__s32 u;
+	__s32 u = -1, none;
 
 	if (wait_reuse) {
 		wait_site_of(prev, st->kind, &site);
@@ -1228,26 +1231,25 @@ static __always_inline bool cfi_switch_out(void *ctx, struct task_struct *prev,
 		if (last && last->seq == seq && last->gen == side &&
 		    last->ip == site.ip && last->sp == site.sp && last->bp == site.bp &&
 		    last->syscall == site.syscall && last->arg0 == site.arg0 &&
-		    last->top == site.top && last->kind == site.kind) {
-			st->kstack = last->kstack;
-			st->ustack = last->ustack;
-			count(HEARTH_CNT_WAIT_REUSED);
-			return true;
+		    last->top == site.top && last->kind == site.kind)
+			u = last->ustack;
+	}
+	if (u >= 0) {
+		count(HEARTH_CNT_WAIT_REUSED);
+	} else {
+		u = walk_user(prev, prev->tgid, side);
+		if (u < 0)
+			return false;
+		count(HEARTH_CNT_CFI_WALKS);
+		if (wait_reuse) {
+			site.seq = seq;
+			site.gen = side;
+			site.ustack = u;
+			bpf_map_update_elem(&wait_sites, &pid, &site, BPF_ANY);
 		}
 	}
-	u = walk_user(prev, prev->tgid, side);
-	if (u < 0)
-		return false;
-	get_stacks(ctx, side, false, &st->kstack, &st->ustack);
+	get_stacks(ctx, side, false, &st->kstack, &none);
 	st->ustack = u;
-	count(HEARTH_CNT_CFI_WALKS);
-	if (wait_reuse) {
-		site.seq = seq;
-		site.gen = side;
-		site.kstack = st->kstack;
-		site.ustack = st->ustack;
-		bpf_map_update_elem(&wait_sites, &pid, &site, BPF_ANY);
-	}
 	return true;
 }
 

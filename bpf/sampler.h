@@ -204,9 +204,11 @@ struct hearth_proc_event {
 };
 
 /* A thread's last wait: when it blocks again at the same place (same
- * user registers, syscall and top of stack, same kind of wait), its stack
- * ids are reused and nothing is walked. Valid while gen and flip_seq are
- * the sampler's current ones (after a flip the ids may be cleared). */
+ * user registers, syscall and top of stack, same kind of wait), its user
+ * stack id is reused and the user stack is not walked (the kernel stack
+ * is taken anew: the same place can wait in several kernel paths). Valid
+ * while gen and flip_seq are the sampler's current ones (after a flip the
+ * id may be cleared). */
 struct hearth_wait_site {
 	__u64 ip, sp, bp;
 	__u64 syscall;  /* orig_ax: the syscall number, or -1 */
@@ -215,8 +217,8 @@ struct hearth_wait_site {
 	__u64 seq;
 	__u32 gen;
 	__u32 kind;
-	__s32 kstack;
 	__s32 ustack;
+	__u32 pad;
 };
 
 #endif /* HEARTH_BPF_SAMPLER_H */

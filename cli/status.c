@@ -96,7 +96,7 @@ static void print_unwinder(const struct ctl_status *st)
 		human_bytes(st->cfi_pool_bytes, pool, sizeof(pool));
 		printf(", tables for %llu processes and %llu modules, %s of %s;"
 		       " %llu stacks walked in the kernel, %llu fell back to a copy"
-		       " (%llu before their tables); %llu waits reused their stacks",
+		       " (%llu before their tables); %llu waits reused their user stacks",
 		       (unsigned long long)st->cfi_processes, (unsigned long long)st->cfi_modules,
 		       used, pool, (unsigned long long)st->cfi_walks,
 		       (unsigned long long)st->cfi_fallbacks, (unsigned long long)st->cfi_no_table,

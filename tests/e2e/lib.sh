@@ -191,17 +191,25 @@ drop_test_user() {
 }
 
 # ---- questions of time (record --wall, --threads, --locks) ----------------
+# start_ready FIXTURE ARG...: runs fixture FIXTURE with ARGs in the
+# background and waits until it prints "ready" (its threads run); its
+# process id in p.
+start_ready() {
+	sr_name=$1; shift
+	bg "$FIXTURES/$sr_name" "$@" >"$T/ready"
+	p=$LAST_PID
+	sr_i=0
+	until [ -s "$T/ready" ]; do
+		sr_i=$((sr_i + 1)); [ $sr_i -gt 50 ] && fail "$sr_name did not start"
+		sleep 0.1
+	done
+}
+
 # time_work_start [SECONDS]: runs the time_work fixture for SECONDS
 # (default 40), logging its waits to $T/waits.log, and waits until its
 # threads run (and a second more); its process id in p.
 time_work_start() {
-	bg "$FIXTURES/time_work" "${1:-40}" "$T/waits.log" >"$T/ready"
-	p=$LAST_PID
-	tw_i=0
-	until [ -s "$T/ready" ]; do
-		tw_i=$((tw_i + 1)); [ $tw_i -gt 50 ] && fail "time_work did not start"
-		sleep 0.1
-	done
+	start_ready time_work "${1:-40}" "$T/waits.log"
 	sleep 1
 }
 
