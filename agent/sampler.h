@@ -189,6 +189,12 @@ void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n);
  * negative errno with one sentence in @err. */
 int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t errlen);
 
+/* Ends the capture begun by sampler_edges_begin() at @t1_ns
+ * (CLOCK_MONOTONIC), before sampler_stop(): a wait that ends later counts
+ * up to @t1_ns, a later sample not at all. Does nothing without
+ * sampler_edges_begin(). */
+void sampler_edges_close(struct sampler *s, uint64_t t1_ns);
+
 /* After sampler_stop() at @t1_ns (CLOCK_MONOTONIC) and its last drain:
  * adds to @offcpu every wait still going at @t1_ns, from where it began
  * up to @t1_ns, with the stacks its thread has now; a thread that never

@@ -168,6 +168,9 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 		return -EPERM;
 	}
 	e->t0 = mono_ns();
+	/* The sampler has run since it was attached: a wait begun before
+	 * t0 counts from t0, a sample taken before it not at all. */
+	__atomic_store_n(&s->skel->bss->capture_from, e->t0, __ATOMIC_SEQ_CST);
 	rc = thread_iter_run(e->it, note_start, e);
 	s->stats.edge_pass_ns += mono_ns() - e->t0;
 	if (rc < 0) {
@@ -207,6 +210,12 @@ int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
 	/* Not noted (it cannot be: only the start's pass makes such a
 	 * start): its time still counts, under its thread. */
 	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL);
+}
+
+void sampler_edges_close(struct sampler *s, uint64_t t1_ns)
+{
+	if (s->edges)
+		__atomic_store_n(&s->skel->bss->capture_until, t1_ns, __ATOMIC_SEQ_CST);
 }
 
 /* The end's pass: each wait still open, up to the stop. */

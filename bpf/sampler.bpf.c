@@ -53,6 +53,14 @@ const volatile bool wait_reuse = false;
  * a sample costs, apart from the cheap runs of tasks filtered out. */
 const volatile bool time_samples = false;
 
+/* A capture of hearth record's questions of time, CLOCK_MONOTONIC ns
+ * (0: unbounded): the time of a wait before capture_from or after
+ * capture_until, and the on-CPU samples outside, are not counted. The
+ * sampler runs a little before and after the capture, whose edges the
+ * task iterator's passes account for. */
+__u64 capture_from = 0;
+__u64 capture_until = 0;
+
 /* Flipped by user space between drains. */
 __u32 active = 0;
 /* Bumped by user space before each flip of active: a remembered wait
@@ -1136,6 +1144,11 @@ static __always_inline void add(__u32 side, struct hearth_key *key,
 		add_lost(side, key->tgid, key->pid, key->kind, task, ns);
 }
 
+static __always_inline bool in_capture(__u64 now)
+{
+	return now >= capture_from && (!capture_until || now <= capture_until);
+}
+
 SEC("perf_event")
 int on_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -1147,6 +1160,8 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 
 	key.tgid = id >> 32;
 	key.pid = (__u32)id;
+	if (capture_from && !in_capture(bpf_ktime_get_ns()))
+		return 0;
 	if (key.pid == 0) {
 		count(HEARTH_CNT_IDLE);
 		return 0;
@@ -1291,6 +1306,7 @@ keep:
 static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32 side)
 {
 	struct hearth_offcpu_start *start;
+	__u64 from, ns;
 	__u32 pid;
 	bool long_enough, sent = false;
 
@@ -1298,10 +1314,14 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 	start = bpf_map_lookup_elem(&offcpu_start, &pid);
 	if (!start)
 		return;
-	long_enough = now > start->ts && now - start->ts >= min_block_ns;
+	from = start->ts > capture_from ? start->ts : capture_from;
+	if (capture_until && now > capture_until)
+		now = capture_until;
+	ns = now > from ? now - from : 0;
+	long_enough = ns && ns >= min_block_ns;
 	if (start->has_copy) {
 		sent = long_enough &&
-		       send_offcpu_copy(next, pid, start->kind, now - start->ts, &start->sig);
+		       send_offcpu_copy(next, pid, start->kind, ns, &start->sig);
 		bpf_map_delete_elem(&offcpu_copies, &pid);
 		if (long_enough && !sent) {
 			count(HEARTH_CNT_COPY_FALLBACK);
@@ -1324,9 +1344,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 		};
 
 		count_lost(sk.kstack, sk.ustack);
-		if (!add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next,
-			    now - start->ts))
-			add_lost(side, next->tgid, pid, start->kind, next, now - start->ts);
+		if (!add_to(side ? (void *)&sig_counts1 : (void *)&sig_counts0, &sk, next, ns))
+			add_lost(side, next->tgid, pid, start->kind, next, ns);
 		count(HEARTH_CNT_SIG_HITS);
 	} else {
 		struct hearth_key key = {
@@ -1339,7 +1358,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.py = start->py,
 		};
 
-		add(side, &key, next, now - start->ts);
+		add(side, &key, next, ns);
 	}
 out:
 	bpf_map_delete_elem(&offcpu_start, &pid);

@@ -587,6 +587,9 @@ static int sample_loop(struct sampler *s, const struct record_args *a,
 	}
 	targets_close(&t);
 	*elapsed = record_loop_now(CLOCK_MONOTONIC) - start;
+	/* A question of time holds the capture's moments, no later ones. */
+	if (a->question)
+		sampler_edges_close(s, start + *elapsed);
 	/* Nothing may arrive after the last drain: the summary counts what
 	 * the profile holds. */
 	sampler_stop(s);
