@@ -298,7 +298,11 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	}
 	if (o->unwind == SAMPLER_UNWIND_AUTO) {
 		skel->rodata->cfi_walk = true;
-		skel->rodata->wait_reuse = true;
+		/* Wait-site reuse stays off: its signature (registers and
+		 * the top 64 bytes of the stack) cannot tell recursive paths
+		 * of equal depth apart, and gave them each other's stacks.
+		 * A wrong stack costs more than a walk. */
+		skel->rodata->wait_reuse = false;
 		size_cfi(skel, o, &s->cfi_pool_rows);
 	}
 	if (o->npids || o->comm[0])

@@ -173,7 +173,7 @@ hearthd_start --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s \
 	--debuginfod-urls http://127.0.0.1:8003
 unset DEBUGINFOD_TIMEOUT
 log_line 'debuginfod: cannot reach' 30
-hearthd_wait_windows 3 20
+hearthd_wait_windows 6 20 # windows_paced looks past the first three
 grep 'debuginfod: cannot reach' "$T/hearthd.log"
 n=$(grep -c 'debuginfod: cannot reach http://127.0.0.1:8003' "$T/hearthd.log")
 [ "$n" = 1 ] || { cat "$T/hearthd.log"; fail "a silent server gave $n log lines, expected 1"; }
@@ -191,7 +191,7 @@ rm -rf "$T/state"
 hearthd_start --state-dir "$T/state" --socket "$T/ctl.sock" --window 1s --debuginfod-urls "$URL"
 bg "$FIXTURES/sym_stripped" spin 30
 log_line 'debuginfod: cannot reach' 30
-hearthd_wait_windows 4 20
+hearthd_wait_windows 6 20 # windows_paced looks past the first three
 n=$(grep -c 'debuginfod: cannot reach' "$T/hearthd.log")
 [ "$n" = 1 ] || { cat "$T/hearthd.log"; fail "a server down gave $n log lines, expected 1"; }
 grep 'debuginfod: cannot reach' "$T/hearthd.log"
