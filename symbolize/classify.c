@@ -2,8 +2,10 @@
 /*
  * classify: ownership classes and language guesses, as data.
  *
- * A module's class comes from, in order: being the process's executable
- * (your code); a configured "yours" prefix (your code); the rule table
+ * A module's class comes from, in order: a configured "yours" prefix
+ * (your code); being the process's executable (your code), unless it is
+ * a language's interpreter (runtime: python3.11 runs the user's code, it
+ * is not that code); the rule table
  * below, matched on the file's basename; living under a system directory
  * (a library from a package); else your code (built and installed by the
  * user outside the package manager's folders). A symbol prefix rule
@@ -83,6 +85,23 @@ static bool has_prefix(const char *s, const char *p)
 	return strncmp(s, p, strlen(p)) == 0;
 }
 
+/* Interpreters by their executable's basename, which may carry a version
+ * ("python3.11", "perl5.36.0", "ruby3.1") and nothing else. */
+static const char *const interpreters[] = {
+	"python", "perl", "ruby", "node", "nodejs", "php", "lua", "java", NULL,
+};
+
+static bool interpreter(const char *base)
+{
+	for (size_t i = 0; interpreters[i]; i++) {
+		size_t n = strlen(interpreters[i]);
+		if (!strncmp(base, interpreters[i], n) &&
+		    strspn(base + n, "0123456789.") == strlen(base + n))
+			return true;
+	}
+	return false;
+}
+
 static bool any_prefix(const char *path, const char *const *list)
 {
 	for (size_t i = 0; list && list[i]; i++)
@@ -109,10 +128,13 @@ static uint8_t configured_for_path(const struct sym_options *o,
 uint8_t sym_class_for_path(const struct sym_ctx *ctx, const char *path,
 			   bool is_main)
 {
-	if (is_main || any_prefix(path, ctx->opts.yours_prefixes))
-		return PROF_CLASS_YOURS;
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+
+	if (any_prefix(path, ctx->opts.yours_prefixes))
+		return PROF_CLASS_YOURS;
+	if (is_main)
+		return interpreter(base) ? PROF_CLASS_RUNTIME : PROF_CLASS_YOURS;
 	uint8_t c = configured_for_path(&ctx->opts, path, base);
 	if (c != PROF_CLASS_UNKNOWN)
 		return c;

@@ -48,6 +48,12 @@ static void test_classes_from_paths(void **state)
 	} cases[] = {
 		{ "/usr/bin/bash", true, PROF_CLASS_YOURS },
 		{ "/srv/app/bin/server", true, PROF_CLASS_YOURS },
+		/* an interpreter runs the user's code; its own is runtime */
+		{ "/usr/bin/python3.11", true, PROF_CLASS_RUNTIME },
+		{ "/usr/bin/perl5.36.0", true, PROF_CLASS_RUNTIME },
+		{ "/opt/node/bin/node", true, PROF_CLASS_RUNTIME },
+		{ "/usr/bin/python-config", true, PROF_CLASS_YOURS },
+		{ "/srv/app/bin/nodes", true, PROF_CLASS_YOURS },
 		{ "/usr/lib/x86_64-linux-gnu/libc.so.6", false, PROF_CLASS_SYSTEM },
 		{ "/lib64/ld-linux-x86-64.so.2", false, PROF_CLASS_SYSTEM },
 		{ "/usr/lib/x86_64-linux-gnu/libm.so.6", false, PROF_CLASS_SYSTEM },
