@@ -8,11 +8,12 @@
 
 #include "sym_internal.h"
 
-static int parse_hex(const char *p, const char *end, char stop, uint64_t *v,
-		     const char **next)
+int sym_parse_hex(const char **pp, const char *end, char stop, uint64_t *v)
 {
+	const char *p = *pp;
 	uint64_t x = 0;
 	int digits = 0;
+
 	for (; p < end && *p != stop; p++, digits++) {
 		int d;
 		if (*p >= '0' && *p <= '9')
@@ -30,7 +31,7 @@ static int parse_hex(const char *p, const char *end, char stop, uint64_t *v,
 	if (digits == 0 || p == end)
 		return -EINVAL;
 	*v = x;
-	*next = p + 1;
+	*pp = p + 1;
 	return 0;
 }
 
@@ -40,16 +41,16 @@ int sym_maps_parse_line(const char *line, size_t len,
 	const char *p = line, *end = line + len;
 	uint64_t dmaj, dmin, ino;
 	memset(out, 0, sizeof(*out));
-	if (parse_hex(p, end, '-', &out->start, &p) ||
-	    parse_hex(p, end, ' ', &out->end, &p) || out->end < out->start)
+	if (sym_parse_hex(&p, end, '-', &out->start) ||
+	    sym_parse_hex(&p, end, ' ', &out->end) || out->end < out->start)
 		return -EINVAL;
 	if (end - p < 5 || (p[0] != 'r' && p[0] != '-') || p[4] != ' ')
 		return -EINVAL;
 	out->exec = p[2] == 'x';
 	p += 5;
-	if (parse_hex(p, end, ' ', &out->pgoff, &p) ||
-	    parse_hex(p, end, ':', &dmaj, &p) ||
-	    parse_hex(p, end, ' ', &dmin, &p) ||
+	if (sym_parse_hex(&p, end, ' ', &out->pgoff) ||
+	    sym_parse_hex(&p, end, ':', &dmaj) ||
+	    sym_parse_hex(&p, end, ' ', &dmin) ||
 	    dmaj > UINT32_MAX || dmin > UINT32_MAX)
 		return -EINVAL;
 	out->dev_major = (unsigned)dmaj;

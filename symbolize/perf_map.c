@@ -42,32 +42,12 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A hex field of a perf map line, "0x" optional, ending at a space. */
 static int parse_hex(const char **pp, const char *end, uint64_t *out)
 {
-	const char *p = *pp;
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	uint64_t v = 0;
-	int digits = 0;
-	for (; p < end; p++, digits++) {
-		int d;
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (digits >= 16)
-			return -EINVAL;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (digits == 0 || p == end || *p != ' ')
-		return -EINVAL;
-	*out = v;
-	*pp = p + 1;
-	return 0;
+	if (end - *pp > 2 && (*pp)[0] == '0' && ((*pp)[1] == 'x' || (*pp)[1] == 'X'))
+		*pp += 2;
+	return sym_parse_hex(pp, end, ' ', out);
 }
 
 static int pm_push(struct sym_perfmap *pm, uint64_t start, uint64_t size,

@@ -181,6 +181,11 @@ struct sym_maps_line {
 	bool deleted;       /* path ends with " (deleted)" (stripped off) */
 };
 
+/* Reads 1 to 16 hex digits at *@pp, which must end at @stop before @end,
+ * into *@v, and moves *@pp past @stop. Returns 0, or -EINVAL (anything
+ * else before @stop, no digit, too many, or no @stop). */
+int sym_parse_hex(const char **pp, const char *end, char stop, uint64_t *v);
+
 /* Parses one line of /proc/PID/maps (without the newline). Returns 0, or
  * -EINVAL when the line is malformed. @out->path points into @line. */
 int sym_maps_parse_line(const char *line, size_t len,
