@@ -127,6 +127,7 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	struct stack_input in = { 0 };
 	struct prof_profile *p;
 	struct sampler_py_buf py;
+	struct sampler_waker_buf waker;
 
 	if (len < sizeof(*e))
 		return 0;
@@ -151,6 +152,10 @@ int sampler_take_copy(struct sampler *s, const void *data, size_t len)
 	in.nk = e->nk < HEARTH_STACK_DEPTH ? e->nk : HEARTH_STACK_DEPTH;
 	in.off_cpu = off;
 	in.involuntary = e->kind == HEARTH_OFF_CPU_INVOLUNTARY;
+	/* Its waker's stacks are still in their side's maps: the copy is
+	 * taken before the drain that clears them. */
+	if (off)
+		in.waker = sampler_waker_input(s, &e->waker, e->tgid, e->comm, false, &waker);
 	in.per_thread = s->opts.per_thread;
 	in.pid_row = s->opts.pid_rows;
 	/* A process samples the same few stacks again and again: each is

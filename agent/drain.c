@@ -8,6 +8,7 @@
  * them into the new side's counts when the thread wakes. Those ids are kept.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,12 +183,20 @@ static int ref_push(struct ref_scan *r, uint32_t gen, int32_t kstack, int32_t us
 	return ids_push(r->ids, kstack) < 0 || ids_push(r->ids, ustack) < 0 ? -ENOMEM : 0;
 }
 
+/* A waker's stacks were taken on the side active at its wake-up, which
+ * may not be its wait's. */
+static int ref_waker(struct ref_scan *r, const struct hearth_waker *w)
+{
+	return w->seen ? ref_push(r, w->gen, w->kstack, w->ustack) : 0;
+}
+
 static int ref_start(const void *key, const void *val, void *arg)
 {
 	const struct hearth_offcpu_start *st = val;
 
 	(void)key;
-	return ref_push(arg, st->gen, st->kstack, st->ustack);
+	return ref_push(arg, st->gen, st->kstack, st->ustack) ||
+	       ref_waker(arg, &st->waker) ? -ENOMEM : 0;
 }
 
 static int ref_count(const void *key, const void *val, void *arg)
@@ -195,7 +204,8 @@ static int ref_count(const void *key, const void *val, void *arg)
 	const struct hearth_key *k = key;
 
 	(void)val;
-	return ref_push(arg, k->gen, k->kstack, k->ustack);
+	return ref_push(arg, k->gen, k->kstack, k->ustack) ||
+	       ref_waker(arg, &k->waker) ? -ENOMEM : 0;
 }
 
 static int ref_sig(const void *key, const void *val, void *arg)
@@ -343,29 +353,40 @@ static size_t read_walked(struct sampler *s, uint32_t gen, int32_t id, uint64_t 
 	return stack_len(ips);
 }
 
-/* Reads stack @id of side @gen into @ips (once a drain: entries of many
- * threads share stacks); returns its length (0 if none). */
-static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
+/* Reads stack @id of side @gen into @ips straight from the maps; returns
+ * its length (0 if none). */
+static size_t lookup_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
 {
-	struct stack_reads *r = &s->drain.reads;
 	int fd = bpf_map__fd(gen ? s->skel->maps.stacks1 : s->skel->maps.stacks0);
-	size_t n;
 
 	if (id < 0)
 		return 0;
 	if (id & HEARTH_USTACK_WALKED)
 		return read_walked(s, gen, id, ips);
+	memset(ips, 0, HEARTH_STACK_DEPTH * sizeof(*ips));
+	if (bpf_map_lookup_elem(fd, &id, ips) != 0)
+		return 0;
+	return stack_len(ips);
+}
+
+/* Reads stack @id of side @gen into @ips (once a drain: entries of many
+ * threads share stacks); returns its length (0 if none). */
+static size_t read_stack(struct sampler *s, uint32_t gen, int32_t id, uint64_t *ips)
+{
+	struct stack_reads *r = &s->drain.reads;
+	size_t n;
+
+	if (id < 0 || (id & HEARTH_USTACK_WALKED))
+		return lookup_stack(s, gen, id, ips);
 	if ((uint32_t)id < r->nids && r->at[gen][id]) {
 		const uint64_t *at = r->ips + r->at[gen][id] - 1;
 
 		memcpy(ips, at + 1, at[0] * sizeof(*ips));
 		return at[0];
 	}
-	memset(ips, 0, HEARTH_STACK_DEPTH * sizeof(*ips));
-	if (bpf_map_lookup_elem(fd, &id, ips) != 0)
-		return 0;
-	n = stack_len(ips);
-	reads_put(r, gen, id, ips, n);
+	n = lookup_stack(s, gen, id, ips);
+	if (n)
+		reads_put(r, gen, id, ips, n);
 	return n;
 }
 
@@ -427,6 +448,45 @@ static void count_unnamed(struct sampler *s, uint32_t tgid, size_t nu,
 		s->stats.unnamed += val->count;
 }
 
+/* The process name of waker @w of a wait of process @tgid (named @comm):
+ * read from /proc into @buf when it is another process. */
+static const char *waker_comm(const struct hearth_waker *w, uint32_t tgid,
+			      const char *comm, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	if (w->tgid == tgid)
+		return comm;
+	if (w->tgid == 0)
+		return "[interrupt or idle]";
+	snprintf(path, sizeof(path), "/proc/%u/comm", w->tgid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
+const struct stack_waker *sampler_waker_input(struct sampler *s, const struct hearth_waker *w,
+					      uint32_t tgid, const char *comm, bool in_drain,
+					      struct sampler_waker_buf *buf)
+{
+	size_t (*read)(struct sampler *, uint32_t, int32_t, uint64_t *) =
+		in_drain ? read_stack : lookup_stack;
+
+	if (!w->seen)
+		return NULL;
+	buf->w = (struct stack_waker){ .tgid = w->tgid, .uips = buf->uips, .kips = buf->kips };
+	buf->w.nu = read(s, w->gen, w->ustack, buf->uips);
+	buf->w.nk = read(s, w->gen, w->kstack, buf->kips);
+	buf->w.comm = waker_comm(w, tgid, comm, buf->comm, sizeof(buf->comm));
+	return &buf->w;
+}
+
 static int add_entry(struct sampler *s, const struct hearth_key *k,
 		     const struct hearth_value *val, struct prof_profile *oncpu,
 		     struct prof_profile *offcpu)
@@ -434,13 +494,16 @@ static int add_entry(struct sampler *s, const struct hearth_key *k,
 	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
 	struct stack_input in = { .tgid = k->tgid, .tid = k->pid, .uips = uips, .kips = kips };
 	struct prof_profile *p = entry_profile(s, k->tgid, k->kind, val, oncpu, offcpu);
+	struct sampler_waker_buf waker;
 	struct sampler_py_buf py;
 	int rc;
 
 	if (!p || (s->nexclude && sampler_excluded(s, val->comm)))
 		return 0;
+	if (k->kind != HEARTH_ON_CPU)
+		in.waker = sampler_waker_input(s, &k->waker, k->tgid, val->comm, true, &waker);
 	if (k->kind == HEARTH_OFF_CPU_EDGE)
-		return sampler_edge_add(s, p, k->tgid, k->pid, val);
+		return sampler_edge_add(s, p, k->tgid, k->pid, val, in.waker);
 	/* Lost, not empty: the shares of the stacks kept stay unbiased. */
 	in.lost = id_lost(k->kstack) || id_lost(k->ustack);
 	if (in.lost)
@@ -466,6 +529,7 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 	struct stack_input in = { .tgid = k->sig.tgid, .tid = k->sig.tid, .kips = kips };
 	const uint64_t *known = sampler_sig_unwind(s, &k->sig, &in.nu);
 	struct prof_profile *p;
+	struct sampler_waker_buf waker;
 	struct sampler_py_buf py;
 	int rc;
 
@@ -484,6 +548,7 @@ static int add_sig_entry(struct sampler *s, const struct hearth_sig_key *k,
 		in.nu = read_stack(s, k->gen, k->ustack, uips);
 	}
 	in.nk = read_stack(s, k->gen, k->kstack, kips);
+	in.waker = sampler_waker_input(s, &k->waker, k->sig.tgid, val->comm, true, &waker);
 	sampler_py_input(s, k->py, k->sig.tgid, &in, &py);
 	rc = add_stack(s, p, &in, val, k->kind);
 	count_unnamed(s, k->sig.tgid, in.nu, val);

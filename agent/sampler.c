@@ -321,6 +321,9 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 		bpf_program__set_autoload(skel->progs.on_cpu, false);
 	if (!o->off_cpu)
 		bpf_program__set_autoload(skel->progs.off_cpu, false);
+	/* Every wake-up on the host runs it: only when asked. */
+	if (!o->off_cpu || !o->wakers)
+		bpf_program__set_autoload(skel->progs.waking, false);
 }
 
 static int fill_pids(struct sampler *s)

@@ -39,6 +39,9 @@ struct sampler_opts {
 	size_t npids;            /* 0 = every process */
 	bool follow_children;    /* with pids: and the processes they fork
 				  * from now on, theirs too */
+	bool wakers;             /* off-CPU: each wait keeps the stacks of
+				  * the task that woke it, above a frame
+				  * "--" */
 	bool edges;              /* sampler_edges_begin() will be called:
 				  * room for every chosen thread's wait */
 	char comm[16];           /* only tasks of this comm ("" = any) */

@@ -187,13 +187,15 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 
 /* Adds @ns of thread @t's wait to @p, as the sampler's stacks are built. */
 static int add_wait(struct sampler *s, struct prof_profile *p, const struct edge_thread *t,
-		    const char *comm, const char *tcomm, uint64_t ns, const char *mark)
+		    const char *comm, const char *tcomm, uint64_t ns, const char *mark,
+		    const struct stack_waker *waker)
 {
 	struct stack_input in = {
 		.tgid = t->tgid, .tid = t->tid, .comm = comm, .tcomm = tcomm,
 		.uips = t->uips, .nu = t->nu, .kips = t->kips, .nk = s->opts.kernel_stacks ? t->nk : 0,
 		.off_cpu = true, .involuntary = t->involuntary,
 		.per_thread = s->opts.per_thread, .pid_row = s->opts.pid_rows, .mark = mark,
+		.waker = waker,
 	};
 
 	if (s->nexclude && sampler_excluded(s, comm))
@@ -202,14 +204,15 @@ static int add_wait(struct sampler *s, struct prof_profile *p, const struct edge
 }
 
 int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
-		     uint32_t tid, const struct hearth_value *val)
+		     uint32_t tid, const struct hearth_value *val,
+		     const struct stack_waker *waker)
 {
 	const struct edge_thread *t = s->edges ? find(s->edges, tid) : NULL;
 	struct edge_thread none = { .tgid = tgid, .tid = tid };
 
 	/* Not noted (it cannot be: only the start's pass makes such a
 	 * start): its time still counts, under its thread. */
-	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL);
+	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL, waker);
 }
 
 void sampler_edges_close(struct sampler *s, uint64_t t1_ns)
@@ -245,7 +248,7 @@ static int note_end(const struct hearth_thread *r, const uint8_t *stack, void *a
 	s->stats.offcpu_ns += e->t1 - st.ts;
 	pid_set_add(&s->seen, r->tgid);
 	return add_wait(s, e->out, &now, r->comm, r->tcomm, e->t1 - st.ts,
-			whole ? BLOCKED_MARK : NULL);
+			whole ? BLOCKED_MARK : NULL, NULL);
 }
 
 int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns)

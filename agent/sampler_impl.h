@@ -87,6 +87,21 @@ void sampler_py_forget(struct sampler *s, pid_t pid);
 void sampler_py_input(struct sampler *s, uint64_t key, uint32_t tgid,
 		      struct stack_input *in, struct sampler_py_buf *buf);
 
+/* Room for the stacks of a wait's waker. */
+struct sampler_waker_buf {
+	uint64_t uips[HEARTH_STACK_DEPTH], kips[HEARTH_STACK_DEPTH];
+	char comm[HEARTH_COMM_LEN];
+	struct stack_waker w;
+};
+
+/* The waker @w of a wait of process @tgid (named @comm), read into @buf,
+ * as stack_input.waker takes it; NULL when none was noted. @in_drain:
+ * within sampler_drain() (a drain's reads are remembered), else straight
+ * from the maps. */
+const struct stack_waker *sampler_waker_input(struct sampler *s, const struct hearth_waker *w,
+					      uint32_t tgid, const char *comm, bool in_drain,
+					      struct sampler_waker_buf *buf);
+
 const uint64_t *sampler_sig_unwind(const struct sampler *s,
 				   const struct hearth_sig *sig, size_t *n);
 
@@ -94,10 +109,11 @@ const uint64_t *sampler_sig_unwind(const struct sampler *s,
 bool sampler_excluded(const struct sampler *s, const char *comm);
 
 /* Adds a wait counted with kind HEARTH_OFF_CPU_EDGE (begun before the
- * capture) to @p with the stacks its thread had then. Returns 0 or a
- * negative errno. */
+ * capture) to @p with the stacks its thread had then, and @waker's above
+ * them (NULL: none). Returns 0 or a negative errno. */
 int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
-		     uint32_t tid, const struct hearth_value *val);
+		     uint32_t tid, const struct hearth_value *val,
+		     const struct stack_waker *waker);
 
 /* Frees what sampler_edges_begin() made. Accepts NULL. */
 void sampler_edges_free(struct sampler_edges *e);

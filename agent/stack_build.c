@@ -445,6 +445,38 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 	return 0;
 }
 
+/* The stack of the task that woke a wait, leaf first, onto b->frames:
+ * STACK_WAKER_FRAME, its kernel frames, its user frames (each inline
+ * chain innermost first), its process name. Returns 0 or -ENOMEM. */
+static int add_waker(struct stack_builder *b, struct sym_ctx *sym,
+		     struct prof_profile *p, const struct stack_waker *w, size_t *n)
+{
+	struct sym_frame sf = { .name = STACK_WAKER_FRAME, .module = "" };
+
+	if (push(b, n, intern_frame(p, &sf, PROF_KIND_USER, PROF_CLASS_WAITING)) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->nk; i++) {
+		if (sym_kernel(sym, w->kips[i], &sf) < 1 || (sf.flags & SYM_FRAME_BPF))
+			continue;
+		if (push(b, n, intern_frame(p, &sf, PROF_KIND_KERNEL, sf.cls)) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->nu; i++) {
+		int k = sym_user(sym, (pid_t)w->tgid, w->uips[i] - (i > 0 ? 1 : 0),
+				 b->scratch, MAX_INLINE);
+
+		for (int j = 0; j < k; j++) {
+			const struct sym_frame *f = &b->scratch[j];
+
+			if (push(b, n, intern_frame(p, f, f->inlined ? PROF_KIND_INLINE
+							       : PROF_KIND_USER, f->cls)) < 0)
+				return -ENOMEM;
+		}
+	}
+	return push_named(b, p, n, w->comm && w->comm[0] ? w->comm : "[unknown]",
+			  PROF_KIND_USER, 0);
+}
+
 /* Symbolizes @in into b->frames; returns how many, or -ENOMEM. */
 static long build(struct stack_builder *b, struct sym_ctx *sym,
 		  struct prof_profile *p, const struct stack_input *in)
@@ -480,6 +512,8 @@ static long build(struct stack_builder *b, struct sym_ctx *sym,
 		if (push(b, &n, intern_frame(p, &sf, PROF_KIND_KERNEL, PROF_CLASS_WAITING)) < 0)
 			return -ENOMEM;
 	}
+	if (in->waker && add_waker(b, sym, p, in->waker, &n) < 0)
+		return -ENOMEM;
 	return (long)n;
 }
 
@@ -641,8 +675,9 @@ int stack_builder_add_memo(struct stack_builder *b, struct sym_ctx *sym,
 	const struct memo *m;
 	long n;
 
-	/* (Python frames, marks and losses are not part of the memo's key.) */
-	if (in->py || in->mark || in->lost || !dict(b) || !(t = target_of(b, p)))
+	/* (Python frames, marks, wakers and losses are not part of the memo's key.) */
+	if (in->py || in->mark || in->lost || in->waker || !dict(b) ||
+	    !(t = target_of(b, p)))
 		return stack_builder_add(b, sym, p, in, value);
 	memo_key(in, &k);
 	m = b->memo[k.hash % MEMO_SLOTS];

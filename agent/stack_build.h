@@ -14,7 +14,21 @@
 
 #include "bpf/python.h"
 #include "profile/profile.h"
+#include "profile/waits.h"
 #include "symbolize/symbolize.h"
+
+/* The task that woke a wait (hearth record --waker). */
+struct stack_waker {
+	uint32_t tgid;
+	const char *comm;     /* its process name */
+	const uint64_t *uips; /* user stack, leaf first; may be NULL */
+	size_t nu;
+	const uint64_t *kips; /* kernel stack, leaf first; may be NULL */
+	size_t nk;
+};
+
+/* The frame between a wait and the stack of the task that woke it. */
+#define STACK_WAKER_FRAME PROF_WAKER_FRAME
 
 struct stack_input {
 	uint32_t tgid, tid;
@@ -37,6 +51,12 @@ struct stack_input {
 			   * frames ("(blocked the whole snapshot)"), or NULL;
 			   * stack_builder_add_memo() does not remember such
 			   * a stack */
+	/* Who woke the wait, or NULL: above the wait's frames come
+	 * STACK_WAKER_FRAME, then the waker's kernel and user frames leaf
+	 * first (its outermost caller at the top), then its process name,
+	 * as offwaketime draws them. Not remembered by
+	 * stack_builder_add_memo(). */
+	const struct stack_waker *waker;
 	bool lost;        /* the sampler lost the stack: one frame
 			   * STACK_LOST_FRAME under the process (and thread)
 			   * row instead of any other */

@@ -1053,7 +1053,8 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
  * taken at switch-out, so the wait is not lost). */
 static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid,
 					     __u32 kind, __u64 ns,
-					     const struct hearth_sig *sig)
+					     const struct hearth_sig *sig,
+					     const struct hearth_waker *waker)
 {
 	struct hearth_stack_copy *c = bpf_map_lookup_elem(&offcpu_copies, &tid);
 	struct hearth_stack_event *e;
@@ -1078,6 +1079,7 @@ static __always_inline bool send_offcpu_copy(struct task_struct *task, __u32 tid
 	bpf_probe_read_kernel(e->fp_ips, sizeof(e->fp_ips), c->fp_ips);
 	bpf_probe_read_kernel(e->data, sizeof(e->data), c->data);
 	e->sig = *sig;
+	e->waker = *waker;
 	/* Forced: on-CPU copies before it may not have woken user space,
 	 * and a wait's unwind should be remembered soon (until then, each
 	 * wait with its signature is copied again). */
@@ -1321,7 +1323,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 	long_enough = ns && ns >= min_block_ns;
 	if (start->has_copy) {
 		sent = long_enough &&
-		       send_offcpu_copy(next, pid, start->kind, ns, &start->sig);
+		       send_offcpu_copy(next, pid, start->kind, ns, &start->sig,
+					    &start->waker);
 		bpf_map_delete_elem(&offcpu_copies, &pid);
 		if (long_enough && !sent) {
 			count(HEARTH_CNT_COPY_FALLBACK);
@@ -1341,6 +1344,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.kind = start->kind,
 			.gen = start->gen,
 			.py = start->py,
+			.waker = start->waker,
 		};
 
 		count_lost(sk.kstack, sk.ustack);
@@ -1356,6 +1360,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 			.kind = start->kind,
 			.gen = start->gen,
 			.py = start->py,
+			.waker = start->waker,
 		};
 
 		add(side, &key, next, ns);
@@ -1457,5 +1462,31 @@ int BPF_PROG(proc_exit, struct task_struct *p)
 	/* Its id may be reused by a process nobody chose. */
 	if (filter_pid)
 		bpf_map_delete_elem(&pids, &pid);
+	return 0;
+}
+
+/* --waker only (loaded on demand, off the switch path): @p, waiting where
+ * the sampler saw it stop, is woken by the current task, whose stacks its
+ * wait keeps. The last wake-up before it runs is the one that counts. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(waking, struct task_struct *p)
+{
+	struct task_struct *task = (void *)bpf_get_current_task_btf();
+	struct hearth_offcpu_start *st;
+	__u32 pid = p->pid, side = active;
+	bool user = task->pid != 0 && task->mm != NULL;
+	__s32 u = -1;
+
+	st = bpf_map_lookup_elem(&offcpu_start, &pid);
+	if (!st)
+		return 0;
+	if (user && cfi_walk)
+		u = walk_user(task, task->tgid, side);
+	get_stacks(ctx, side, user && u < 0, &st->waker.kstack, &st->waker.ustack);
+	if (u >= 0)
+		st->waker.ustack = u;
+	st->waker.tgid = task->tgid;
+	st->waker.gen = side;
+	st->waker.seen = 1;
 	return 0;
 }

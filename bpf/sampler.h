@@ -23,6 +23,17 @@ enum hearth_sample_kind {
 	HEARTH_OFF_CPU_EDGE = 3,
 };
 
+/* Who woke a wait (--waker): the waking task's stacks, in the stack maps
+ * of gen (the side active at the wake-up, not the wait's), and its
+ * process. All zero (seen 0) when no waker was noted. */
+struct hearth_waker {
+	__s32 kstack;
+	__s32 ustack;
+	__u32 tgid;
+	__u16 seen;
+	__u16 gen;
+};
+
 /* Aggregation key. Stack ids refer to the stack map of generation gen. */
 struct hearth_key {
 	__u32 tgid;
@@ -32,6 +43,7 @@ struct hearth_key {
 	__u32 kind;   /* enum hearth_sample_kind */
 	__u32 gen;    /* 0 or 1: which stack map holds the ids */
 	__u64 py;     /* Python stack: its key in py_stacks, 0 = none */
+	struct hearth_waker waker; /* off-CPU with --waker, else zero */
 };
 
 struct hearth_value {
@@ -68,6 +80,7 @@ struct hearth_sig_key {
 	__u32 kind;
 	__u32 gen;
 	__u64 py;     /* as in hearth_key */
+	struct hearth_waker waker; /* as in hearth_key */
 };
 
 /* Where a thread went to sleep, kept until it runs again. */
@@ -81,6 +94,7 @@ struct hearth_offcpu_start {
 	__u32 sig_hit;  /* the user stack is the one unwound for sig */
 	struct hearth_sig sig;
 	__u64 py;       /* the Python stack where it stopped */
+	struct hearth_waker waker; /* who woke it, once woken (--waker) */
 };
 
 /* DWARF mode: the most user stack bytes copied per sample, in chunks. */
@@ -107,6 +121,7 @@ struct hearth_stack_event {
 	__u32 nu;     /* frame-pointer walk frames in fp_ips */
 	struct hearth_sig sig; /* off-CPU: remember this unwind (tgid != 0) */
 	__u64 py;     /* Python stack in py_stacks, 0 = none */
+	struct hearth_waker waker; /* off-CPU: who woke it (--waker) */
 	char comm[HEARTH_COMM_LEN];
 	char tcomm[HEARTH_COMM_LEN];
 	__u64 kips[HEARTH_STACK_DEPTH];

@@ -68,6 +68,9 @@ static const char usage_text[] =
 	"                         '(blocked the whole snapshot)' above its kernel frames\n"
 	"      --locks            only the waits on locks and conditions (futex, kernel\n"
 	"                         mutexes and rw-semaphores, flock/fcntl), in ns\n"
+	"      --waker            with --off-cpu, --both, --wall or --locks: above each\n"
+	"                         wait, a frame '--' and the stack of the thread that\n"
+	"                         woke it, leaf first, then that thread's process\n"
 	"      --alloc            where memory is allocated, in bytes: probes malloc,\n"
 	"                         calloc, realloc, posix_memalign, aligned_alloc and\n"
 	"                         memalign in the processes chosen with -p (needed)\n"
@@ -125,7 +128,7 @@ enum {
 	OPT_NO_KERNEL, OPT_PER_THREAD, OPT_ANNOTATE, OPT_UNWIND, OPT_STACK_BYTES,
 	OPT_NO_CHILDREN, OPT_DEBUGINFOD_WAIT, OPT_WALL, OPT_THREADS, OPT_LOCKS,
 	OPT_JSON, OPT_PLAIN, OPT_ALLOC, OPT_HELD, OPT_SAMPLE_BYTES,
-	OPT_STACK_MAP_SIZE, OPT_GROWTH,
+	OPT_STACK_MAP_SIZE, OPT_GROWTH, OPT_WAKER,
 };
 
 static const struct option long_opts[] = {
@@ -140,6 +143,7 @@ static const struct option long_opts[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "locks", no_argument, NULL, OPT_LOCKS },
+	{ "waker", no_argument, NULL, OPT_WAKER },
 	{ "alloc", no_argument, NULL, OPT_ALLOC },
 	{ "held", no_argument, NULL, OPT_HELD },
 	{ "growth", no_argument, NULL, OPT_GROWTH },
@@ -247,6 +251,7 @@ static int parse_opt(int c, struct record_args *a, bool *on, bool *off)
 	case OPT_ON: *on = true; return 0;
 	case OPT_OFF: *off = true; return 0;
 	case OPT_BOTH: *on = *off = true; return 0;
+	case OPT_WAKER: a->opts.wakers = true; return 0;
 	case OPT_WALL:
 	case OPT_THREADS:
 	case OPT_LOCKS:
@@ -389,6 +394,11 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (a->sample_bytes && a->question != PROF_Q_ALLOC && a->question != PROF_Q_HELD) {
 		cli_error("--sample-bytes goes with --alloc or --held.");
+		return -1;
+	}
+	if (a->opts.wakers && (a->question ? a->question == PROF_Q_THREADS ||
+			       is_memory(a->question) : !off)) {
+		cli_error("--waker names who woke each wait: use it with --off-cpu, --both, --wall or --locks.");
 		return -1;
 	}
 	if (a->question)

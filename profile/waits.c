@@ -60,10 +60,22 @@ int prof_wait_passes(const char *name, const char *caller)
 	return clen && clen <= len && !memcmp(b, c, clen) && (len == clen || b[clen] == '_');
 }
 
+size_t prof_wait_len(const struct prof_profile *p, const uint32_t *frames, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		const struct prof_frame *f = prof_frame_get(p, frames[i]);
+
+		if (f && f->kind == PROF_KIND_USER &&
+		    !strcmp(prof_str(p, f->name), PROF_WAKER_FRAME))
+			return i;
+	}
+	return n;
+}
+
 size_t prof_wait_site(const struct prof_profile *p, const uint32_t *frames,
 		      size_t n)
 {
-	size_t i = n;
+	size_t i = n = prof_wait_len(p, frames, n);
 
 	while (i-- > 0) {
 		const struct prof_frame *f = prof_frame_get(p, frames[i]);
@@ -108,9 +120,11 @@ int prof_wait_is_lock_frame(const char *name)
 int prof_wait_is_lock(const struct prof_profile *p, const uint32_t *frames,
 		      size_t n)
 {
-	const struct prof_frame *leaf = n ? prof_frame_get(p, frames[n - 1]) : NULL;
+	const struct prof_frame *leaf;
 	bool lock = false;
 
+	n = prof_wait_len(p, frames, n);
+	leaf = n ? prof_frame_get(p, frames[n - 1]) : NULL;
 	if (!leaf || !strcmp(prof_str(p, leaf->name), PROF_WAIT_CPU_FRAME))
 		return 0;
 	for (size_t i = 0; i < n && !lock; i++) {

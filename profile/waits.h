@@ -30,6 +30,14 @@
 /* The frame a run-queue wait ends in. */
 #define PROF_WAIT_CPU_FRAME "[waiting for a CPU]"
 
+/* The frame above which a wait carries the stack of the task that woke
+ * it (hearth record --waker); what the wait waited in lies below it. */
+#define PROF_WAKER_FRAME "--"
+
+/* The frames of @frames[0..n) (frame ids of @p, root first) that are the
+ * wait itself: the index of its PROF_WAKER_FRAME frame, n when none. */
+size_t prof_wait_len(const struct prof_profile *p, const uint32_t *frames, size_t n);
+
 /* 1 when kernel frame @name, called by @caller (NULL or "" for none),
  * does not name what its wait waited in: the scheduler, a generic wait
  * helper, or an inner variant of @caller. Compiler suffixes (".isra.0",
@@ -37,7 +45,8 @@
 int prof_wait_passes(const char *name, const char *caller);
 
 /* The index in @frames[0..n) (frame ids of @p, root first) of the frame
- * naming what the stack waited in: from the leaf up, the first frame that
+ * naming what the stack waited in: from the leaf (the frame under its
+ * waker's, if any) up, the first frame that
  * is not a kernel frame passing the wait on (prof_wait_passes). n when
  * n is 0. */
 size_t prof_wait_site(const struct prof_profile *p, const uint32_t *frames,

@@ -70,6 +70,11 @@ static const char *const cpu_in_futex = "app;waiter;" SYSCALL
 	"__x64_sys_futex_[k];do_futex_[k];preempt_schedule_irq_[k];__schedule_[k];"
 	"[waiting for a CPU]_[k]";
 
+/* The waker's stack above a wait (record --waker), leaf first: its
+ * futex_wake and do_futex are no part of the wait. */
+#define WOKEN_BY_UNLOCK ";--;try_to_wake_up_[k];wake_up_q_[k];futex_wake_[k];do_futex_[k];" \
+	"__x64_sys_futex_[k];__lll_lock_wake;pthread_mutex_unlock;release;holder;app"
+
 static const char *site_of(const char *folded)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS);
@@ -95,6 +100,9 @@ static void test_site(void **state)
 	assert_string_equal(site_of(kmutex), "__mutex_lock.constprop.0");
 	assert_string_equal(site_of(rwsem), "rwsem_down_write_slowpath");
 	assert_string_equal(site_of(cpu), "[waiting for a CPU]");
+	assert_string_equal(site_of("app;reader;read;" SYSCALL "ksys_read_[k];vfs_read_[k];"
+				    "pipe_read_[k];schedule_[k];__schedule_[k]" WOKEN_BY_UNLOCK),
+			    "pipe_read");
 	/* Without kernel frames the leaf is the site. */
 	assert_string_equal(site_of("app;sleeper;nanosleep"), "nanosleep");
 }
@@ -131,6 +139,15 @@ static void test_locks(void **state)
 	assert_int_equal(prof_keep_lock_waits(l, p), 0);
 	assert_int_equal(prof_total(l), 1000 + 2000 + 4000 + 8000);
 	assert_int_equal(prof_keep_lock_waits(s, p), -EINVAL);
+	/* A waker's frames play no part in what the wait was. */
+	assert_true(prof_wait_is_lock(p, ids, add(p, "app;waiter;lock_and_wait;___pthread_mutex_lock;"
+				      SYSCALL "__x64_sys_futex_[k];do_futex_[k];futex_wait_[k];"
+				      "schedule_[k];__schedule_[k]" WOKEN_BY_UNLOCK, 1, ids)));
+	assert_false(prof_wait_is_lock(p, ids, add(p, "app;reader;read;" SYSCALL "ksys_read_[k];"
+				       "pipe_read_[k];schedule_[k];__schedule_[k]" WOKEN_BY_UNLOCK,
+				       1, ids)));
+	assert_false(prof_wait_is_lock(p, ids, add(p, "app;spin;schedule_[k];__schedule_[k];"
+				       "[waiting for a CPU]_[k]" WOKEN_BY_UNLOCK, 1, ids)));
 	assert_true(prof_wait_is_lock_frame("down"));
 	assert_true(prof_wait_is_lock_frame("__down_common"));
 	assert_true(prof_wait_is_lock_frame("fcntl_setlk"));
