@@ -1,12 +1,14 @@
 #!/bin/sh
-# What the questions of time cost over plain --off-cpu, on a context-switch
-# heavy workload: unwind_nofp pingpong (two threads bouncing a byte over
-# pipes, each wait a read()). For each way of recording (none, --off-cpu,
-# --threads, --wall, --locks), alternated round by round: the ping-pong's
+# What the questions of time and --waker cost over plain --off-cpu, on a
+# context-switch heavy workload: unwind_nofp pingpong (two threads bouncing
+# a byte over pipes, each wait a read()). For each way of recording (none,
+# --off-cpu, --off-cpu --waker, --threads, --wall, --locks), alternated
+# round by round: the ping-pong's
 # round trips per second while hearth is attached (its main thread's
 # voluntary switches, one a round trip, over a window well inside the
 # recording), the slowdown against no profiler, hearth's user+sys CPU for
-# the whole recording, and BPF ns per run of the sched_switch program.
+# the whole recording, BPF ns per run of the sched_switch program and, with
+# --waker, of the sched_waking one (each wake-up of the host runs it).
 # Then a process of 5,000 threads all blocked (what the task iterator's
 # passes cost when every thread has to be read, unwound and named): hearth
 # --off-cpu against --threads, CPU and the passes' time.
@@ -32,14 +34,15 @@ W=$!
 sleep 1
 switches() { sed -n 's/^voluntary_ctxt_switches:[ \t]*//p' "/proc/$W/status"; }
 
-# measure MODE: one round of MODE ("none" or a record flag) into
-# $T/MODE.{rate,cpu,bpf}.
+# measure MODE: one round of MODE ("none" or record flags joined by "+")
+# into $T/MODE.{rate,cpu,bpf,wake}.
 measure() {
 	mode=$1
 	prog_ids >"$T/ids.before"
 	if [ "$mode" != none ]; then
-		/usr/bin/time -f '%U %S' -o "$T/time" "$HEARTH" record "$mode" -p "$W" -d $((SECS + 4)) \
-			-o "$T/p.folded" 2>"$T/err" &
+		# shellcheck disable=SC2046 # the flags split on purpose
+		/usr/bin/time -f '%U %S' -o "$T/time" "$HEARTH" record $(echo "$mode" | tr + ' ') -p "$W" \
+			-d $((SECS + 4)) -o "$T/p.folded" 2>"$T/err" &
 		R=$!
 		sleep 2 # start-up: programs loaded, the start's pass done
 	fi
@@ -48,32 +51,34 @@ measure() {
 	sleep "$SECS"
 	b=$(switches)
 	t1=$(date +%s%N)
-	[ "$mode" != none ] && ns=$(bpf_ns '^off_cpu$')
+	[ "$mode" != none ] && ns=$(bpf_ns '^off_cpu$') && wake=$(bpf_ns '^waking$')
 	awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.0f\n", (b - a) / ((t1 - t0) / 1e9) }' >>"$T/$mode.rate"
 	if [ "$mode" != none ]; then
 		wait "$R" || { cat "$T/err"; exit 1; }
 		echo "$(cpu_of "$T/time")" >>"$T/$mode.cpu"
 		echo "$ns" >>"$T/$mode.bpf"
+		echo "$wake" >>"$T/$mode.wake"
 	fi
 }
 
-modes="none --off-cpu --threads --wall --locks"
+modes="none --off-cpu --off-cpu+--waker --threads --wall --locks"
 for r in $(seq "$ROUNDS"); do
 	for m in $modes; do
 		measure "$m"
 	done
 done
 base=$(median "$T/none.rate")
-echo "| recording | round trips/s | slowdown | hearth CPU s | BPF ns/run (sched_switch) |"
-echo "|---|---|---|---|---|"
+echo "| recording | round trips/s | slowdown | hearth CPU s | BPF ns/run (sched_switch) | (sched_waking) |"
+echo "|---|---|---|---|---|---|"
 for m in $modes; do
 	rate=$(median "$T/$m.rate")
 	slow=$(awk -v b="$base" -v r="$rate" 'BEGIN { printf "%.2fx", b / r }')
 	if [ "$m" = none ]; then
-		printf '| no profiler | %s | 1 | | |\n' "$rate"
+		printf '| no profiler | %s | 1 | | | |\n' "$rate"
 	else
-		printf '| hearth record %s, %s s | %s | %s | %s | %s |\n' "$m" "$((SECS + 4))" "$rate" "$slow" \
-			"$(median "$T/$m.cpu")" "$(median "$T/$m.bpf")"
+		printf '| hearth record %s, %s s | %s | %s | %s | %s | %s |\n' "$(echo "$m" | tr + ' ')" \
+			"$((SECS + 4))" "$rate" "$slow" "$(median "$T/$m.cpu")" "$(median "$T/$m.bpf")" \
+			"$(grep -qv n/a "$T/$m.wake" && median "$T/$m.wake" || echo —)"
 	fi
 done
 
