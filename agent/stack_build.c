@@ -447,7 +447,9 @@ static int add_kernel(struct stack_builder *b, struct sym_ctx *sym,
 
 /* The stack of the task that woke a wait, leaf first, onto b->frames:
  * STACK_WAKER_FRAME, its kernel frames, its user frames (each inline
- * chain innermost first), its process name. Returns 0 or -ENOMEM. */
+ * chain innermost first), its process name. All of them are waiting
+ * (pale grey): the wait's time is not spent there, and the answer looks
+ * past them to the wait's own frames. Returns 0 or -ENOMEM. */
 static int add_waker(struct stack_builder *b, struct sym_ctx *sym,
 		     struct prof_profile *p, const struct stack_waker *w, size_t *n)
 {
@@ -458,7 +460,7 @@ static int add_waker(struct stack_builder *b, struct sym_ctx *sym,
 	for (size_t i = 0; i < w->nk; i++) {
 		if (sym_kernel(sym, w->kips[i], &sf) < 1 || (sf.flags & SYM_FRAME_BPF))
 			continue;
-		if (push(b, n, intern_frame(p, &sf, PROF_KIND_KERNEL, sf.cls)) < 0)
+		if (push(b, n, intern_frame(p, &sf, PROF_KIND_KERNEL, PROF_CLASS_WAITING)) < 0)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < w->nu; i++) {
@@ -469,12 +471,12 @@ static int add_waker(struct stack_builder *b, struct sym_ctx *sym,
 			const struct sym_frame *f = &b->scratch[j];
 
 			if (push(b, n, intern_frame(p, f, f->inlined ? PROF_KIND_INLINE
-							       : PROF_KIND_USER, f->cls)) < 0)
+							       : PROF_KIND_USER, PROF_CLASS_WAITING)) < 0)
 				return -ENOMEM;
 		}
 	}
-	return push_named(b, p, n, w->comm && w->comm[0] ? w->comm : "[unknown]",
-			  PROF_KIND_USER, 0);
+	sf = (struct sym_frame){ .name = w->comm && w->comm[0] ? w->comm : "[unknown]", .module = "" };
+	return push(b, n, intern_frame(p, &sf, PROF_KIND_USER, PROF_CLASS_WAITING));
 }
 
 /* Symbolizes @in into b->frames; returns how many, or -ENOMEM. */

@@ -42,10 +42,30 @@ unsigned rd_answer_frame_bits(const struct prof_profile *p, uint32_t frame)
 		fr->cls != PROF_CLASS_WAITING) << 1;
 }
 
+/* The leaf of the wait itself at leaf @i: the node under its waker's
+ * frame PROF_WAKER_FRAME (record --waker), else @i. Waker frames, and
+ * the wait's kernel frames under them, are all waiting: the climb stops
+ * at the first frame that is not. */
+static uint32_t wait_leaf(const struct rd_model *m, uint32_t i)
+{
+	const struct rd_tree *t = &m->tree;
+
+	for (uint32_t j = i; j; j = rd_tree_parent(t, j)) {
+		const struct prof_frame *f = prof_frame_get(m->p, rd_tree_frame(t, j));
+
+		if (!f || f->cls != PROF_CLASS_WAITING)
+			break;
+		if (f->kind == PROF_KIND_USER && !strcmp(prof_str(m->p, f->name), PROF_WAKER_FRAME))
+			return rd_tree_parent(t, j) ? rd_tree_parent(t, j) : i;
+	}
+	return i;
+}
+
 uint32_t rd_answer_site(const struct rd_model *m, uint32_t i)
 {
 	const struct rd_tree *t = &m->tree;
 
+	i = wait_leaf(m, i);
 	for (;;) {
 		const struct prof_frame *f = prof_frame_get(m->p, rd_tree_frame(t, i));
 		uint32_t up = rd_tree_parent(t, i);

@@ -11,7 +11,8 @@
 
 /* The function that names where the wait ending at node @i (a preorder
  * index) waited: the site of profile/waits.h, found up the node's
- * ancestors; the node's own function when it is no kernel frame. */
+ * ancestors (from under its waker's frames, when it has them); the
+ * node's own function when it is no kernel frame. */
 uint32_t rd_answer_site(const struct rd_model *m, uint32_t i);
 
 /* 1 when node @i's self time was spent waiting: every leaf of a profile

@@ -22,20 +22,30 @@ static const char libc[] = " write memcpy read epoll_wait pthread_mutex_lock pth
 /* Adds @value to @folded ("proc;thread-1;f;g_[k]", root first): the first
  * frame is the process row; "name-N" frames right under it are thread
  * rows when @threads; "_[k]" marks a kernel frame, waiting unless the
- * stack is @running; libc's are the system's, the others your code. */
+ * stack is @running; libc's are the system's, the others your code; from
+ * a "--" on, a waker's frames, all waiting (as hearth record --waker
+ * writes them). */
 static void add(struct prof_profile *p, const char *folded, uint64_t value, int threads,
 		int running)
 {
 	char buf[1024], *save = NULL;
 	uint32_t ids[64];
 	size_t n = 0;
+	int woken = 0;
 
 	snprintf(buf, sizeof(buf), "%s", folded);
 	for (char *t = strtok_r(buf, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
 		struct prof_frame f = { .kind = PROF_KIND_USER, .cls = PROF_CLASS_YOURS };
 		size_t l = strlen(t);
 
-		if (n == 0) {
+		woken |= !strcmp(t, "--");
+		if (woken) {
+			if (l > 4 && !strcmp(t + l - 4, "_[k]")) {
+				t[l - 4] = '\0';
+				f.kind = PROF_KIND_KERNEL;
+			}
+			f.cls = PROF_CLASS_WAITING;
+		} else if (n == 0) {
 			f.kind = PROF_KIND_PROCESS;
 			f.cls = 0;
 		} else if (n == 1 && threads) {
@@ -156,6 +166,31 @@ static void test_locks(void **state)
 	m = model(p, 30, PROF_Q_LOCKS, 1);
 	assert_string_equal(m->answer, "Over 30 s, 75% of the time waiting on locks was under "
 			    "commit, mostly waiting in futex_wait (75%).");
+	rd_model_free(m);
+	prof_free(p);
+}
+
+/* record --waker: above each wait, "--" and the waker's stack, leaf
+ * first. The answer still speaks of the waits: the waker's frames are
+ * what the wait waited for, not where the time went. */
+#define WOKEN ";--;try_to_wake_up_[k];futex_wake_[k];do_futex_[k];pthread_mutex_unlock;" \
+	"release;holder;db"
+
+static void test_waker(void **state)
+{
+	struct prof_profile *p = prof_new(PROF_UNIT_NANOSECONDS);
+	struct rd_model *m;
+
+	(void)state;
+	add(p, "db;main;commit;pthread_mutex_lock;" FUTEX WOKEN, 750, 0, 0);
+	add(p, "db;main;flush;pthread_cond_wait;" FUTEX WOKEN, 250, 0, 0);
+	m = model(p, 30, PROF_Q_LOCKS, 1);
+	assert_string_equal(m->answer, "Over 30 s, 75% of the time waiting on locks was under "
+			    "commit, mostly waiting in futex_wait (75%).");
+	for (int i = 0; i < m->ncards; i++)
+		assert_true(strcmp(card(m, i), "holder") && strcmp(card(m, i), "release") &&
+			    strcmp(card(m, i), "db"));
+	assert_string_equal(card(m, 0), "commit");
 	rd_model_free(m);
 	prof_free(p);
 }
@@ -294,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_waits_named),
 		cmocka_unit_test(test_wall),
 		cmocka_unit_test(test_locks),
+		cmocka_unit_test(test_waker),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_memory),
 		cmocka_unit_test(test_empty),
