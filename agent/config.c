@@ -30,6 +30,7 @@ void config_defaults(struct hearthd_config *c)
 	c->off_cpu = true;
 	c->off_cpu_min_block_ns = 1000000;
 	c->kernel_stacks = true;
+	c->memory_growth = true;
 	c->unwind = SAMPLER_UNWIND_AUTO;
 	c->unwind_memory = SAMPLER_CFI_BYTES;
 	c->stack_map_size = SAMPLER_STACK_MAP_SIZE;
@@ -249,6 +250,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return config_parse_duration(v, &c->off_cpu_min_block_ns);
 	if (!strcmp(k, "kernel_stacks"))
 		return config_parse_bool(v, &c->kernel_stacks);
+	if (!strcmp(k, "memory_growth"))
+		return config_parse_bool(v, &c->memory_growth);
 	if (!strcmp(k, "unwind"))
 		return set_unwind(c, v);
 	if (!strcmp(k, "unwind_memory"))

@@ -48,6 +48,7 @@ struct hearthd_config {
 	bool off_cpu;
 	uint64_t off_cpu_min_block_ns;
 	bool kernel_stacks;
+	bool memory_growth;               /* record requests for more memory */
 	int unwind;                       /* enum sampler_unwind */
 	uint64_t unwind_memory;           /* auto: kernel memory for the
 					   * in-kernel unwinder's tables */

@@ -74,14 +74,18 @@ static int snap_mode_check(const struct ctl_snapshot_req *r, const char **why)
 	if (r->flags & ~(uint32_t)CTL_SNAP_KNOWN)
 		return *why = "unknown snapshot flags", -EINVAL;
 	if (r->flags & (r->flags - 1))
-		return *why = "a snapshot is of one kind: off-CPU, wall or locks", -EINVAL;
+		return *why = "a snapshot is of one kind: off-CPU, wall, locks, growth, alloc or held", -EINVAL;
+	if ((r->flags & CTL_SNAP_PROBES) && (!r->next_ns || !r->npids || r->comm[0]))
+		return *why = "an allocation snapshot is of the next seconds of chosen pids", -EINVAL;
+	if (r->sample_bytes > CTL_SAMPLE_BYTES_MAX)
+		return *why = "the mean bytes between samples is out of range", -EINVAL;
 	return 0;
 }
 
 static int decode_snapshot(const uint8_t *p, size_t len,
 			   struct ctl_snapshot_req *r, const char **why)
 {
-	size_t need = 40, clen;
+	size_t need = 40, clen, extra;
 
 	if (len < need)
 		return *why = "the snapshot request is truncated", -EBADMSG;
@@ -102,7 +106,10 @@ static int decode_snapshot(const uint8_t *p, size_t len,
 			return *why = "a pid is out of range", -EINVAL;
 	}
 	clen = p[need - 1];
-	if (len != need + clen)
+	extra = r->flags & CTL_SNAP_PROBES ? 8 : 0;
+	if (len == need + clen + extra && extra)
+		r->sample_bytes = le64_get(p + need + clen);
+	if (len != need + clen + extra)
 		return *why = "the snapshot request's length does not match its fields", -EBADMSG;
 	if (!comm_valid(p + need, clen))
 		return *why = "the process name is not 1-15 printable characters", -EINVAL;
@@ -170,6 +177,10 @@ int ctl_request_encode(const struct ctl_request *req, uint8_t *b, size_t cap)
 		p[len++] = (uint8_t)n;
 		memcpy(p + len, r->comm, n);
 		len += n;
+		if (r->flags & CTL_SNAP_PROBES) {
+			le64_put(p + len, r->sample_bytes);
+			len += 8;
+		}
 		break;
 	}
 	case CTL_MARK:

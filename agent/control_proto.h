@@ -13,14 +13,16 @@
  *   STATUS, MARKS: empty.
  *   SNAPSHOT: u64 since, u64 until, u64 last, u64 next (ns; exactly one of
  *     last, next, or since[/until] is used), u32 flags, u32 npids,
- *     npids x u32 pid, u8 comm length, comm bytes.
+ *     npids x u32 pid, u8 comm length, comm bytes; with ALLOC or HELD,
+ *     then u64 sample bytes (0 = the default).
  *   MARK: u64 at (ns, 0 = now), u8 name length, name bytes.
  * Reply payloads:
  *   STATUS: u32 count, count x u64 (struct ctl_status in field order;
  *     readers accept more fields than they know, and fewer, down to
  *     CTL_STATUS_FIELDS_MIN: the missing ones read as 0).
  *   SNAPSHOT: u64 from, u64 to, u32 windows, u32 corrupt, u32 torn,
- *     u32 flags, u32 blob length, blob (store_codec profile).
+ *     u32 flags, u32 blob length, blob (store_codec profile; a memory
+ *     question's second values beside, store_codec_pair_pack()).
  *   MARK: u64 at.
  *   MARKS: u32 count, count x (u64 at, u8 length, name), then, only when
  *     some marks could not be read (damaged on disk), u32 their count.
@@ -42,6 +44,7 @@
 #define CTL_NAME_MAX 63u
 #define CTL_ERRMSG_MAX 512u
 #define CTL_MARKS_MAX 100000u
+#define CTL_SAMPLE_BYTES_MAX (1ull << 40)
 /* The longest snapshot of the next seconds: a request holds a client slot
  * that long. */
 #define CTL_NEXT_MAX_NS (600ull * 1000000000ull)
@@ -61,7 +64,14 @@ enum ctl_snap_flags {
 	CTL_SNAP_OFFCPU = 1u << 0,
 	CTL_SNAP_WALL = 1u << 1,  /* elapsed time: samples and waits, in ns */
 	CTL_SNAP_LOCKS = 1u << 2, /* the waits on locks and conditions */
-	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS,
+	CTL_SNAP_GROWTH = 1u << 3, /* requests for more memory, bytes beside */
+	/* Not from the store: hearthd probes the chosen pids' allocator for
+	 * the next seconds (next only, at least one pid). */
+	CTL_SNAP_ALLOC = 1u << 4,  /* bytes allocated, objects beside */
+	CTL_SNAP_HELD = 1u << 5,   /* bytes still held at the end, objects beside */
+	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS | CTL_SNAP_GROWTH |
+			 CTL_SNAP_ALLOC | CTL_SNAP_HELD,
+	CTL_SNAP_PROBES = CTL_SNAP_ALLOC | CTL_SNAP_HELD,
 };
 
 struct ctl_hdr {
@@ -79,6 +89,8 @@ struct ctl_snapshot_req {
 	uint32_t npids;
 	uint32_t pids[CTL_PIDS_MAX];
 	char comm[CTL_COMM_MAX + 1];
+	uint64_t sample_bytes; /* ALLOC, HELD: mean bytes between samples,
+				* 0 = default */
 };
 
 struct ctl_request {

@@ -514,6 +514,14 @@ size_t ctl_server_clients(const struct ctl_server *s)
 	return s->ncl;
 }
 
+bool ctl_server_has_client(const struct ctl_server *s, uint64_t client)
+{
+	for (size_t i = 0; i < s->ncl; i++)
+		if (s->cl[i].id == client && !s->cl[i].dead)
+			return true;
+	return false;
+}
+
 void ctl_server_close(struct ctl_server *s)
 {
 	if (!s)

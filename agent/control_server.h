@@ -91,6 +91,9 @@ int ctl_server_reply(struct ctl_server *s, uint64_t client, uint8_t *buf,
 /* Connected clients, in status slots too. */
 size_t ctl_server_clients(const struct ctl_server *s);
 
+/* Whether @client is still connected (a reply to it may still arrive). */
+bool ctl_server_has_client(const struct ctl_server *s, uint64_t client);
+
 /* Closes every client and the listener and removes the socket file.
  * Accepts NULL. */
 void ctl_server_close(struct ctl_server *s);

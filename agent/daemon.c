@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "agent/daemon_impl.h"
+#include "agent/mem_growth.h"
+#include "agent/memory.h"
 #include "agent/metrics.h"
 #include "agent/store_codec.h"
 #include "agent/trusted_dir.h"
@@ -248,11 +250,14 @@ static int open_signals(struct daemon *d)
  * out), nothing is copied. */
 static int build_window(struct daemon *d, struct store_window *w)
 {
+	int rc;
+
 	if (d->cfg.on_cpu && !(w->oncpu = prof_new(PROF_UNIT_SAMPLES)))
 		return -ENOMEM;
 	if (d->cfg.off_cpu && !(w->offcpu = prof_new(PROF_UNIT_NANOSECONDS)))
 		return -ENOMEM;
-	return sampler_drain(d->smp, w->oncpu, w->offcpu);
+	rc = sampler_drain(d->smp, w->oncpu, w->offcpu);
+	return rc ? rc : daemon_growth_drain(d, w);
 }
 
 /* The journal names each cause of drops the first time it comes, with
@@ -647,22 +652,28 @@ static int poll_timeout(const struct daemon *d, uint64_t now, uint64_t cap_ns)
 }
 
 /* Fills @fds[0..) with the signal descriptor, the sampler's event rings
- * when they may be taken now (POLL_MS after the last take), and the
- * control socket's; *@ring is the rings' index (0 when left out) and
- * *@cap_ns how long the loop may sleep. Returns how many. */
+ * and the growth requests' ring when they may be taken now (POLL_MS after
+ * the last take), and the control socket's; *@ring is the rings' index
+ * (0 when left out), *@grow the growth ring's, and *@cap_ns how long the
+ * loop may sleep. Returns how many. */
 static size_t poll_set(struct daemon *d, uint64_t now, uint64_t last_take,
-		       size_t *ring, uint64_t *cap_ns)
+		       size_t *ring, size_t *grow, uint64_t *cap_ns)
 {
 	struct pollfd *fds = d->fds;
 	uint64_t every = POLL_MS * 1000000ull;
 	size_t n = 1;
 
 	*cap_ns = IDLE_POLL_MS * 1000000ull;
-	*ring = 0;
+	*ring = *grow = 0;
 	fds[0] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
 	if (d->smp && now - last_take >= every) {
 		*ring = n;
 		fds[n++] = (struct pollfd){ .fd = sampler_poll_fd(d->smp), .events = POLLIN };
+		if (d->growth) {
+			*grow = n;
+			fds[n++] = (struct pollfd){ .fd = growth_poll_fd(d->growth),
+						    .events = POLLIN };
+		}
 	} else if (d->smp && last_take + every - now < *cap_ns) {
 		*cap_ns = last_take + every - now;
 	}
@@ -704,22 +715,26 @@ static void loop(struct daemon *d)
 
 	while (!d->stopping) {
 		uint64_t now = daemon_mono_ns(), cap;
-		size_t ring, n = poll_set(d, now, last_take, &ring, &cap);
+		size_t ring, grow, n = poll_set(d, now, last_take, &ring, &grow, &cap);
+		size_t rings = (ring > 0) + (grow > 0);
 		bool events;
 
 		if (poll(fds, n, poll_timeout(d, now, cap)) < 0 && errno != EINTR) {
 			daemon_log("poll failed (%s)", strerror(errno));
 			break;
 		}
-		events = ring && fds[ring].revents;
+		events = (ring && fds[ring].revents) || (grow && fds[grow].revents);
 		if (fds[0].revents)
 			read_signals(d);
-		ctl_server_dispatch(d->srv, fds + 1 + (ring > 0), n - 1 - (ring > 0),
+		ctl_server_dispatch(d->srv, fds + 1 + rings, n - 1 - rings,
 				    daemon_mono_ns() / 1000000);
 		if (d->smp && events) {
 			sampler_poll(d->smp, 0);
+			if (d->growth)
+				growth_poll(d->growth, 0);
 			last_take = daemon_mono_ns();
 		}
+		daemon_mem_tick(d, false);
 		if (d->smp && daemon_mono_ns() >= d->next_cut_mono_ns) {
 			last_take = daemon_mono_ns(); /* the drain takes the events */
 			cut_window(d);
@@ -776,6 +791,7 @@ static int start(struct daemon *d)
 	d->dbgd = daemon_debuginfod_open(&d->cfg);
 	if (open_sampler(d) || open_server(d) || open_push(d))
 		return -1;
+	daemon_growth_open(d);
 	return 0;
 }
 
@@ -817,6 +833,7 @@ int daemon_run(const struct daemon_args *a)
 		}
 		release_held(d);
 		daemon_answer_pending(d, true);
+		daemon_mem_tick(d, true);
 		flush_clients(d);
 		write_metrics(d, false);
 		status = d->smp ? 0 : 1;
@@ -825,6 +842,9 @@ int daemon_run(const struct daemon_args *a)
 	push_stop(d->push);
 	ctl_server_close(d->srv);
 	sampler_close(d->smp);
+	growth_close(d->growth);
+	for (size_t i = 0; i < d->nmem; i++)
+		mem_close(d->mem[i].t);
 	sym_debuginfod_free(d->dbgd);
 	store_close(d->store);
 	if (d->sigfd >= 0)

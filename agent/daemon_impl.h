@@ -17,6 +17,13 @@
 
 #define DAEMON_PENDING_MAX 64
 #define DAEMON_POLLFDS_MAX 1100
+/* Allocation snapshots probing at once: each holds uprobes and a
+ * client slot. */
+#define DAEMON_MEM_SESSIONS_MAX 4
+
+struct growth;
+struct mem_tracer;
+struct store_window;
 
 /* A snapshot of the next seconds, answered once a window covers it. */
 struct pending_snap {
@@ -24,6 +31,17 @@ struct pending_snap {
 	struct ctl_snapshot_req req;
 	uint64_t since_ns;
 	uint64_t until_ns;
+};
+
+/* An allocation snapshot of the next seconds: the chosen processes'
+ * allocator probed until until_mono_ns (or until they all exit). */
+struct mem_session {
+	uint64_t client;
+	struct ctl_snapshot_req req;
+	struct mem_tracer *t;
+	struct prof_profile *bytes, *objects; /* allocated, drained each second */
+	uint64_t start_ns;          /* CLOCK_REALTIME */
+	uint64_t start_mono_ns, until_mono_ns, drained_mono_ns;
 };
 
 /* A packed window the store could not take yet. */
@@ -42,6 +60,9 @@ struct daemon {
 	struct store *store;
 	struct ctl_server *srv;
 	struct push *push;          /* NULL: push off */
+	struct growth *growth;      /* NULL: memory_growth off, or it failed */
+	uint64_t growth_lost;       /* requests lost, as last said */
+	uint64_t growth_said_ns;    /* when they were (CLOCK_MONOTONIC) */
 	int sigfd;
 	bool stopping;
 
@@ -63,6 +84,8 @@ struct daemon {
 
 	struct pending_snap pend[DAEMON_PENDING_MAX];
 	size_t npend;
+	struct mem_session mem[DAEMON_MEM_SESSIONS_MAX];
+	size_t nmem;
 
 	bool store_failing;
 	unsigned store_ok_streak;
@@ -91,6 +114,31 @@ uint64_t daemon_rss_bytes(void);
  * one log line). Sets the environment libdebuginfod reads: call before
  * any other thread starts. */
 struct sym_debuginfod *daemon_debuginfod_open(const struct hearthd_config *c);
+
+/* Replies an error: @err (positive errno) and one sentence. */
+void daemon_reply_err(struct daemon *d, uint64_t client, int err, const char *msg);
+
+/* Replies a snapshot of @p (and @second beside it, a memory question's
+ * second values; may be NULL) with @rep's range and counts. */
+void daemon_reply_profiles(struct daemon *d, uint64_t client, const struct prof_profile *p,
+			   const struct prof_profile *second, struct ctl_snapshot_reply *rep);
+
+/* Starts recording requests for more memory, when memory_growth is on;
+ * when it cannot, says why in one log line and goes on without. */
+void daemon_growth_open(struct daemon *d);
+
+/* Moves the requests seen since the last call into @w's growth profiles
+ * (made here; none without growth). Returns 0 or a negative errno. */
+int daemon_growth_drain(struct daemon *d, struct store_window *w);
+
+/* Probes the allocator of @r's pids for the next @r->next_ns and replies
+ * then, or replies an error now. */
+void daemon_mem_start(struct daemon *d, uint64_t client, const struct ctl_snapshot_req *r);
+
+/* Takes the allocation sessions' samples, and answers those whose time
+ * is up or whose processes all exited (every one when @all, at
+ * shutdown). */
+void daemon_mem_tick(struct daemon *d, bool all);
 
 /* hearthd's figures now, as `hearth status` shows them, into @st. */
 void daemon_status(struct daemon *d, struct ctl_status *st);

@@ -13,7 +13,7 @@
 #include "agent/time_profiles.h"
 #include "agent/trusted_dir.h"
 
-static void reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
+void daemon_reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
 {
 	size_t len = 0;
 	uint8_t *b = ctl_reply_error(err, msg, &len);
@@ -144,6 +144,8 @@ static void do_status(struct daemon *d, uint64_t client)
 struct snap_ctx {
 	struct prof_profile *out;
 	struct prof_profile *on; /* elapsed time: the on-CPU side, else NULL */
+	struct prof_profile *second; /* growth: the bytes beside, else NULL */
+	struct store_codec_dst dst; /* which of a window's profiles go where */
 	struct store_codec_merge merge;
 	const struct ctl_snapshot_req *req;
 	uint32_t windows;
@@ -172,8 +174,7 @@ static int snap_part(const struct store_part *part, const void *payload,
 {
 	struct snap_ctx *c = arg;
 	struct store_window hdr;
-	int rc = c->on ? store_codec_window_merge_both(payload, len, &c->merge, c->on, c->out, &hdr)
-		       : store_codec_window_merge(payload, len, &c->merge, c->out, &hdr);
+	int rc = store_codec_window_merge_all(payload, len, &c->merge, &c->dst, &hdr);
 
 	if (rc == -EBADMSG) {
 		c->undecodable += part->windows;
@@ -213,6 +214,61 @@ static int snap_question(struct daemon *d, const struct ctl_snapshot_req *r,
 	return 0;
 }
 
+void daemon_reply_profiles(struct daemon *d, uint64_t client, const struct prof_profile *p,
+			   const struct prof_profile *second, struct ctl_snapshot_reply *rep)
+{
+	void *blob = NULL;
+	size_t bloblen = 0, len = 0;
+	uint8_t *b;
+	int rc = store_codec_pair_pack(p, second, &blob, &bloblen);
+
+	if (rc || bloblen > CTL_REPLY_MAX - 64) {
+		free(blob);
+		return daemon_reply_err(d, client, rc ? -rc : EFBIG, "the snapshot is too large to send");
+	}
+	rep->blob = blob;
+	rep->blob_len = (uint32_t)bloblen;
+	b = ctl_reply_snapshot(rep, &len);
+	ctl_server_reply(d->srv, client, b, len);
+	free(blob);
+}
+
+/* Where a window's profiles go for the snapshot @r asks for (@c's out,
+ * on and second made). */
+static void snap_dst(const struct ctl_snapshot_req *r, struct snap_ctx *c)
+{
+	if (r->flags & CTL_SNAP_GROWTH)
+		c->dst = (struct store_codec_dst){ .growth_req = c->out, .growth_bytes = c->second };
+	else if (r->flags & (CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS))
+		c->dst = (struct store_codec_dst){ .on = c->on, .off = c->out };
+	else
+		c->dst = (struct store_codec_dst){ .on = c->out };
+}
+
+/* The profiles a snapshot of @r is merged into. Returns 0 or -ENOMEM. */
+static int snap_new(const struct ctl_snapshot_req *r, struct snap_ctx *c)
+{
+	bool off = (r->flags & (CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS)) != 0;
+
+	c->out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
+	if (r->flags & CTL_SNAP_WALL)
+		c->on = prof_new(PROF_UNIT_SAMPLES);
+	if (r->flags & CTL_SNAP_GROWTH)
+		c->second = prof_new(PROF_UNIT_BYTES);
+	if (!c->out || ((r->flags & CTL_SNAP_WALL) && !c->on) ||
+	    ((r->flags & CTL_SNAP_GROWTH) && !c->second))
+		return -ENOMEM;
+	snap_dst(r, c);
+	return 0;
+}
+
+static void snap_free(struct snap_ctx *c)
+{
+	prof_free(c->out);
+	prof_free(c->on);
+	prof_free(c->second);
+}
+
 /* Cuts [since, until) out of the store and replies. */
 static void snapshot_reply(struct daemon *d, uint64_t client,
 			   const struct ctl_snapshot_req *r, uint64_t since,
@@ -225,51 +281,39 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 	struct store_scan_report sr;
 	struct store_live live;
 	struct prof_meta *m;
-	void *blob = NULL;
-	uint8_t *b;
-	size_t bloblen = 0, len = 0;
 	bool live_ok;
 	int rc;
 
-	c.out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
-	if (r->flags & CTL_SNAP_WALL)
-		c.on = prof_new(PROF_UNIT_SAMPLES);
-	if (!c.out || ((r->flags & CTL_SNAP_WALL) && !c.on)) {
-		prof_free(c.out);
-		prof_free(c.on);
-		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+	if (snap_new(r, &c) < 0) {
+		snap_free(&c);
+		return daemon_reply_err(d, client, ENOMEM, "hearthd ran out of memory");
 	}
-	c.merge = (struct store_codec_merge){ .off_cpu = off, .keep = snap_keep,
-					      .arg = (void *)r, .clear_pid = true,
-					      .defer_totals = true };
+	c.merge = (struct store_codec_merge){ .keep = snap_keep, .arg = (void *)r,
+					      .clear_pid = true, .defer_totals = true };
 	/* The newest windows, which no roll-up on disk holds yet, come merged
 	 * from the store's memory. */
 	live_ok = store_live_part(d->store, &live) == 0;
 	rc = store_scan_merged_live(d->cfg.state_dir, since, until, live_ok ? &live : NULL,
 				    snap_part, &c, &sr);
 	if (rc < 0 || c.err) {
-		prof_free(c.out);
-		prof_free(c.on);
-		return reply_err(d, client, rc < 0 ? -rc : -c.err,
-				 "hearthd could not read its store");
+		snap_free(&c);
+		return daemon_reply_err(d, client, rc < 0 ? -rc : -c.err,
+					"hearthd could not read its store");
 	}
 	store_codec_merge_totals(c.out);
+	if (c.second)
+		store_codec_merge_totals(c.second);
 	m = prof_meta(c.out);
 	m->start_ns = c.windows ? c.first_ns : since;
 	m->duration_ns = c.windows ? c.last_ns - c.first_ns : 0;
-	m->hz = off ? 0 : d->cfg.frequency;
+	m->hz = off || c.second ? 0 : d->cfg.frequency;
 	m->off_cpu = off;
 	rc = question ? snap_question(d, r, &c) : 0;
 	prof_free(c.on);
+	c.on = NULL;
 	if (rc < 0) {
-		prof_free(c.out);
-		return reply_err(d, client, -rc, "hearthd could not make the snapshot");
-	}
-	rc = store_codec_profile_pack(c.out, &blob, &bloblen);
-	prof_free(c.out);
-	if (rc || bloblen > CTL_REPLY_MAX - 64) {
-		free(blob);
-		return reply_err(d, client, rc ? -rc : EFBIG, "the snapshot is too large to send");
+		snap_free(&c);
+		return daemon_reply_err(d, client, -rc, "hearthd could not make the snapshot");
 	}
 	rep = (struct ctl_snapshot_reply){
 		.from_ns = c.windows ? c.first_ns : since,
@@ -278,17 +322,14 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 		.corrupt = (uint32_t)(sr.corrupt + c.undecodable),
 		.torn = (uint32_t)sr.torn,
 		.flags = r->flags,
-		.blob = blob,
-		.blob_len = (uint32_t)bloblen,
 	};
 	if (sr.corrupt || c.undecodable)
 		daemon_log("a snapshot skipped %llu damaged window(s); first in %s at offset %llu",
 			   (unsigned long long)(sr.corrupt + c.undecodable),
 			   sr.first_bad_seg[0] ? sr.first_bad_seg : "(payload)",
 			   (unsigned long long)sr.first_bad_off);
-	b = ctl_reply_snapshot(&rep, &len);
-	ctl_server_reply(d->srv, client, b, len);
-	free(blob);
+	daemon_reply_profiles(d, client, c.out, c.second, &rep);
+	snap_free(&c);
 }
 
 static void do_snapshot(struct daemon *d, uint64_t client,
@@ -297,13 +338,15 @@ static void do_snapshot(struct daemon *d, uint64_t client,
 	uint64_t now = daemon_now_ns();
 	struct pending_snap *p;
 
+	if (r->flags & CTL_SNAP_PROBES)
+		return daemon_mem_start(d, client, r);
 	if (r->last_ns)
 		return snapshot_reply(d, client, r, now > r->last_ns ? now - r->last_ns : 1, now + 1);
 	if (!r->next_ns)
 		return snapshot_reply(d, client, r, r->since_ns ? r->since_ns : 1,
 				      r->until_ns ? r->until_ns : now + 1);
 	if (d->npend == DAEMON_PENDING_MAX)
-		return reply_err(d, client, EBUSY, "too many snapshots are waiting for data; try again");
+		return daemon_reply_err(d, client, EBUSY, "too many snapshots are waiting for data; try again");
 	p = &d->pend[d->npend++];
 	p->client = client;
 	p->req = *r;
@@ -333,9 +376,9 @@ static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request 
 	int rc = store_mark_add(d->cfg.state_dir, req->u.mark.name, at);
 
 	if (rc == -EPERM)
-		return reply_err(d, client, -rc, "hearthd refused its marks file: " TRUSTED_DIR_RULE);
+		return daemon_reply_err(d, client, -rc, "hearthd refused its marks file: " TRUSTED_DIR_RULE);
 	if (rc)
-		return reply_err(d, client, -rc, "hearthd could not store the mark");
+		return daemon_reply_err(d, client, -rc, "hearthd could not store the mark");
 	daemon_log("mark '%s' at %llu", req->u.mark.name, (unsigned long long)at);
 	b = ctl_reply_mark(at, &len);
 	ctl_server_reply(d->srv, client, b, len);
@@ -351,7 +394,7 @@ static void do_marks(struct daemon *d, uint64_t client)
 	int rc = store_marks_read(d->cfg.state_dir, &m, &n, &mr);
 
 	if (rc)
-		return reply_err(d, client, -rc, "hearthd could not read the marks");
+		return daemon_reply_err(d, client, -rc, "hearthd could not read the marks");
 	/* A damaged mark is reported, to the log and to the client. */
 	if (mr.bad || mr.header_bad)
 		daemon_log("the marks file is damaged: %llu mark(s) could not be read%s",
@@ -359,7 +402,7 @@ static void do_marks(struct daemon *d, uint64_t client)
 	cm = calloc(n ? n : 1, sizeof(*cm));
 	if (!cm) {
 		free(m);
-		return reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+		return daemon_reply_err(d, client, ENOMEM, "hearthd ran out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		cm[i].at_ns = m[i].at_ns;
@@ -385,6 +428,6 @@ void daemon_on_request(void *arg, uint64_t client, const struct ctl_request *req
 	case CTL_MARKS:
 		return do_marks(d, client);
 	default:
-		return reply_err(d, client, EINVAL, "unknown request type");
+		return daemon_reply_err(d, client, EINVAL, "unknown request type");
 	}
 }

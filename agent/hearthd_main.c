@@ -41,6 +41,7 @@ static void usage(FILE *out)
 		"  --off-cpu BOOL                record where threads wait\n"
 		"  --off-cpu-min-block DURATION  shorter waits are not recorded\n"
 		"  --kernel-stacks BOOL          include kernel frames\n"
+		"  --memory-growth BOOL          record requests for more memory\n"
 		"  --unwind MODE                 auto (in-kernel CFI walker), fp or dwarf\n"
 		"  --unwind-memory SIZE          kernel memory for auto's unwind tables\n"
 		"  --stack-map-size N            distinct stacks the kernel holds per window\n"

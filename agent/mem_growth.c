@@ -77,7 +77,8 @@ static int on_request(void *ctx, void *data, size_t len)
 	uint64_t ips[HEARTH_GROW_DEPTH];
 	char comm[HEARTH_GROW_COMM + 1], tcomm[HEARTH_GROW_COMM + 1];
 	struct stack_input in = { .comm = comm, .tcomm = tcomm, .uips = ips,
-				  .per_thread = g->opts.per_thread };
+				  .per_thread = g->opts.per_thread,
+				  .pid_row = g->opts.pid_rows };
 	int rc;
 
 	if (len < sizeof(*e))
@@ -85,6 +86,8 @@ static int on_request(void *ctx, void *data, size_t len)
 	memcpy(comm, e->comm, HEARTH_GROW_COMM);
 	memcpy(tcomm, e->tcomm, HEARTH_GROW_COMM);
 	comm[HEARTH_GROW_COMM] = tcomm[HEARTH_GROW_COMM] = '\0';
+	if (g->opts.skip && g->opts.skip(g->opts.skip_arg, comm))
+		return ring_poll_past(g->until);
 	in.tgid = e->tgid;
 	in.tid = e->tid;
 	in.nu = stack_of(g, e, len, ips, HEARTH_GROW_DEPTH);
@@ -212,6 +215,11 @@ int growth_poll(struct growth *g, int timeout_ms)
 	int rc = ring_poll(g->rb, timeout_ms, &g->until);
 
 	return rc < 0 ? rc : g->rc;
+}
+
+int growth_poll_fd(const struct growth *g)
+{
+	return ring_buffer__epoll_fd(g->rb);
 }
 
 /* Forgets what was cached for the processes that exec'd or exited. */

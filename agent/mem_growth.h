@@ -28,8 +28,15 @@ struct growth_opts {
 	size_t npids;                /* 0 = every process */
 	pid_t exclude_tgid;          /* our own, 0 = none */
 	bool per_thread;             /* a thread row under each process */
+	bool pid_rows;               /* process rows carry their pid (in the
+				      * line field, no thread rows):
+				      * hearthd's windows */
 	uint32_t copies_per_sec;     /* per CPU, 0 = GROWTH_COPIES_PER_SEC */
 	struct sym_debuginfod *debuginfod; /* not owned; NULL = none */
+	/* Leaves out the requests of processes it says true for (their
+	 * name), as hearthd's exclude_comm does; NULL = none. */
+	bool (*skip)(void *arg, const char *comm);
+	void *skip_arg;
 };
 
 struct growth_stats {
@@ -51,6 +58,9 @@ struct growth *growth_open(const struct growth_opts *opts, char *err, size_t err
 /* Waits up to @timeout_ms for requests and keeps them. Returns 0 or a
  * negative errno (-EINTR when a signal arrived). */
 int growth_poll(struct growth *g, int timeout_ms);
+
+/* A descriptor that polls readable when requests wait for growth_poll(). */
+int growth_poll_fd(const struct growth *g);
 
 /* Adds the requests seen since the last call, symbolized, to @requests
  * (unit samples: how many) and @bytes (unit bytes); either may be NULL.

@@ -183,6 +183,9 @@ void sampler_stop(struct sampler *s);
 #define SAMPLER_MAX_EXCLUDE 32
 void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n);
 
+/* Whether the process row named @comm ("" for unknown) is left out. */
+bool sampler_excluded(const struct sampler *s, const char *comm);
+
 /* Waits at a capture's edges (off-CPU sampling only). The sampler counts
  * a wait when it ends, and knows where it began only when that was after
  * it was attached. Right after sampler_open(), sampler_edges_begin() reads

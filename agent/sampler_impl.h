@@ -105,9 +105,6 @@ const struct stack_waker *sampler_waker_input(struct sampler *s, const struct he
 const uint64_t *sampler_sig_unwind(const struct sampler *s,
 				   const struct hearth_sig *sig, size_t *n);
 
-/* Whether the process row named @comm is left out. */
-bool sampler_excluded(const struct sampler *s, const char *comm);
-
 /* Adds a wait counted with kind HEARTH_OFF_CPU_EDGE (begun before the
  * capture) to @p with the stacks its thread had then, and @waker's above
  * them (NULL: none). Returns 0 or a negative errno. */

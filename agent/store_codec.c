@@ -188,19 +188,26 @@ static int seal(struct obuf *blob, const struct obuf *raw, int level)
 static int pack(const struct store_window *w, int level, void **out,
 		size_t *outlen)
 {
-	/* Two profiles share one table; one alone writes its own. */
-	bool both = w->oncpu && w->offcpu;
-	struct prof_profile *tab = both ? prof_new(PROF_UNIT_SAMPLES) : NULL;
+	struct prof_profile *ps[SEC_PROFILES], *tab = NULL, *alone = NULL;
 	struct obuf sec[SEC_COUNT] = { 0 }, blob = { 0 };
-	unsigned flags = (w->oncpu ? 1u : 0u) | (w->offcpu ? 2u : 0u);
-	int rc = tab || !both ? 0 : -ENOMEM;
+	unsigned flags = 0, n = 0;
+	int rc = 0;
 
-	if (!rc && w->oncpu)
-		rc = encode_profile(&sec[SEC_ON], w->oncpu, tab);
-	if (!rc && w->offcpu)
-		rc = encode_profile(&sec[SEC_OFF], w->offcpu, tab);
+	window_profiles(w, ps);
+	for (int i = 0; i < SEC_PROFILES; i++)
+		if (ps[i]) {
+			flags |= 1u << i;
+			n++;
+			alone = ps[i];
+		}
+	/* Profiles share one table; one alone writes its own. */
+	if (n > 1 && !(tab = prof_new(PROF_UNIT_SAMPLES)))
+		rc = -ENOMEM;
+	for (int i = 0; !rc && i < SEC_PROFILES; i++)
+		if (ps[i])
+			rc = encode_profile(&sec[SEC_ON + i], ps[i], tab);
 	if (!rc) {
-		encode_strings(&sec[SEC_STRINGS], tab ? tab : w->oncpu ? w->oncpu : w->offcpu);
+		encode_strings(&sec[SEC_STRINGS], tab ? tab : alone);
 		ob_bytes(&blob, CODEC_MAGIC, 4);
 		ob_varint(&blob, CODEC_VERSION);
 		ob_varint(&blob, w->start_ns);
@@ -246,7 +253,14 @@ int store_codec_window_pack_stored(const struct store_window *w, void **out,
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
 			     size_t *outlen)
 {
-	struct store_window w = { .oncpu = (struct prof_profile *)p };
+	return store_codec_pair_pack(p, NULL, out, outlen);
+}
+
+int store_codec_pair_pack(const struct prof_profile *p, const struct prof_profile *second,
+			  void **out, size_t *outlen)
+{
+	struct store_window w = { .oncpu = (struct prof_profile *)p,
+				  .offcpu = (struct prof_profile *)second };
 
 	return pack(&w, Z_NO_COMPRESSION, out, outlen);
 }
@@ -257,5 +271,7 @@ void store_window_clear(struct store_window *w)
 		return;
 	prof_free(w->oncpu);
 	prof_free(w->offcpu);
+	prof_free(w->growth_req);
+	prof_free(w->growth_bytes);
 	memset(w, 0, sizeof(*w));
 }

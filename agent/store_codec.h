@@ -6,15 +6,19 @@
  * range, counters, which profiles follow), then up to three separately
  * zlib-compressed sections, each as varint raw length, varint compressed
  * length, bytes:
- *   strings  one table shared by both profiles: count, every length, then
+ *   strings  one table shared by the profiles: count, every length, then
  *            all bytes;
  *   on-CPU   metadata, the frame table by columns (name and file ids as
  *            deltas, module, line, kind, class, language), then the stacks,
  *            each as the length of the prefix it shares with the previous
  *            stack, the new frame ids and the value;
- *   off-CPU  the same.
+ *   off-CPU  the same;
+ *   growth   requests for more memory (how many), then their bytes: the
+ *            same, two sections (windows written before hearthd recorded
+ *            growth have neither).
  * Integers are LEB128 varints. A snapshot reply carries one profile as a
- * window blob with only the on-CPU section.
+ * window blob with only the on-CPU section, or two (a memory question's
+ * values and their second values) in the on- and off-CPU sections.
  *
  * Separate sections let a snapshot of on-CPU time skip inflating the
  * off-CPU one, and store_codec_window_merge() adds a window's stacks
@@ -47,6 +51,8 @@ struct store_window {
 	uint64_t drops;               /* all causes */
 	struct prof_profile *oncpu;   /* NULL = none */
 	struct prof_profile *offcpu;  /* NULL = none */
+	struct prof_profile *growth_req;   /* requests for more memory, NULL = none */
+	struct prof_profile *growth_bytes; /* their bytes, NULL = none */
 };
 
 /* Encodes and compresses @w into a new buffer *@out of *@outlen bytes
@@ -105,6 +111,18 @@ int store_codec_window_merge_both(const void *buf, size_t len,
 				  struct prof_profile *on, struct prof_profile *off,
 				  struct store_window *hdr);
 
+/* The profiles of a window a merge adds into; NULL: not merged. */
+struct store_codec_dst {
+	struct prof_profile *on, *off, *growth_req, *growth_bytes;
+};
+
+/* Like store_codec_window_merge_both(), for any of a window's profiles
+ * (@m->off_cpu is not looked at). Same returns. */
+int store_codec_window_merge_all(const void *buf, size_t len,
+				 const struct store_codec_merge *m,
+				 const struct store_codec_dst *dst,
+				 struct store_window *hdr);
+
 /* Makes every node's total its self plus its children's totals, in one
  * pass. For a profile filled only by store_codec_window_merge() with
  * defer_totals (each node's total was its own self until now). */
@@ -119,6 +137,17 @@ void store_window_clear(struct store_window *w);
  * Same returns as store_codec_window_pack(). */
 int store_codec_profile_pack(const struct prof_profile *p, void **out,
 			     size_t *outlen);
+
+/* store_codec_profile_pack() of a profile and its second values (a
+ * memory question's objects beside bytes; @second may be NULL). */
+int store_codec_pair_pack(const struct prof_profile *p, const struct prof_profile *second,
+			  void **out, size_t *outlen);
+
+/* Decodes a blob made by store_codec_pair_pack(): the first profile is
+ * returned, the second (NULL when the blob has none) in *@second. Same
+ * returns as store_codec_profile_unpack(). */
+struct prof_profile *store_codec_pair_unpack(const void *buf, size_t len,
+					     struct prof_profile **second, int *err);
 
 /* Decodes a blob made by store_codec_profile_pack(), verifying zlib's
  * checksum of each section (a reply has no other). Returns a new profile

@@ -15,7 +15,22 @@
 #define UNMAPPED UINT32_MAX
 #define CODEC_MAGIC "HWW2"
 
-enum { SEC_STRINGS = 0, SEC_ON = 1, SEC_OFF = 2, SEC_COUNT = 3 };
+/* Sections after the strings: flag bit (1 << (i - 1)) says section i
+ * follows. The growth sections came later: a window without them is
+ * read as before. */
+enum { SEC_STRINGS = 0, SEC_ON = 1, SEC_OFF = 2, SEC_GROW_REQ = 3, SEC_GROW_BYTES = 4,
+       SEC_COUNT = 5 };
+#define SEC_PROFILES (SEC_COUNT - 1)
+
+/* A window's profiles, in section order (SEC_ON first). */
+static inline void window_profiles(const struct store_window *w,
+				   struct prof_profile *out[SEC_PROFILES])
+{
+	out[0] = w->oncpu;
+	out[1] = w->offcpu;
+	out[2] = w->growth_req;
+	out[3] = w->growth_bytes;
+}
 
 /* ---- growable output buffer -------------------------------------------- */
 

@@ -34,7 +34,7 @@ static int split(const void *buf, size_t len, struct blob *bl)
 	bl->hdr.idle_samples = ib_varint(&b);
 	bl->hdr.offcpu_ns = ib_varint(&b);
 	bl->hdr.drops = ib_varint(&b);
-	bl->flags = (unsigned)ib_bounded(&b, 4);
+	bl->flags = (unsigned)ib_bounded(&b, 1u << SEC_PROFILES);
 	if (b.bad || bl->hdr.end_ns < bl->hdr.start_ns)
 		return -EBADMSG;
 	for (int i = 0; i < SEC_COUNT; i++) {
@@ -410,6 +410,8 @@ static int read_profile(const struct blob *bl, int i, const struct strings *s,
 static int window_unpack(const void *buf, size_t len, struct store_window *w,
 			 bool check_sum)
 {
+	struct prof_profile **dst[SEC_PROFILES] = { &w->oncpu, &w->offcpu, &w->growth_req,
+						    &w->growth_bytes };
 	struct strings s = { 0 };
 	struct blob bl;
 	int rc = split(buf, len, &bl);
@@ -420,10 +422,9 @@ static int window_unpack(const void *buf, size_t len, struct store_window *w,
 	bl.check_sum = check_sum;
 	rc = read_strings(&bl, &s);
 	*w = bl.hdr;
-	if (!rc && (bl.flags & 1))
-		rc = read_profile(&bl, SEC_ON, &s, NULL, &w->oncpu);
-	if (!rc && (bl.flags & 2))
-		rc = read_profile(&bl, SEC_OFF, &s, NULL, &w->offcpu);
+	for (int i = 0; !rc && i < SEC_PROFILES; i++)
+		if (bl.flags & (1u << i))
+			rc = read_profile(&bl, SEC_ON + i, &s, NULL, dst[i]);
 	strings_free(&s);
 	if (rc)
 		store_window_clear(w);
@@ -449,22 +450,34 @@ int store_codec_window_merge_both(const void *buf, size_t len,
 				  struct prof_profile *on, struct prof_profile *off,
 				  struct store_window *hdr)
 {
+	struct store_codec_dst d = { .on = on, .off = off };
+
+	return store_codec_window_merge_all(buf, len, m, &d, hdr);
+}
+
+int store_codec_window_merge_all(const void *buf, size_t len,
+				 const struct store_codec_merge *m,
+				 const struct store_codec_dst *d,
+				 struct store_window *hdr)
+{
+	struct prof_profile *dst[SEC_PROFILES] = { d->on, d->off, d->growth_req, d->growth_bytes };
 	struct strings s = { 0 };
 	struct blob bl;
-	unsigned want = (on ? 1u : 0u) | (off ? 2u : 0u);
+	unsigned want = 0;
 	int rc = split(buf, len, &bl);
 
 	if (rc)
 		return rc;
 	if (hdr)
 		*hdr = bl.hdr;
+	for (int i = 0; i < SEC_PROFILES; i++)
+		want |= dst[i] ? 1u << i : 0;
 	if (!(bl.flags & want))
 		return 0;
 	rc = read_strings(&bl, &s);
-	if (!rc && (bl.flags & want & 1u))
-		rc = read_profile(&bl, SEC_ON, &s, m, &on);
-	if (!rc && (bl.flags & want & 2u))
-		rc = read_profile(&bl, SEC_OFF, &s, m, &off);
+	for (int i = 0; !rc && i < SEC_PROFILES; i++)
+		if (bl.flags & want & (1u << i))
+			rc = read_profile(&bl, SEC_ON + i, &s, m, &dst[i]);
 	strings_free(&s);
 	return rc;
 }
@@ -480,14 +493,15 @@ void store_codec_merge_totals(struct prof_profile *p)
 	}
 }
 
-struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
-						int *err)
+struct prof_profile *store_codec_pair_unpack(const void *buf, size_t len,
+					     struct prof_profile **second, int *err)
 {
 	struct store_window w;
 	struct prof_profile *p;
 	int rc = window_unpack(buf, len, &w, true);
 
-	if (!rc && (!w.oncpu || w.offcpu || w.start_ns || w.end_ns))
+	if (!rc && (!w.oncpu || w.growth_req || w.growth_bytes || w.start_ns || w.end_ns ||
+		    (w.offcpu && !second)))
 		rc = -EBADMSG;
 	if (err)
 		*err = rc;
@@ -496,6 +510,14 @@ struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
 		return NULL;
 	}
 	p = w.oncpu;
-	w.oncpu = NULL;
+	if (second)
+		*second = w.offcpu;
+	w.oncpu = w.offcpu = NULL;
 	return p;
+}
+
+struct prof_profile *store_codec_profile_unpack(const void *buf, size_t len,
+						int *err)
+{
+	return store_codec_pair_unpack(buf, len, NULL, err);
 }

@@ -27,10 +27,18 @@ int store_acc_add(struct store_acc *a, const struct store_part *part,
 		a->sum.oncpu = prof_new(PROF_UNIT_SAMPLES);
 	if (!a->sum.offcpu)
 		a->sum.offcpu = prof_new(PROF_UNIT_NANOSECONDS);
-	rc = a->sum.oncpu && a->sum.offcpu ? 0 : -ENOMEM;
-	if (!rc)
-		rc = store_codec_window_merge_both(payload, len, &acc_merge, a->sum.oncpu,
-						   a->sum.offcpu, &hdr);
+	if (!a->sum.growth_req)
+		a->sum.growth_req = prof_new(PROF_UNIT_SAMPLES);
+	if (!a->sum.growth_bytes)
+		a->sum.growth_bytes = prof_new(PROF_UNIT_BYTES);
+	rc = a->sum.oncpu && a->sum.offcpu && a->sum.growth_req && a->sum.growth_bytes ?
+	     0 : -ENOMEM;
+	if (!rc) {
+		struct store_codec_dst d = { a->sum.oncpu, a->sum.offcpu, a->sum.growth_req,
+					     a->sum.growth_bytes };
+
+		rc = store_codec_window_merge_all(payload, len, &acc_merge, &d, &hdr);
+	}
 	if (rc) {
 		a->bad = true; /* it may hold part of this one */
 		return rc;
@@ -72,6 +80,10 @@ int store_acc_pack(struct store_acc *a, bool stored, void **blob, size_t *len,
 		w.oncpu = NULL;
 	if (empty(w.offcpu))
 		w.offcpu = NULL;
+	if (empty(w.growth_req))
+		w.growth_req = NULL;
+	if (empty(w.growth_bytes))
+		w.growth_bytes = NULL;
 	rc = stored ? store_codec_window_pack_stored(&w, blob, len)
 		    : store_codec_window_pack(&w, blob, len);
 	if (!rc)

@@ -236,10 +236,36 @@ void cli_format_time(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "@%llu", (unsigned long long)(ns / 1000000000ull));
 }
 
+/* The question a snapshot's flags ask, which the store's format does
+ * not keep. */
+static unsigned snap_question(uint32_t flags)
+{
+	if (flags & CTL_SNAP_WALL)
+		return PROF_Q_WALL;
+	if (flags & CTL_SNAP_LOCKS)
+		return PROF_Q_LOCKS;
+	if (flags & CTL_SNAP_GROWTH)
+		return PROF_Q_GROWTH;
+	if (flags & CTL_SNAP_ALLOC)
+		return PROF_Q_ALLOC;
+	if (flags & CTL_SNAP_HELD)
+		return PROF_Q_HELD;
+	return PROF_Q_USUAL;
+}
+
 struct prof_profile *cli_fetch_snapshot(const char *socket,
 					const struct ctl_snapshot_req *sreq,
 					int timeout_ms,
 					struct ctl_snapshot_reply *info)
+{
+	return cli_fetch_snapshot_pair(socket, sreq, timeout_ms, info, NULL);
+}
+
+struct prof_profile *cli_fetch_snapshot_pair(const char *socket,
+					     const struct ctl_snapshot_req *sreq,
+					     int timeout_ms,
+					     struct ctl_snapshot_reply *info,
+					     struct prof_profile **second)
 {
 	struct ctl_request req = { .type = CTL_SNAPSHOT };
 	struct ctl_snapshot_reply rep;
@@ -255,12 +281,14 @@ struct prof_profile *cli_fetch_snapshot(const char *socket,
 		cli_error("hearthd sent a malformed snapshot reply.");
 		return NULL;
 	}
-	p = store_codec_profile_unpack(rep.blob, rep.blob_len, &err);
+	p = store_codec_pair_unpack(rep.blob, rep.blob_len, second, &err);
 	if (!p)
 		cli_error("hearthd's snapshot could not be decoded (%s).", strerror(-err));
 	/* The store's format keeps no question: the request says it. */
-	else if (sreq->flags & (CTL_SNAP_WALL | CTL_SNAP_LOCKS))
-		prof_meta(p)->question = (sreq->flags & CTL_SNAP_WALL) ? PROF_Q_WALL : PROF_Q_LOCKS;
+	else
+		prof_meta(p)->question = snap_question(sreq->flags);
+	if (p && second && *second)
+		prof_meta(*second)->question = prof_meta(p)->question;
 	if (info) {
 		*info = rep;
 		info->blob = NULL;

@@ -47,4 +47,13 @@ struct prof_profile *cli_fetch_snapshot(const char *socket,
 					int timeout_ms,
 					struct ctl_snapshot_reply *info);
 
+/* cli_fetch_snapshot() of a question of memory: its second values (the
+ * bytes beside the requests for more memory, the objects beside the
+ * bytes allocated or held) in *@second, NULL when hearthd sent none. */
+struct prof_profile *cli_fetch_snapshot_pair(const char *socket,
+					     const struct ctl_snapshot_req *req,
+					     int timeout_ms,
+					     struct ctl_snapshot_reply *info,
+					     struct prof_profile **second);
+
 #endif

@@ -10,6 +10,8 @@
 #include "cli/client.h"
 #include "cli/output.h"
 #include "profile/profile.h"
+#include "render/format.h"
+#include "render/model.h"
 
 #define NEXT_GRACE_MS (5 * 60 * 1000)
 
@@ -31,6 +33,15 @@ static void usage(FILE *out)
 		"      --wall           elapsed time (ns): on-CPU samples (1e9/HZ ns each) and\n"
 		"                       the waits hearthd kept (off_cpu_min_block and longer)\n"
 		"      --locks          only the waits on locks and conditions (ns)\n"
+		"      --growth         requests for more memory (brk, anonymous mmap, a\n"
+		"                       growing mremap), their bytes beside\n"
+		"      --alloc          with --next and --pid: hearthd probes the processes'\n"
+		"                       allocator for the next DUR; bytes allocated, objects\n"
+		"                       beside\n"
+		"      --held           as --alloc: the bytes allocated then and still held\n"
+		"                       at its end, objects beside\n"
+		"      --sample-bytes SIZE  --alloc, --held: bytes between samples on average\n"
+		"                       (default 512K)\n"
 		"  -o, --output FILE    folded stacks (default '-', standard output), pprof\n"
 		"                       when FILE ends in .pb.gz\n"
 		"      --plain          folded stacks without hearth's comment lines first\n"
@@ -110,6 +121,16 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 	case 'f': a->req.flags |= CTL_SNAP_OFFCPU; return 0;
 	case 'w': a->req.flags |= CTL_SNAP_WALL; return 0;
 	case 'k': a->req.flags |= CTL_SNAP_LOCKS; return 0;
+	case 'g': a->req.flags |= CTL_SNAP_GROWTH; return 0;
+	case 'A': a->req.flags |= CTL_SNAP_ALLOC; return 0;
+	case 'H': a->req.flags |= CTL_SNAP_HELD; return 0;
+	case 'B':
+		if (config_parse_size(v, &a->req.sample_bytes) < 0 || !a->req.sample_bytes ||
+		    a->req.sample_bytes > CTL_SAMPLE_BYTES_MAX) {
+			cli_error("'%s' is not a size: use bytes (4096) or a unit (512K, 1M), up to 1T.", v);
+			return -1;
+		}
+		return 0;
 	case 'o': a->out = v; return 0;
 	case 's': a->sock = v; return 0;
 	case 'P': a->out_flags |= CLI_OUT_PLAIN; return 0;
@@ -129,6 +150,10 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, 'f' },
 		{ "wall", no_argument, NULL, 'w' },
 		{ "locks", no_argument, NULL, 'k' },
+		{ "growth", no_argument, NULL, 'g' },
+		{ "alloc", no_argument, NULL, 'A' },
+		{ "held", no_argument, NULL, 'H' },
+		{ "sample-bytes", required_argument, NULL, 'B' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "plain", no_argument, NULL, 'P' },
@@ -149,13 +174,25 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		return -1;
 	}
 	if (a->req.flags & (a->req.flags - 1)) {
-		cli_error("--off-cpu, --wall and --locks each ask for a snapshot of their own: choose one.");
+		cli_error("--off-cpu, --wall, --locks, --growth, --alloc and --held each ask for a snapshot of their own: choose one.");
+		return -1;
+	}
+	if (a->req.sample_bytes && !(a->req.flags & CTL_SNAP_PROBES)) {
+		cli_error("--sample-bytes goes with --alloc or --held.");
 		return -1;
 	}
 	modes = (a->req.last_ns > 0) + (a->req.next_ns > 0) +
 		(a->req.since_ns > 0 || a->req.until_ns > 0);
 	if (modes != 1) {
 		cli_error("say which time to cut: one of --last, --next, or --since [--until].");
+		return -1;
+	}
+	if ((a->req.flags & CTL_SNAP_PROBES) && !a->req.next_ns) {
+		cli_error("--alloc and --held probe the allocator from now on, so they take --next DUR, not --last or --since.");
+		return -1;
+	}
+	if ((a->req.flags & CTL_SNAP_PROBES) && (!a->req.npids || a->req.comm[0])) {
+		cli_error("--alloc and --held probe only the processes chosen with --pid (not --comm).");
 		return -1;
 	}
 	if (a->req.until_ns && !a->req.since_ns) {
@@ -169,36 +206,78 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 	return 0;
 }
 
+/* The summary line's total: "N samples", "N ns blocked", "1.2 K
+ * requests for more memory (3.4 MiB)", "12 MiB allocated (3.4 K
+ * objects)". */
+static void total_text(const struct snap_args *a, const struct prof_profile *p,
+		       const struct prof_profile *second, char *buf, size_t n)
+{
+	uint32_t f = a->req.flags;
+	char v[32], w[32];
+
+	rd_fmt_value(v, sizeof(v), prof_total(p), prof_meta_const(p)->unit);
+	w[0] = '\0';
+	if (second)
+		rd_fmt_value(w, sizeof(w), prof_total(second), prof_meta_const(second)->unit);
+	if (f & CTL_SNAP_GROWTH)
+		snprintf(buf, n, "%s requests for more memory (%s)", v, w);
+	else if (f & CTL_SNAP_PROBES)
+		snprintf(buf, n, "%s %s (%s objects)", v, f & CTL_SNAP_HELD ? "held" : "allocated", w);
+	else
+		snprintf(buf, n, "total %llu %s", (unsigned long long)prof_total(p),
+			 f & CTL_SNAP_WALL ? "ns elapsed" : f ? "ns blocked" : "samples");
+}
+
+/* A question of memory says its answer, the empty profile's too ("The
+ * service did not ask for more memory in these 30 seconds: ..."). */
+static void say_answer(const struct snap_args *a, struct prof_profile *p)
+{
+	struct rd_model *m;
+
+	if (!(a->req.flags & (CTL_SNAP_GROWTH | CTL_SNAP_PROBES)))
+		return;
+	m = rd_model_new(p);
+	if (m && m->answer[0])
+		fprintf(stderr, "hearth: %s\n", m->answer);
+	rd_model_free(m);
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	struct snap_args a = { .sock = CLI_DEFAULT_SOCKET, .out = "-" };
 	struct ctl_snapshot_reply info;
-	struct prof_profile *p;
-	char from[32], to[32];
+	struct prof_profile *p, *second = NULL;
+	char from[32], to[32], total[128];
 	int rc, timeout;
 
 	rc = parse_args(&a, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	timeout = 60000 + (int)(a.req.next_ns / 1000000) + (a.req.next_ns ? NEXT_GRACE_MS : 0);
-	p = cli_fetch_snapshot(a.sock, &a.req, timeout, &info);
+	p = cli_fetch_snapshot_pair(a.sock, &a.req, timeout, &info, &second);
 	if (!p)
 		return 1;
 	cli_format_time(info.from_ns, from, sizeof(from));
 	cli_format_time(info.to_ns, to, sizeof(to));
-	if (info.windows == 0) {
+	/* (an allocation snapshot is not cut from the store's windows) */
+	if (info.windows == 0 && !(a.req.flags & CTL_SNAP_PROBES)) {
 		prof_free(p);
+		prof_free(second);
 		cli_error("hearthd has no windows stored for that time yet.");
 		return 1;
 	}
 	if (info.corrupt || info.torn)
 		fprintf(stderr, "hearth: warning: %u damaged window(s) were skipped\n",
 			info.corrupt + info.torn);
-	rc = cli_write_profile(a.out, p, a.out_flags);
+	total_text(&a, p, second, total, sizeof(total));
+	rc = cli_write_profile_pair(a.out, p, second, a.out_flags);
+	if (rc == 0 && (a.req.flags & CTL_SNAP_PROBES))
+		fprintf(stderr, "hearth: %u process(es), %s to %s, %s\n", a.req.npids, from, to, total);
+	else if (rc == 0)
+		fprintf(stderr, "hearth: %u windows, %s to %s, %s\n", info.windows, from, to, total);
 	if (rc == 0)
-		fprintf(stderr, "hearth: %u windows, %s to %s, total %llu %s\n", info.windows,
-			from, to, (unsigned long long)prof_total(p),
-			a.req.flags & CTL_SNAP_WALL ? "ns elapsed" : a.req.flags ? "ns blocked" : "samples");
+		say_answer(&a, p);
 	prof_free(p);
+	prof_free(second);
 	return rc ? 1 : 0;
 }

@@ -230,3 +230,46 @@ overlap() {
 thread_totals() {
 	awk '/^#/ { next } { n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); t[f[2]] += n } END { for (k in t) printf "%s %.0f\n", k, t[k] }' "$1" | sort
 }
+
+# malloc_byte PID: the first byte of libc's malloc as process PID sees it:
+# an int3 (cc) while a uprobe is placed there.
+malloc_byte() {
+	python3 - "$1" <<'EOF'
+import subprocess, sys
+pid = sys.argv[1]
+for line in open(f"/proc/{pid}/maps"):
+    f = line.split()
+    if len(f) >= 6 and f[5].rsplit("/", 1)[-1].startswith("libc.so") and int(f[2], 16) == 0:
+        base, path = int(f[0].split("-")[0], 16), f[5]
+        break
+nm = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
+addr = next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1].split("@")[0] == "malloc")
+with open(f"/proc/{pid}/mem", "rb") as m:
+    m.seek(base + addr)
+    print(m.read(1).hex())
+EOF
+}
+
+# fn_share FILE FUNCTION: FUNCTION's percentage of the profile's values.
+fn_share() { ratio "$(sum "$1" ";$2;")" $(($(total "$1") - $(sum "$1" ";$2;"))); }
+
+# alloc_shares FILE: alloc_work shares' functions hold 50/25/25% of the
+# bytes allocated in FILE, each within 5 points.
+alloc_shares() {
+	for f in alloc_big:50 alloc_mid:25 alloc_small:25; do
+		fn=${f%:*} want=${f#*:}
+		got=$(fn_share "$1" "$fn")
+		echo "$fn: $got% of the bytes allocated (want $want%)"
+		between "$got" $((want - 5)) $((want + 5)) || { cat "$1"; fail "$fn allocated $got% of the bytes, not $want% (+-5)"; }
+	done
+}
+
+# held_shares FILE: and a third each of the bytes held (half of
+# alloc_big's blocks are freed), within 5 points.
+held_shares() {
+	for fn in alloc_big alloc_mid alloc_small; do
+		got=$(fn_share "$1" "$fn")
+		echo "$fn: $got% of the bytes held"
+		between "$got" 28.3 38.3 || { cat "$1"; fail "$fn holds $got% of the bytes in use, not a third (+-5)"; }
+	done
+}

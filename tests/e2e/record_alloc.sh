@@ -6,28 +6,6 @@
 . tests/e2e/lib.sh
 require_root
 
-# malloc_byte PID: the first byte of libc's malloc as process PID sees it:
-# an int3 (cc) while a uprobe is placed there.
-malloc_byte() {
-	python3 - "$1" <<'EOF'
-import subprocess, sys
-pid = sys.argv[1]
-for line in open(f"/proc/{pid}/maps"):
-    f = line.split()
-    if len(f) >= 6 and f[5].rsplit("/", 1)[-1].startswith("libc.so") and int(f[2], 16) == 0:
-        base, path = int(f[0].split("-")[0], 16), f[5]
-        break
-nm = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True).stdout
-addr = next(int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1].split("@")[0] == "malloc")
-with open(f"/proc/{pid}/mem", "rb") as m:
-    m.seek(base + addr)
-    print(m.read(1).hex())
-EOF
-}
-
-# share FILE FUNCTION: FUNCTION's percentage of the profile's bytes.
-share() { ratio "$(sum "$1" ";$2;")" $(($(total "$1") - $(sum "$1" ";$2;"))); }
-
 # The fixture allocates for 9 s. --alloc and --held record it at once for
 # 3 s, one sample every 64 KiB on average (about 1,700 samples: the
 # default 512 KiB would need eight times the bytes for as many).
@@ -53,12 +31,7 @@ cat "$T/alloc.err" "$T/held.err"
 ok "the probes are gone when the recordings end"
 
 grep -q '^# hearth-profile 1 unit=bytes .* question=alloc #$' "$T/alloc.folded" || { head -3 "$T/alloc.folded"; fail "the folded file does not say it holds bytes allocated"; }
-for f in alloc_big:50 alloc_mid:25 alloc_small:25; do
-	fn=${f%:*} want=${f#*:}
-	got=$(share "$T/alloc.folded" "$fn")
-	echo "$fn: $got% of the bytes allocated (want $want%)"
-	between "$got" $((want - 5)) $((want + 5)) || { cat "$T/alloc.folded"; fail "$fn allocated $got% of the bytes, not $want% (+-5)"; }
-done
+alloc_shares "$T/alloc.folded"
 grep -q ';alloc_mid;[^;]*calloc ' "$T/alloc.folded" || fail "alloc_mid's bytes are not under calloc"
 ok "--alloc gives each function its share of the bytes allocated within 5 points"
 # The weighed bytes stand for what was allocated: the summary's count.
@@ -70,11 +43,7 @@ ok "the weighed total ($est bytes) is within 10% of the bytes the calls asked fo
 go tool pprof -raw "$T/held.pb.gz" >"$T/held.raw" 2>&1 || { cat "$T/held.raw"; fail "go tool pprof cannot read the --held profile"; }
 grep -qx 'inuse_objects/count inuse_space/bytes' "$T/held.raw" || { head -8 "$T/held.raw"; fail "the pprof sample types are not inuse_objects/count inuse_space/bytes"; }
 "$HEARTH" export --folded -o "$T/held.folded" "$T/held.pb.gz" 2>"$T/export.err" || { cat "$T/export.err"; fail "hearth cannot read its --held profile back"; }
-for fn in alloc_big alloc_mid alloc_small; do
-	got=$(share "$T/held.folded" "$fn")
-	echo "$fn: $got% of the bytes held"
-	between "$got" 28.3 38.3 || { cat "$T/held.folded"; fail "$fn holds $got% of the bytes in use, not a third (+-5)"; }
-done
+held_shares "$T/held.folded"
 ok "--held gives each function a third of the bytes in use within 5 points (half of alloc_big's blocks were freed)"
 # Objects: 400 rounds a second for 3 s; a round leaves alloc_big 1
 # block, alloc_mid 12, alloc_small 384.

@@ -61,6 +61,32 @@ static void test_requests_round_trip(void **state)
 	assert_int_equal(out.u.mark.at_ns, 42);
 	assert_string_equal(out.u.mark.name, "deploy-42");
 
+	/* An allocation snapshot: the next seconds of chosen pids, with its
+	 * sampling; not of the past, not by name. */
+	memset(&req, 0, sizeof(req));
+	req.type = CTL_SNAPSHOT;
+	req.u.snap.next_ns = 3000000000ull;
+	req.u.snap.flags = CTL_SNAP_HELD;
+	req.u.snap.npids = 1;
+	req.u.snap.pids[0] = 99;
+	req.u.snap.sample_bytes = 65536;
+	assert_int_equal(round_trip(&req, &out, &why), 0);
+	assert_memory_equal(&req, &out, sizeof(req));
+	req.u.snap.sample_bytes = CTL_SAMPLE_BYTES_MAX + 1;
+	assert_int_equal(round_trip(&req, &out, &why), -EINVAL);
+	req.u.snap.sample_bytes = 0;
+	strcpy(req.u.snap.comm, "nginx");
+	assert_int_equal(round_trip(&req, &out, &why), -EINVAL);
+	req.u.snap.comm[0] = 0;
+	req.u.snap.npids = 0;
+	assert_int_equal(round_trip(&req, &out, &why), -EINVAL);
+	req.u.snap.npids = 1;
+	req.u.snap.next_ns = 0;
+	req.u.snap.last_ns = 3000000000ull;
+	assert_int_equal(round_trip(&req, &out, &why), -EINVAL);
+	assert_string_equal(why, "an allocation snapshot is of the next seconds of chosen pids");
+
+	memset(&req, 0, sizeof(req));
 	req.type = CTL_STATUS;
 	assert_int_equal(round_trip(&req, &out, &why), 0);
 	req.type = CTL_MARKS;
@@ -129,10 +155,10 @@ static void test_snapshot_refusals(void **state)
 	n = snap_payload(p); p[36] = 65; expect_refused(CTL_SNAPSHOT, p, n); /* too many pids */
 	n = snap_payload(p); p[45] = 0;  expect_refused(CTL_SNAPSHOT, p, n); /* NUL in comm */
 	n = snap_payload(p); p[46] = '\n'; expect_refused(CTL_SNAPSHOT, p, n);
-	n = snap_payload(p); p[32] = 0x10; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
+	n = snap_payload(p); p[32] = 0x40; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
 	n = snap_payload(p); p[32] = CTL_SNAP_OFFCPU | CTL_SNAP_WALL;
 	expect_refused(CTL_SNAPSHOT, p, n); /* two kinds */
-	for (uint8_t f = 1; f <= CTL_SNAP_LOCKS; f <<= 1) { /* each kind alone */
+	for (uint8_t f = 1; f <= CTL_SNAP_GROWTH; f <<= 1) { /* each kind alone */
 		n = snap_payload(p);
 		p[32] = f;
 		assert_int_equal(ctl_request_decode(CTL_SNAPSHOT, p, n, &out, &why), 0);

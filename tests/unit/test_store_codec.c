@@ -178,6 +178,68 @@ static void test_window_round_trip(void **state)
 	free(blob);
 }
 
+/* The growth sections: a window with all four profiles reads back whole,
+ * a merge of the growth profiles alone takes nothing else, and a snapshot
+ * reply carries a profile with its second values. */
+static void test_growth_sections(void **state)
+{
+	struct store_window w = { .start_ns = 5, .end_ns = 10 }, r;
+	struct prof_profile *req = prof_new(PROF_UNIT_SAMPLES), *bytes = prof_new(PROF_UNIT_BYTES);
+	struct prof_profile *p, *second = NULL;
+	struct store_codec_dst d = { .growth_req = req, .growth_bytes = bytes };
+	struct store_codec_merge m = { 0 };
+	char *a, *b;
+	void *blob;
+	size_t len;
+	int err;
+
+	(void)state;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	w.offcpu = sample_profile(PROF_UNIT_NANOSECONDS);
+	w.growth_req = sample_profile(PROF_UNIT_SAMPLES);
+	w.growth_bytes = sample_profile(PROF_UNIT_BYTES);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_non_null(r.growth_req);
+	assert_non_null(r.growth_bytes);
+	assert_int_equal(prof_meta(r.growth_bytes)->unit, PROF_UNIT_BYTES);
+	a = full_text(w.growth_bytes);
+	b = full_text(r.growth_bytes);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	store_window_clear(&r);
+	assert_int_equal(store_codec_window_merge_all(blob, len, &m, &d, NULL), 0);
+	assert_int_equal(prof_total(req), 100);
+	assert_int_equal(prof_total(bytes), 100);
+	free(blob);
+	/* a window written before growth was recorded has none */
+	prof_free(w.growth_req);
+	prof_free(w.growth_bytes);
+	w.growth_req = w.growth_bytes = NULL;
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_null(r.growth_req);
+	assert_null(r.growth_bytes);
+	store_window_clear(&r);
+	free(blob);
+	/* a reply: the first profile and its second values */
+	assert_int_equal(store_codec_pair_pack(w.oncpu, w.offcpu, &blob, &len), 0);
+	assert_null(store_codec_profile_unpack(blob, len, &err));
+	assert_int_equal(err, -EBADMSG);
+	p = store_codec_pair_unpack(blob, len, &second, &err);
+	assert_non_null(p);
+	assert_non_null(second);
+	assert_int_equal(prof_meta(second)->unit, PROF_UNIT_NANOSECONDS);
+	assert_int_equal(prof_total(second), 100);
+	prof_free(p);
+	prof_free(second);
+	free(blob);
+	store_window_clear(&w);
+	prof_free(req);
+	prof_free(bytes);
+}
+
 /* Leaves bytes other than 0 where the next calls keep their locals. */
 static void __attribute__((noinline)) dirty_stack(void)
 {
@@ -423,6 +485,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_round_trip),
 		cmocka_unit_test(test_window_round_trip),
+		cmocka_unit_test(test_growth_sections),
 		cmocka_unit_test(test_unkept_meta_is_zero),
 		cmocka_unit_test(test_empty_profile),
 		cmocka_unit_test(test_rejects_damage),
