@@ -21,3 +21,15 @@ cpu_of() { tail -1 "$1" | awk '{ printf "%.2f", $1 + $2 }'; }
 
 # median FILE: median of the numbers in FILE, one per line.
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# perf_fold: `perf script` output on stdin to folded stacks on stdout,
+# root first under the sample's command name (as stackcollapse-perf), one
+# line a sample, offsets dropped.
+perf_fold() {
+	awk '
+	/^[^ \t]/ { if (n) emit(); n = 0; comm = $1; next }
+	/^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); f[n++] = sym; next }
+	/^$/ { if (n) emit(); n = 0 }
+	function emit(  s, i) { s = comm; for (i = n - 1; i >= 0; i--) s = s ";" f[i]; print s " 1" }
+	END { if (n) emit() }'
+}

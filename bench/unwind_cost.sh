@@ -32,16 +32,6 @@ sysctl -q kernel.bpf_stats_enabled=1
 # Whole: the chain, under main (main thread) or ponger (second thread).
 chain='level1;level2;level3;level4;level5;leaf'
 
-# perf script output to folded stacks, root first (as stackcollapse-perf).
-perf_fold() {
-	awk '
-	/^[^ \t]/ { if (n) emit(); n = 0; next }
-	/^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x[0-9a-f]+$/, "", sym); f[n++] = sym; next }
-	/^$/ { if (n) emit(); n = 0 }
-	function emit(  s, i) { s = "x"; for (i = n - 1; i >= 0; i--) s = s ";" f[i]; print s " 1" }
-	END { if (n) emit() }'
-}
-
 # complete FOLDED LEAF_RE: percentage of the value through LEAF_RE whose
 # stack has the whole chain from main or the thread's start function.
 complete() {
