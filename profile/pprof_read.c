@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,19 @@ static int no_such_type(struct reader *r)
 	return -EINVAL;
 }
 
+/* Copies string @id (checked to be in the table) into @out (@n bytes)
+ * when it fits and holds no NUL. Returns whether it did. */
+static bool copy_str(const struct reader *r, int64_t id, char *out, size_t n)
+{
+	const struct span *s = &r->strs[id];
+
+	if (s->n >= n || memchr(s->p, '\0', s->n))
+		return false;
+	memcpy(out, s->p, s->n);
+	out[s->n] = '\0';
+	return true;
+}
+
 /* Keeps the name of the sample type read in @m when it is none of the
  * names hearth writes itself, so the profile says what it holds
  * ("inuse_space") and is written back under that name. */
@@ -263,15 +277,30 @@ static void keep_type_name(const struct reader *r, int64_t type, struct prof_met
 {
 	static const char *const own[] = { "samples", "cpu", "off_cpu", "space", "wall",
 					   "threads", "lock_wait" };
-	const struct span *s = &r->strs[type];
-
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (pr_str_is(r, type, own[i]))
 			return;
-	if (s->n < sizeof(m->sample_type) && !memchr(s->p, '\0', s->n)) {
-		memcpy(m->sample_type, s->p, s->n);
-		m->sample_type[s->n] = '\0';
+	copy_str(r, type, m->sample_type, sizeof(m->sample_type));
+}
+
+/* Keeps a period that is not a sampling rate (a Go heap profile's
+ * space/bytes), to write back as read. */
+static int keep_period(struct reader *r, struct prof_meta *m)
+{
+	int64_t pt, pu;
+	int ret;
+
+	if (!r->period_type.p || !r->period)
+		return 0;
+	if ((ret = value_type(r, r->period_type, &pt, &pu)) < 0)
+		return ret;
+	if (!copy_str(r, pt, m->period_type, sizeof(m->period_type)) ||
+	    !copy_str(r, pu, m->period_unit, sizeof(m->period_unit))) {
+		m->period_type[0] = m->period_unit[0] = '\0';
+		return 0;
 	}
+	m->period = r->period;
+	return 0;
 }
 
 /* Picks the sample type to read into r->value_index: the one named
@@ -349,7 +378,7 @@ static int choose_type(struct reader *r, struct prof_meta *m)
 			m->hz = (uint32_t)((1000000000ull + r->period / 2) /
 					   r->period);
 	}
-	return 0;
+	return m->hz ? 0 : keep_period(r, m);
 }
 
 static int cmp_mapping(const void *a, const void *b)

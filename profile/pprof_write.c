@@ -36,6 +36,8 @@ enum extra_str {
 	XS_GROWTH_REQUESTS,
 	XS_GROWTH_SPACE,
 	XS_KEPT,     /* the sample type name the profile was read with */
+	XS_PERIOD_TYPE, /* and its period's type and unit (prof_meta) */
+	XS_PERIOD_UNIT,
 	XS_COUNT_ALL
 };
 
@@ -43,8 +45,19 @@ static const char *const extra_names[XS_COUNT_ALL] = {
 	"samples", "count", "cpu", "nanoseconds", "off_cpu",
 	"space", "bytes", PPROF_LABEL_PROCESS, PPROF_LABEL_THREAD,
 	"wall", "threads", "lock_wait", "alloc_space", "alloc_objects",
-	"inuse_space", "inuse_objects", "growth_requests", "growth_space", NULL,
+	"inuse_space", "inuse_objects", "growth_requests", "growth_space", NULL, NULL, NULL,
 };
+
+/* Extra string @k: a fixed name, or one the profile @m was read with. */
+static const char *extra_str(const struct prof_meta *m, int k)
+{
+	switch (k) {
+	case XS_KEPT: return m->sample_type;
+	case XS_PERIOD_TYPE: return m->period_type;
+	case XS_PERIOD_UNIT: return m->period_unit;
+	default: return extra_names[k];
+	}
+}
 
 /* The sample type of a profile in nanoseconds, by its question. */
 static int ns_type(const struct prof_meta *m)
@@ -479,7 +492,7 @@ static void assemble(struct writer *w, struct pb_buf *out)
 		pb_put_bytes(out, PROFILE_STRING_TABLE, str, strlen(str));
 	}
 	for (int k = 0; k < XS_COUNT_ALL; k++) {
-		const char *x = k == XS_KEPT ? m->sample_type : extra_names[k];
+		const char *x = extra_str(m, k);
 
 		pb_put_bytes(out, PROFILE_STRING_TABLE, x, strlen(x));
 	}
@@ -492,6 +505,12 @@ static void assemble(struct writer *w, struct pb_buf *out)
 		put_value_type(w, PROFILE_PERIOD_TYPE, XS_CPU, XS_NANOSECONDS);
 		pb_put_raw(out, w->msg.data, w->msg.len);
 		pb_put_uint(out, PROFILE_PERIOD, w->period);
+	} else if (m->period && m->period_type[0]) {
+		/* A period read from a file that is not a rate (space/bytes). */
+		pb_reset(&w->msg);
+		put_value_type(w, PROFILE_PERIOD_TYPE, XS_PERIOD_TYPE, XS_PERIOD_UNIT);
+		pb_put_raw(out, w->msg.data, w->msg.len);
+		pb_put_uint(out, PROFILE_PERIOD, m->period);
 	}
 	if (w->dflt_col)
 		pb_put_uint(out, PROFILE_DEFAULT_SAMPLE_TYPE, w->nstr + w->cols[w->dflt_col - 1].type);

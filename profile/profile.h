@@ -103,6 +103,12 @@ struct prof_meta {
 	 * ("inuse_space", "alloc_objects"); written back under that name.
 	 * "" otherwise. */
 	char sample_type[32];
+	/* A pprof file's period when it is not the sampling rate (hz): a Go
+	 * heap profile's space/bytes 524288, one sample every so many bytes;
+	 * written back as read. "", "" and 0 otherwise. */
+	char period_type[32];
+	char period_unit[32];
+	uint64_t period;
 };
 
 struct prof_profile;

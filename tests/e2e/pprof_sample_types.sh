@@ -8,7 +8,8 @@
 #  - with none asked, the last type (inuse_space) is read, as pprof does;
 #  - the answer says "in use" for inuse_*, "allocated" for alloc_*;
 #  - export --pprof writes the type back under its name, and every type
-#    when none is asked for;
+#    when none is asked for, with the file's period (space bytes, not a
+#    sampling rate) as go tool pprof -raw shows it;
 #  - a name the file lacks lists the ones it has; folded text refuses
 #    --sample-type.
 . tests/e2e/lib.sh
@@ -53,11 +54,17 @@ for t in inuse_space alloc_space inuse_objects; do
 done
 ok "the answer says in use or allocated"
 
+# period FILE: the PeriodType and Period lines of a -raw listing.
+period() { grep -E '^Period(Type)?:' "$1" | tr -s ' \n' ' '; }
+want_period=$(period "$T/raw")
+case $want_period in *"PeriodType: space bytes Period: "[1-9]*) ;; *) fail "the Go heap profile's period: $want_period" ;; esac
 "$HEARTH" export --pprof --sample-type inuse_objects -o "$T/re.pb.gz" "$T/heap.pb.gz" || fail "export --pprof"
-go tool pprof -raw "$T/re.pb.gz" 2>/dev/null | grep -qx 'inuse_objects/count' || fail "the re-export lost the type's name"
+go tool pprof -raw "$T/re.pb.gz" >"$T/re.raw" 2>/dev/null
+grep -qx 'inuse_objects/count' "$T/re.raw" || fail "the re-export lost the type's name"
+[ "$(period "$T/re.raw")" = "$want_period" ] || fail "the re-export's period is $(period "$T/re.raw"), not $want_period"
 "$HEARTH" export --folded --plain -o "$T/re.folded" "$T/re.pb.gz" || fail "reading the re-export"
 [ "$(total "$T/re.folded")" = "$(total "$T/inuse_objects.folded")" ] || fail "the re-export's total changed"
-ok "export --pprof keeps inuse_objects/count"
+ok "export --pprof keeps inuse_objects/count and the period ($want_period)"
 
 # Without --sample-type, export --pprof keeps every type, named and in
 # order, each column with the original's sum, and pprof's default.
@@ -72,6 +79,7 @@ sums() { awk '/^Samples:/ { on = 1 } /^Locations/ { on = 0 }
 "$HEARTH" export --folded --plain -o "$T/all.folded" "$T/all.pb.gz" || fail "reading the re-export"
 cmp -s "$T/all.folded" "$T/inuse_space.folded" || fail "the re-export's default is not inuse_space"
 grep -q "^1: .* $FIXTURES/go_heap " "$T/all.raw" || fail "the re-export lost Go's mapping"
+[ "$(period "$T/all.raw")" = "$want_period" ] || fail "the re-export of every type has the period $(period "$T/all.raw"), not $want_period"
 ok "export --pprof keeps all four types ($(sums "$T/all.raw")), the default and the mapping"
 
 "$HEARTH" view --sample-type nope "$T/heap.pb.gz" > "$T/out" 2>&1 && fail "an unknown sample type was read"
