@@ -230,8 +230,8 @@ static void size_for_modes(struct sampler_bpf *skel, const struct sampler_opts *
 		bpf_map__set_max_entries(skel->maps.cfi_asked, 1);
 		bpf_map__set_max_entries(skel->maps.cfi_asks, 4096);
 	}
-	if (o->unwind != SAMPLER_UNWIND_AUTO || !o->off_cpu)
-		bpf_map__set_max_entries(skel->maps.wait_sites, 1);
+	if (o->unwind != SAMPLER_UNWIND_AUTO)
+		bpf_map__set_max_entries(skel->maps.walk_memos, 1);
 }
 
 /* Splits the walker's memory: three quarters rows, the rest process
@@ -298,11 +298,11 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	}
 	if (o->unwind == SAMPLER_UNWIND_AUTO) {
 		skel->rodata->cfi_walk = true;
-		/* Wait-site reuse stays off: its signature (registers and
-		 * the top 64 bytes of the stack) cannot tell recursive paths
-		 * of equal depth apart, and gave them each other's stacks.
-		 * A wrong stack costs more than a walk. */
-		skel->rodata->wait_reuse = false;
+		/* Replays check every word the walk read: exact, where
+		 * the signature of registers and the top of the stack it
+		 * replaced gave recursive paths of equal depth each other's
+		 * stacks. */
+		skel->rodata->walk_replay = true;
 		size_cfi(skel, o, &s->cfi_pool_rows);
 	}
 	if (o->npids || o->comm[0])
@@ -588,11 +588,13 @@ static void read_cfi_stats(const struct sampler *s, const uint64_t *c,
 {
 	struct cfi_tables_stats ct;
 
-	st->cfi_walks = c[HEARTH_CNT_CFI_WALKS];
+	/* A replay gives the stack a walk would: it counts as one. */
+	st->cfi_walks = c[HEARTH_CNT_CFI_WALKS] + c[HEARTH_CNT_CFI_REPLAYED];
 	st->cfi_no_table = c[HEARTH_CNT_CFI_NO_TABLE];
 	st->cfi_no_rule = c[HEARTH_CNT_CFI_NO_RULE];
 	st->cfi_collisions = c[HEARTH_CNT_CFI_COLLISION];
 	st->waits_reused = c[HEARTH_CNT_WAIT_REUSED];
+	st->cfi_replayed = c[HEARTH_CNT_CFI_REPLAYED];
 	if (!s->cfi)
 		return;
 	cfi_tables_stats(s->cfi, &ct);

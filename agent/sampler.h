@@ -125,7 +125,9 @@ struct sampler_stats {
 	uint64_t cfi_no_table;     /* fell back: tables not loaded (yet) */
 	uint64_t cfi_no_rule;      /* fell back: a row needs more, a read failed */
 	uint64_t cfi_collisions;   /* fell back: walked map key taken or full */
-	uint64_t waits_reused;     /* waits that reused their last stack ids */
+	uint64_t waits_reused;     /* waits that replayed their last wait's walk */
+	uint64_t cfi_replayed;     /* of cfi_walks: on-CPU samples that replayed
+				    * their thread's last walk */
 	uint64_t cfi_processes;    /* processes with tables loaded */
 	uint64_t cfi_modules;      /* modules with rows loaded */
 	uint64_t cfi_rows;

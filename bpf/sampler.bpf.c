@@ -46,9 +46,9 @@ const volatile __u32 copy_offcpu_per_sec = 0;
  * the rows in cfi_rows; a walk that cannot finish falls back to the copy
  * path (copy_*_bytes), or to the FP walk when copies are off. */
 const volatile bool cfi_walk = false;
-/* Off-CPU: reuse a thread's last stack ids when it waits at the same
- * place again. */
-const volatile bool wait_reuse = false;
+/* Replay a thread's last walk when every word of user memory it read
+ * still holds (see struct walk_memo). */
+const volatile bool walk_replay = false;
 /* Time the on-CPU runs that record a sample (HEARTH_CNT_SAMPLE_NS): what
  * a sample costs, apart from the cheap runs of tasks filtered out. */
 const volatile bool time_samples = false;
@@ -140,6 +140,48 @@ struct {
 	__uint(max_entries, 4096);
 } cfi_asked SEC(".maps");
 
+/* Most words of user memory a walk may read and still be remembered:
+ * 128 frames' return addresses, or 64 frames' with their saved rbp. */
+#define MEMO_WORDS 128
+
+/*
+ * A thread's last whole walk, one for on-CPU samples and one for waits:
+ * the registers it started from and every word of user memory it read.
+ * The walk is a function of those alone (the rows of code that stays
+ * mapped while frames return into it do not change): a later walk of
+ * the thread with equal sp and rbp, its leaf pc in the same row (so the
+ * leaf frame takes the same rule), and every word still holding its
+ * value would read the same words, take the same rules and end with the
+ * same frames. It replays them instead, with its own leaf pc. Valid
+ * within one (flip_seq, gen): the stack id names the walked map of gen,
+ * cleared after a flip.
+ */
+struct walk_memo {
+	__u64 seq;
+	__u64 exec_id;
+	__u64 lo, hi;     /* leaf pcs the leaf's row covers in its mapping */
+	__u64 pc, sp, fp; /* registers (pc: of the last walk or replay) */
+	__u32 tgid;
+	__u32 gen;
+	__s32 ustack;     /* the stack id, leaf pc = pc */
+	__u32 n;          /* frames */
+	__u32 nwords;     /* words read, in at[] and val[] */
+	__u32 pad;
+	__u64 at[MEMO_WORDS];
+	__u64 val[MEMO_WORDS];
+};
+
+/* The memo of thread tid for samples, waits, or the wake-ups it makes
+ * (--waker). */
+struct memo_key {
+	__u32 tid;
+	__u32 kind;
+};
+
+#define MEMO_ONCPU 0
+#define MEMO_OFFCPU 1
+#define MEMO_WAKER 2
+
 /* A walk's moving state lives in a map value, not on the stack: the
  * verifier then sees its fields as unknown and checks the loop body once,
  * instead of once per frame count. */
@@ -156,7 +198,13 @@ struct walk_state {
 	__u64 map_start, map_end, map_delta;
 	__u32 map_module;
 	__u32 mod_id;  /* whose entry mod is a copy of (~0: none) */
+	__u32 row_at;  /* pool slot of the row find_row found */
+	__u32 memo_full; /* read more words than memo holds */
+	/* A replay's check (memo_step): its next word, and 0 once a
+	 * word differs. In the map value for the reason above. */
+	__u32 check_at, check_same;
 	struct hearth_cfi_module mod;
+	struct walk_memo memo; /* what the walk read, kept when whole */
 };
 
 struct {
@@ -166,14 +214,15 @@ struct {
 	__uint(max_entries, 1);
 } walk_scratch SEC(".maps");
 
-/* Each thread's last wait site, by tid. */
+/* Each thread's last walks (struct walk_memo). Exit removes them; a
+ * thread that finds the map full is walked every time. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct hearth_wait_site);
-	__uint(max_entries, 32768);
-} wait_sites SEC(".maps");
+	__type(key, struct memo_key);
+	__type(value, struct walk_memo);
+	__uint(max_entries, 16384);
+} walk_memos SEC(".maps");
 
 #define COUNTS_MAP(name)                                                 \
 	struct {                                                         \
@@ -661,6 +710,7 @@ static __always_inline struct hearth_cfi_row *find_row(struct walk_state *w, __u
 	v = bpf_map_lookup_elem(&cfi_rows, &lo);
 	if (!v || v->row.pc > rel)
 		return NULL;
+	w->row_at = lo;
 	return &v->row;
 }
 
@@ -760,6 +810,53 @@ static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi
 	return true;
 }
 
+/* Notes a word of user memory the walk read. */
+static __always_inline void memo_word(struct walk_state *w, __u64 at, __u64 val)
+{
+	__u32 k = w->memo.nwords;
+
+	if (k >= MEMO_WORDS) {
+		w->memo_full = 1;
+		return;
+	}
+	w->memo.at[k & (MEMO_WORDS - 1)] = at;
+	w->memo.val[k & (MEMO_WORDS - 1)] = val;
+	w->memo.nwords = k + 1;
+}
+
+/* Notes the leaf pcs that share the leaf's @row (of the module at
+ * @delta): from its pc to the next row's, within the leaf's mapping. A
+ * PLT row's rule depends on the pc itself: then only this pc. */
+static __always_inline void memo_leaf_range(struct walk_state *w, struct hearth_cfi_row *row,
+					    __u64 delta)
+{
+	union hearth_cfi_slot *next;
+	__u32 at = w->row_at + 1;
+	__u64 lo, hi;
+
+	w->memo.lo = w->pc;
+	w->memo.hi = w->pc + 1;
+	/* by_vma: the mapping's bounds are unknown (and no memo is kept) */
+	if (row->cfa_rule == HEARTH_CFA_PLT || w->by_vma ||
+	    w->pc - w->map_start >= w->map_end - w->map_start)
+		return;
+	lo = row->pc + delta;
+	hi = w->map_end;
+	if (at < w->mod.first + w->mod.n) {
+		next = bpf_map_lookup_elem(&cfi_rows, &at);
+		if (!next)
+			return;
+		if (next->row.pc + delta < hi)
+			hi = next->row.pc + delta;
+	}
+	if (lo < w->map_start)
+		lo = w->map_start;
+	if (lo <= w->pc && w->pc < hi) {
+		w->memo.lo = lo;
+		w->memo.hi = hi;
+	}
+}
+
 /* One frame: from (pc, sp, fp) to the caller's, appending its return
  * address. Returns 1 to stop (status set), 0 to go on. */
 static long walk_step(__u64 i, void *arg)
@@ -783,6 +880,8 @@ static long walk_step(__u64 i, void *arg)
 	row = find_row(w, module, rel);
 	if (!row)
 		return 1;
+	if (i == 0)
+		memo_leaf_range(w, row, delta);
 	switch (row->cfa_rule) {
 	case HEARTH_CFA_SP:
 		cfa = w->sp + row->cfa_off;
@@ -811,6 +910,8 @@ static long walk_step(__u64 i, void *arg)
 			w->status = WALK_NO_RULE;
 			return 1;
 		}
+		memo_word(w, cfa - 16, pair[0]);
+		memo_word(w, cfa - 8, pair[1]);
 		w->fp = pair[0];
 		w->fp_ok = 1;
 		ra = pair[1];
@@ -819,11 +920,13 @@ static long walk_step(__u64 i, void *arg)
 			w->status = WALK_NO_RULE;
 			return 1;
 		}
+		memo_word(w, cfa - 8, ra);
 		if (row->fp_rule == HEARTH_FP_AT_CFA) {
 			if (bpf_probe_read_user(&fp, sizeof(fp), (void *)(cfa + row->fp_off))) {
 				w->status = WALK_NO_RULE;
 				return 1;
 			}
+			memo_word(w, cfa + row->fp_off, fp);
 			w->fp = fp;
 			w->fp_ok = 1;
 		} else if (row->fp_rule == HEARTH_FP_LOST) {
@@ -873,24 +976,138 @@ static __always_inline void cfi_ask(struct task_struct *task, __u32 tgid)
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-/* Walks the current task's user stack with the CFI rows and keeps it in
- * the walked map of @gen. Returns its id (HEARTH_USTACK_WALKED set), or
- * -1 when the walk could not finish (counted; the caller falls back). */
-static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u32 gen)
+struct memo_check {
+	struct walk_memo *m;
+	struct walk_state *ws;
+};
+
+/* Checks the memo's next word (two when they are adjacent, as a saved
+ * rbp and its return address are: one read). Returns 1 to stop. */
+static long memo_step(__u64 i, void *arg)
 {
+	struct memo_check *c = arg;
+	struct walk_memo *m = c->m;
+	struct walk_state *ws = c->ws;
+	__u32 k = ws->check_at, n = m->nwords;
+	__u64 got[2];
+
+	(void)i;
+	if (k >= n || k >= MEMO_WORDS)
+		return 1;
+	if (k + 1 < n && k + 1 < MEMO_WORDS &&
+	    m->at[(k + 1) & (MEMO_WORDS - 1)] == m->at[k & (MEMO_WORDS - 1)] + 8) {
+		if (bpf_probe_read_user(got, sizeof(got), (void *)m->at[k & (MEMO_WORDS - 1)]) ||
+		    got[0] != m->val[k & (MEMO_WORDS - 1)] ||
+		    got[1] != m->val[(k + 1) & (MEMO_WORDS - 1)]) {
+			ws->check_same = 0;
+			return 1;
+		}
+		ws->check_at = k + 2;
+		return 0;
+	}
+	if (bpf_probe_read_user(got, sizeof(got[0]), (void *)m->at[k & (MEMO_WORDS - 1)]) ||
+	    got[0] != m->val[k & (MEMO_WORDS - 1)]) {
+		ws->check_same = 0;
+		return 1;
+	}
+	ws->check_at = k + 1;
+	return 0;
+}
+
+/* The stack id of @task's user stack from its memo @m, when the memo
+ * holds for registers @r (see struct walk_memo), or -1. */
+static __always_inline __s32 replay_walk(struct task_struct *task, __u32 tgid, __u32 gen,
+					 const struct hearth_regs *r, struct walk_memo *m,
+					 struct walk_state *ws)
+{
+	void *map = gen ? (void *)&walked1 : (void *)&walked0;
+	struct memo_check c = { .m = m, .ws = ws };
+	struct hearth_walked *old;
+	__u32 key;
+	__s32 id;
+
+	if (m->seq != flip_seq || m->gen != gen || m->tgid != tgid ||
+	    m->exec_id != task->self_exec_id || m->sp != r->sp || m->fp != r->bp ||
+	    r->ip - m->lo >= m->hi - m->lo || m->n == 0 || m->n > HEARTH_STACK_DEPTH)
+		return -1;
+	ws->check_at = 0;
+	ws->check_same = 1;
+	bpf_loop(MEMO_WORDS, memo_step, &c, 0);
+	if (!ws->check_same || ws->check_at < m->nwords)
+		return -1;
+	if (r->ip == m->pc)
+		return m->ustack;
+	/* Another pc in the leaf's row: the same callers under a new leaf. */
+	key = (__u32)m->ustack & HEARTH_WALKED_KEY_MASK;
+	old = bpf_map_lookup_elem(map, &key);
+	if (!old)
+		return -1;
+	bpf_probe_read_kernel(ws->out.ips, sizeof(ws->out.ips), old->ips);
+	ws->out.ips[0] = r->ip;
+	ws->hash = ips_hash(ws->out.ips, m->n);
+	id = store_walked(gen, ws, m->n);
+	if (id >= 0) {
+		m->pc = r->ip;
+		m->ustack = id;
+	}
+	return id;
+}
+
+/* Keeps the walk just made, whole and kept as @id, as the memo @key. */
+static __always_inline void memo_keep(struct task_struct *task, __u32 tgid, __u32 gen,
+				      const struct hearth_regs *r, struct walk_state *ws,
+				      struct memo_key *key, struct walk_memo *m, __s32 id)
+{
+	ws->memo.seq = flip_seq;
+	ws->memo.exec_id = task->self_exec_id;
+	ws->memo.pc = r->ip;
+	ws->memo.sp = r->sp;
+	ws->memo.fp = r->bp;
+	ws->memo.tgid = tgid;
+	ws->memo.gen = gen;
+	ws->memo.ustack = id;
+	ws->memo.n = ws->n;
+	if (m)
+		bpf_probe_read_kernel(m, sizeof(*m), &ws->memo);
+	else
+		bpf_map_update_elem(&walk_memos, key, &ws->memo, BPF_ANY);
+}
+
+/* Walks the current task's user stack with the CFI rows and keeps it in
+ * the walked map of @gen, or (walk_replay) replays the thread's last walk
+ * of @kind (MEMO_ONCPU, MEMO_OFFCPU) when it still holds; @replayed says
+ * which. Returns the stack id (HEARTH_USTACK_WALKED set), or -1 when the
+ * walk could not finish (counted; the caller falls back). */
+static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u32 gen,
+				       __u32 kind, bool *replayed)
+{
+	struct memo_key mkey = { .tid = task->pid, .kind = kind };
+	struct walk_memo *m = NULL;
 	struct walk_state *ws;
 	struct hearth_regs r;
 	struct walk w = {};
 	__u32 zero = 0;
+	__s32 id;
 
-	/* Without a current table every frame is found by its file. */
-	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
-	if (w.proc && w.proc->exec_id != task->self_exec_id)
-		w.proc = NULL;
+	*replayed = false;
 	ws = w.ws = bpf_map_lookup_elem(&walk_scratch, &zero);
 	if (!ws)
 		return -1;
 	read_regs(task, &r);
+	if (walk_replay) {
+		m = bpf_map_lookup_elem(&walk_memos, &mkey);
+		if (m) {
+			id = replay_walk(task, tgid, gen, &r, m, ws);
+			if (id >= 0) {
+				*replayed = true;
+				return id;
+			}
+		}
+	}
+	/* Without a current table every frame is found by its file. */
+	w.proc = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	if (w.proc && w.proc->exec_id != task->self_exec_id)
+		w.proc = NULL;
 	ws->pc = r.ip;
 	ws->sp = r.sp;
 	ws->fp = r.bp;
@@ -902,6 +1119,8 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 	ws->n = 1;
 	ws->map_start = ws->map_end = 0;
 	ws->mod_id = ~0u;
+	ws->memo.nwords = 0;
+	ws->memo_full = 0;
 	bpf_loop(HEARTH_STACK_DEPTH, walk_step, &w, 0);
 	if (ws->by_vma || ws->status == WALK_NO_TABLE)
 		cfi_ask(task, tgid);
@@ -913,7 +1132,15 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 		count(HEARTH_CNT_CFI_NO_RULE);
 		return -1;
 	}
-	return store_walked(gen, ws, ws->n);
+	id = store_walked(gen, ws, ws->n);
+	/* A walk through a file the process's table lacks is not kept:
+	 * the next walks ask for the table again. An exiting thread is
+	 * sampled past its exit event, which dropped its memos: it must
+	 * not leave a new one. */
+	if (walk_replay && id >= 0 && !ws->by_vma && !ws->memo_full &&
+	    !(task->flags & PF_EXITING))
+		memo_keep(task, tgid, gen, &r, ws, &mkey, m, id);
+	return id;
 }
 
 static __always_inline __u32 ips_len(long bytes)
@@ -1176,13 +1403,14 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	key.gen = side;
 	key.py = py_walk(key.tgid, key.pid);
 	if (cfi_walk && task->mm) {
-		__s32 u = walk_user(task, key.tgid, key.gen);
+		bool replayed;
+		__s32 u = walk_user(task, key.tgid, key.gen, MEMO_ONCPU, &replayed);
 
 		if (u >= 0) {
 			get_stacks(ctx, key.gen, false, &key.kstack, &key.ustack);
 			key.ustack = u;
 			add(side, &key, task, 0);
-			count(HEARTH_CNT_CFI_WALKS);
+			count(replayed ? HEARTH_CNT_CFI_REPLAYED : HEARTH_CNT_CFI_WALKS);
 			count(HEARTH_CNT_SAMPLES);
 			if (time_samples)
 				count_ns(HEARTH_CNT_SAMPLE_NS, t0);
@@ -1207,64 +1435,22 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Where @task waits now, in @site (all but the ids and validity). */
-static __always_inline void wait_site_of(struct task_struct *task, __u32 kind,
-					 struct hearth_wait_site *site)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u64 top[8] = {}, h = FNV_OFFSET;
-
-	site->ip = BPF_CORE_READ(regs, ip);
-	site->sp = BPF_CORE_READ(regs, sp);
-	site->bp = BPF_CORE_READ(regs, bp);
-	site->syscall = BPF_CORE_READ(regs, orig_ax);
-	site->arg0 = BPF_CORE_READ(regs, di);
-	/* The innermost return addresses of a leaf wrapper live here: two
-	 * call paths with equal registers still differ in them. */
-	bpf_probe_read_user(top, sizeof(top), (void *)site->sp);
-	for (int i = 0; i < 8; i++)
-		h = (h ^ top[i]) * FNV_PRIME;
-	site->top = h;
-	site->kind = kind;
-}
-
 /* Off-CPU in CFI mode: the stacks of @prev's wait in @st. The user stack
- * is that of its last wait at the same site, or walked (then remembered).
- * The kernel stack is taken every time: one site can wait in several
- * kernel paths (a read() blocks on the pipe's mutex, then for data), and
- * the path says what the wait was. Returns false when the user walk fell
- * back: the caller copies or walks frame pointers. */
+ * is walked, or its last wait's replayed when every word that walk read
+ * still holds (walk_user). The kernel stack is taken every time: one
+ * place can wait in several kernel paths (a read() blocks on the pipe's
+ * mutex, then for data), and the path says what the wait was. Returns
+ * false when the user walk fell back: the caller copies or walks frame
+ * pointers. */
 static __always_inline bool cfi_switch_out(void *ctx, struct task_struct *prev,
-					   __u32 pid, __u32 side,
-					   struct hearth_offcpu_start *st)
+					   __u32 side, struct hearth_offcpu_start *st)
 {
-	struct hearth_wait_site site = {}, *last;
-	__u64 seq = flip_seq;
-	__s32 u = -1, none;
+	bool replayed;
+	__s32 u = walk_user(prev, prev->tgid, side, MEMO_OFFCPU, &replayed), none;
 
-	if (wait_reuse) {
-		wait_site_of(prev, st->kind, &site);
-		last = bpf_map_lookup_elem(&wait_sites, &pid);
-		if (last && last->seq == seq && last->gen == side &&
-		    last->ip == site.ip && last->sp == site.sp && last->bp == site.bp &&
-		    last->syscall == site.syscall && last->arg0 == site.arg0 &&
-		    last->top == site.top && last->kind == site.kind)
-			u = last->ustack;
-	}
-	if (u >= 0) {
-		count(HEARTH_CNT_WAIT_REUSED);
-	} else {
-		u = walk_user(prev, prev->tgid, side);
-		if (u < 0)
-			return false;
-		count(HEARTH_CNT_CFI_WALKS);
-		if (wait_reuse) {
-			site.seq = seq;
-			site.gen = side;
-			site.ustack = u;
-			bpf_map_update_elem(&wait_sites, &pid, &site, BPF_ANY);
-		}
-	}
+	if (u < 0)
+		return false;
+	count(replayed ? HEARTH_CNT_WAIT_REUSED : HEARTH_CNT_CFI_WALKS);
 	get_stacks(ctx, side, false, &st->kstack, &none);
 	st->ustack = u;
 	return true;
@@ -1283,7 +1469,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	st.gen = side;
 	st.kind = involuntary ? HEARTH_OFF_CPU_INVOLUNTARY : HEARTH_OFF_CPU_VOLUNTARY;
 	st.py = py_walk(prev->tgid, pid);
-	if (cfi_walk && prev->mm && cfi_switch_out(ctx, prev, pid, side, &st))
+	if (cfi_walk && prev->mm && cfi_switch_out(ctx, prev, side, &st))
 		goto keep;
 	if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
 		if (bpf_map_lookup_elem(&sig_seen, &st.sig))
@@ -1421,7 +1607,6 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid,
 	bpf_map_delete_elem(&copy_woken, &tgid);
 	bpf_map_delete_elem(&cfi_procs, &tgid);
 	bpf_map_delete_elem(&cfi_asked, &tgid);
-	bpf_map_delete_elem(&wait_sites, &tgid);
 	emit(HEARTH_EV_EXEC, p, 0);
 	return 0;
 }
@@ -1447,10 +1632,15 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(proc_exit, struct task_struct *p)
 {
 	__u32 pid = p->pid;
+	struct memo_key mk = { .tid = pid, .kind = MEMO_ONCPU };
 
 	bpf_map_delete_elem(&offcpu_start, &pid);
 	bpf_map_delete_elem(&offcpu_copies, &pid);
-	bpf_map_delete_elem(&wait_sites, &pid);
+	bpf_map_delete_elem(&walk_memos, &mk);
+	mk.kind = MEMO_OFFCPU;
+	bpf_map_delete_elem(&walk_memos, &mk);
+	mk.kind = MEMO_WAKER;
+	bpf_map_delete_elem(&walk_memos, &mk);
 	/* The process is gone when its last thread goes, not its leader. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
@@ -1474,14 +1664,14 @@ int BPF_PROG(waking, struct task_struct *p)
 	struct task_struct *task = (void *)bpf_get_current_task_btf();
 	struct hearth_offcpu_start *st;
 	__u32 pid = p->pid, side = active;
-	bool user = task->pid != 0 && task->mm != NULL;
+	bool user = task->pid != 0 && task->mm != NULL, replayed;
 	__s32 u = -1;
 
 	st = bpf_map_lookup_elem(&offcpu_start, &pid);
 	if (!st)
 		return 0;
 	if (user && cfi_walk)
-		u = walk_user(task, task->tgid, side);
+		u = walk_user(task, task->tgid, side, MEMO_WAKER, &replayed);
 	get_stacks(ctx, side, user && u < 0, &st->waker.kstack, &st->waker.ustack);
 	if (u >= 0)
 		st->waker.ustack = u;

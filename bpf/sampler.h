@@ -173,8 +173,8 @@ enum hearth_counter {
 				      * none covers the pc), or a read failed */
 	HEARTH_CNT_CFI_COLLISION,    /* walk fell back: walked map key taken by
 				      * another stack, or the map is full */
-	HEARTH_CNT_WAIT_REUSED,      /* waits that reused their thread's last
-				      * stack ids: no walk */
+	HEARTH_CNT_WAIT_REUSED,      /* waits that replayed their thread's last
+				      * wait's walk (struct walk_memo) */
 	HEARTH_CNT_SAMPLE_NS,        /* time_samples: ns the on-CPU program
 				      * spent in the runs that recorded a
 				      * sample (filtered and idle runs left
@@ -189,6 +189,8 @@ enum hearth_counter {
 				      * gone from every profile */
 	HEARTH_CNT_COPY_RING_FULL,   /* of COPY_FALLBACK: the copy ring had
 				      * no room (the rest: the copy budget) */
+	HEARTH_CNT_CFI_REPLAYED,     /* on-CPU samples that replayed their
+				      * thread's last walk (not in CFI_WALKS) */
 	HEARTH_CNT_MAX,
 };
 
@@ -216,24 +218,6 @@ struct hearth_proc_event {
 	__u32 ppid; /* fork: the parent's tgid */
 	char comm[HEARTH_COMM_LEN];
 	__u64 exec_id; /* the process image's task->self_exec_id */
-};
-
-/* A thread's last wait: when it blocks again at the same place (same
- * user registers, syscall and top of stack, same kind of wait), its user
- * stack id is reused and the user stack is not walked (the kernel stack
- * is taken anew: the same place can wait in several kernel paths). Valid
- * while gen and flip_seq are the sampler's current ones (after a flip the
- * id may be cleared). */
-struct hearth_wait_site {
-	__u64 ip, sp, bp;
-	__u64 syscall;  /* orig_ax: the syscall number, or -1 */
-	__u64 arg0;     /* its first argument (a descriptor, a futex) */
-	__u64 top;      /* hash of the innermost 64 bytes of user stack */
-	__u64 seq;
-	__u32 gen;
-	__u32 kind;
-	__s32 ustack;
-	__u32 pad;
 };
 
 #endif /* HEARTH_BPF_SAMPLER_H */

@@ -489,11 +489,12 @@ static void summary(const struct record_args *a, const struct sampler_stats *st,
 			(double)st->sample_ns / (double)st->samples);
 	if (a->opts.unwind == SAMPLER_UNWIND_AUTO)
 		fprintf(stderr,
-			"hearth: %llu user stacks walked in the kernel, %llu fell back to a copy (%llu before their tables, %llu on a rule that needs more, %llu stack map full), %llu waits reused their last user stack; tables: %llu processes, %llu modules, %.1f KiB\n",
+			"hearth: %llu user stacks walked in the kernel, %llu fell back to a copy (%llu before their tables, %llu on a rule that needs more, %llu stack map full), %llu waits reused their last user stack, %llu samples replayed their thread's last walk; tables: %llu processes, %llu modules, %.1f KiB\n",
 			(unsigned long long)st->cfi_walks,
 			(unsigned long long)(st->cfi_no_table + st->cfi_no_rule + st->cfi_collisions),
 			(unsigned long long)st->cfi_no_table, (unsigned long long)st->cfi_no_rule,
 			(unsigned long long)st->cfi_collisions, (unsigned long long)st->waits_reused,
+			(unsigned long long)st->cfi_replayed,
 			(unsigned long long)st->cfi_processes, (unsigned long long)st->cfi_modules,
 			(double)st->cfi_bytes / 1024.0);
 }

@@ -4,6 +4,7 @@ UNW_FIX := $(BUILD)/fixtures
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer
 
 $(UNW_FIX)/unwind_nofp: FIXTURE_FLAGS := $(NOFP_FLAGS)
+$(UNW_FIX)/unwind_replay: FIXTURE_FLAGS := $(NOFP_FLAGS)
 $(UNW_FIX)/unwind_cxx: FIXTURE_FLAGS := $(NOFP_FLAGS)
 $(UNW_FIX)/unwind_cxx: FIXTURE_LIBS := -L$(UNW_FIX) -lnofp -Wl,-rpath,'$$ORIGIN'
 $(UNW_FIX)/unwind_cxx: $(UNW_FIX)/libnofp.so

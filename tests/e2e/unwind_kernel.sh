@@ -37,8 +37,11 @@ for fd in os.listdir(f"/proc/{pid}/fd"):
         dump = subprocess.run(["bpftool", "-j", "map", "dump", "id", mid], capture_output=True, text=True).stdout
         for e in json.loads(dump):
             k = e.get("key")
+            # a process or thread id, first in a struct key (walk_memos)
+            if isinstance(k, dict):
+                k = k.get("tid", k)
             if isinstance(k, list):
-                k = int.from_bytes(bytes(int(b, 16) for b in k), "little")
+                k = int.from_bytes(bytes(int(b, 16) for b in k[:4]), "little")
             print(k)
         sys.exit(0)
 sys.exit(1)
@@ -114,11 +117,11 @@ between "$pct" 99 100 || { sort -t' ' -k2 -nr "$T/cxx.folded" | head -5; fail "C
 ok "C++ through a shared library without frame pointers: $pct% whole"
 
 # Churn: 1,000 short-lived processes that each wait (so the walker asks
-# for their tables, and remembers their wait sites) and exit. None of
+# for their tables, and remembers their walks) and exit. None of
 # them may stay in a map, and the maps may not grow by them (the host's
 # other processes come and go meanwhile: a few).
 sleep 2
-for m in cfi_procs wait_sites cfi_asked; do map_keys $m > "$T/before.$m"; done
+for m in cfi_procs walk_memos cfi_asked; do map_keys $m > "$T/before.$m"; done
 i=0 batch=
 : > "$T/churn.pids"
 while [ $i -lt 1000 ]; do
@@ -134,7 +137,7 @@ done
 sleep 3
 "$HEARTH" status $S > "$T/status2"
 grep '^unwinder:' "$T/status2"
-for m in cfi_procs wait_sites cfi_asked; do
+for m in cfi_procs walk_memos cfi_asked; do
 	map_keys $m > "$T/after.$m"
 	grep -q FAIL "$T/after.$m" && fail "$(cat "$T/after.$m")"
 	# an id the host gave a new process since is not a leftover
