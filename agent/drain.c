@@ -85,6 +85,8 @@ static int ids_push(struct id_list *l, int32_t id)
 }
 
 #define BATCH 1024
+/* Time a drain spends on the stack copies waiting at its flip. */
+#define DRAIN_COPIES_NS (500ull * 1000 * 1000)
 
 /* Calls @fn(key, value, @arg) for every entry of hash map @fd (keys of
  * @ksz bytes, values of @vsz), deleting it after when @del (no program
@@ -659,7 +661,10 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	/* Forks, execs and stack copies up to the flip: every sample's
 	 * process is known, and every signature counted on the old side has
 	 * its unwind (exits seen now wait for the next drain). */
-	ring_buffer__consume(s->rb);
+	/* Bounded: when copies come faster than they unwind (a loaded host
+	 * under an exec storm), the ring never empties, and the window must
+	 * still close; copies left over go to the next window. */
+	sampler_consume_for(s, DRAIN_COPIES_NS);
 	/* Every write to the old side came after the flip that made it
 	 * active and before the end of this grace: with the counter where
 	 * it was at that flip, the side is empty, and its stack map holds

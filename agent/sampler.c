@@ -23,6 +23,10 @@
 
 #include "agent/sampler_impl.h"
 
+/* Time one sampler_poll() spends taking stack copies before it returns
+ * to the daemon's loop. */
+#define POLL_SLICE_NS (20 * 1000 * 1000)
+
 static int open_cpu_event(int cpu, uint32_t hz)
 {
 	struct perf_event_attr attr = {
@@ -89,8 +93,11 @@ static int handle_event(void *ctx, void *data, size_t len)
 		/* The new image's tables at once: its first samples walk
 		 * instead of falling back (libraries mapped after this point
 		 * are asked for at their first miss). */
-		if (s->cfi)
-			cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id);
+		if (s->cfi && cfi_tables_load(s->cfi, (pid_t)e->pid, e->exec_id) == -ESRCH)
+			/* Gone already (an exec storm's processes live a few
+			 * milliseconds): its exit teaches the tables its files,
+			 * so the next process running them walks. */
+			cfi_tables_note_gone(s->cfi, (pid_t)e->pid);
 		/* Its mappings are read when its samples are named, or come
 		 * at its exit; without that, now, before it may be gone. */
 		if (s->pm)
@@ -138,6 +145,10 @@ static void take_exit(void *arg, pid_t pid, const struct sym_exit_map *maps, siz
 {
 	struct sampler *s = arg;
 
+	/* A poll takes the rings in the order they woke: the fork and exec
+	 * of a process that lived a few milliseconds may still wait in
+	 * theirs, and would clear these mappings when taken after them. */
+	ring_buffer__consume(s->rb_events);
 	/* With a filter, only the processes followed. */
 	if ((s->opts.npids || s->opts.comm[0]) && !sym_proc_known(s->sym, pid))
 		return;
@@ -159,15 +170,31 @@ static void take_exit(void *arg, pid_t pid, const struct sym_exit_map *maps, siz
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int handle_copy(void *ctx, void *data, size_t len)
 {
 	struct sampler *s = ctx;
+	int rc;
 
 	/* A child's samples can come in before its fork event, which sits in
 	 * the other ring: handle process events first so the child is known
 	 * (it may be gone already). */
 	ring_buffer__consume(s->rb_procs);
-	return sampler_take_copy(s, data, len);
+	rc = sampler_take_copy(s, data, len);
+	/* libbpf leaves a ring only once it is empty: under an exec storm
+	 * copies come faster than they unwind, and the daemon's loop (window
+	 * cuts, control clients, placing compiled tables) would wait for
+	 * seconds. The rest wait in the ring for the next poll. */
+	if (rc == 0 && s->poll_until_ns && mono_ns() > s->poll_until_ns)
+		return -EAGAIN;
+	return rc;
 }
 
 /* Ring room for stack copies: 4 MiB per CPU (about 220 copies), as a
@@ -438,7 +465,8 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
 	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	if (!s->rb || !s->rb_procs ||
+	s->rb_events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	if (!s->rb || !s->rb_procs || !s->rb_events ||
 	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0 ||
 	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
@@ -517,14 +545,24 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 
 	if (s->cfi)
 		cfi_tables_collect(s->cfi);
+	s->poll_until_ns = mono_ns() + POLL_SLICE_NS;
 	rc = ring_buffer__poll(s->rb, timeout_ms);
-
-	if (rc < 0)
+	s->poll_until_ns = 0;
+	if (rc < 0 && rc != -EAGAIN)
 		return rc;
 	/* Most on-CPU copies do not wake us (they come in batches): take
 	 * whatever is in the rings now. */
+	return rc == -EAGAIN ? 0 : sampler_consume_for(s, POLL_SLICE_NS);
+}
+
+int sampler_consume_for(struct sampler *s, uint64_t slice_ns)
+{
+	int rc;
+
+	s->poll_until_ns = mono_ns() + slice_ns;
 	rc = ring_buffer__consume(s->rb);
-	return rc < 0 ? rc : 0;
+	s->poll_until_ns = 0;
+	return rc < 0 && rc != -EAGAIN ? rc : 0;
 }
 
 void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n)
@@ -675,6 +713,7 @@ void sampler_close(struct sampler *s)
 	sampler_edges_free(s->edges);
 	ring_buffer__free(s->rb);
 	ring_buffer__free(s->rb_procs);
+	ring_buffer__free(s->rb_events);
 	procmaps_free(s->pm);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);

@@ -35,6 +35,11 @@ struct sampler {
 	int npossible;
 	struct ring_buffer *rb;        /* process events and stack copies */
 	struct ring_buffer *rb_procs;  /* process events only, to run first */
+	struct ring_buffer *rb_events; /* forks, execs and exits alone: run
+					* before each exit's mappings */
+	uint64_t poll_until_ns;        /* CLOCK_MONOTONIC: sampler_poll()
+					* stops taking copies after it; 0:
+					* never (a drain takes them all) */
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
 	struct cfi_tables *cfi; /* unwind auto: the walker's tables */
@@ -119,5 +124,9 @@ void sampler_edges_free(struct sampler_edges *e);
  * and starts new empty ones. Returns 0 or -ENOMEM. */
 int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
 			 struct prof_profile *offcpu);
+
+/* Takes process events and stack copies from the rings for at most
+ * @slice_ns (then the rest wait there). Returns 0 or a negative errno. */
+int sampler_consume_for(struct sampler *s, uint64_t slice_ns);
 
 #endif
