@@ -30,6 +30,11 @@
 #define GONE_ASKED 256
 /* Load biases remembered per module (one per executable segment). */
 #define MOD_BIASES 4
+/* Files larger than this compile on a thread of their own: a compiler's
+ * libraries take seconds each (cc1 12 s on a loaded host), and a short
+ * program's binary, which takes a millisecond, must not wait behind them
+ * (its processes would copy their stacks all that time). */
+#define BIG_FILE_BYTES (4 << 20)
 
 enum mod_state {
 	MOD_FREE = 0,
@@ -84,9 +89,23 @@ struct proc {
 	uint32_t mods[HEARTH_CFI_MAX_MAPPINGS];
 };
 
+enum { LANE_SMALL, LANE_BIG, LANES };
+
+/* One compiling thread, its queue and its cache (a cache is one thread's
+ * only; a file always goes to the same lane, by its size). */
+struct lane {
+	struct cfi_tables *t;
+	pthread_t thread;
+	bool on;
+	struct sym_cfi_cache *cache;
+	int dirfd;      /* its own open folder: reading one moves its position */
+	struct job *todo; /* under t->lock */
+	pthread_cond_t wake;
+};
+
 struct cfi_tables {
 	struct cfi_tables_opts o;
-	struct sym_cfi_cache *cache; /* the worker's only */
+	struct lane lanes[LANES];
 	struct module *mods; /* HEARTH_CFI_MAX_MODULES slots */
 	uint32_t nmods;      /* slots ever used */
 	struct extent *free; /* free pool extents, sorted by first */
@@ -97,26 +116,23 @@ struct cfi_tables {
 	unsigned gone_next;
 	uint64_t tick;
 	struct cfi_tables_stats st;
-	/* Compiling a large module takes up to a second: a thread does it,
-	 * so the caller's loop (samples, control requests) never waits. */
-	pthread_t worker;
-	bool worker_on;
+	/* Compiling a large module takes up to seconds: threads do it, so
+	 * the caller's loop (samples, control requests) never waits. */
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct job *todo, *done; /* under lock */
-	bool stop;               /* under lock */
+	struct job *done; /* under lock */
+	bool stop;        /* under lock */
 };
 
 /* The compiled table of the module open on @fd, in @out (the caller's to
  * free): from the cache when there is one. Worker thread only. */
-static int cache_get(struct cfi_tables *t, int fd, struct sym_cfi_table *out)
+static int cache_get(struct lane *l, int fd, struct sym_cfi_table *out)
 {
 	const struct sym_cfi_table *tab;
 	int rc;
 
-	if (!t->cache)
+	if (!l->cache)
 		return sym_cfi_compile(fd, out);
-	rc = sym_cfi_cache_get(t->cache, fd, &tab);
+	rc = sym_cfi_cache_get(l->cache, fd, &tab);
 	if (rc < 0)
 		return rc;
 	*out = *tab;
@@ -125,25 +141,26 @@ static int cache_get(struct cfi_tables *t, int fd, struct sym_cfi_table *out)
 		memcpy(out->rows, tab->rows, tab->n * sizeof(*tab->rows));
 	/* A library larger than the memory budget goes at once: placed, its
 	 * rows live in the pool, and on disk for the next time. */
-	sym_cfi_cache_trim(t->cache);
+	sym_cfi_cache_trim(l->cache);
 	return out->rows ? 0 : -ENOMEM;
 }
 
 static void *compile_loop(void *arg)
 {
-	struct cfi_tables *t = arg;
+	struct lane *l = arg;
+	struct cfi_tables *t = l->t;
 	struct job *j;
 
 	pthread_mutex_lock(&t->lock);
 	for (;;) {
-		while (!t->todo && !t->stop)
-			pthread_cond_wait(&t->wake, &t->lock);
+		while (!l->todo && !t->stop)
+			pthread_cond_wait(&l->wake, &t->lock);
 		if (t->stop)
 			break;
-		j = t->todo;
-		t->todo = j->next;
+		j = l->todo;
+		l->todo = j->next;
 		pthread_mutex_unlock(&t->lock);
-		j->rc = cache_get(t, j->fd, &j->tab);
+		j->rc = cache_get(l, j->fd, &j->tab);
 		close(j->fd);
 		j->fd = -1;
 		pthread_mutex_lock(&t->lock);
@@ -178,17 +195,28 @@ struct cfi_tables *cfi_tables_new(const struct cfi_tables_opts *o)
 		return NULL;
 	t->o = *o;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->wake, NULL);
 	t->mods = calloc(HEARTH_CFI_MAX_MODULES, sizeof(*t->mods));
 	t->free = malloc(16 * sizeof(*t->free));
-	t->cache = sym_cfi_cache_new(o->cache_dirfd, o->cache_bytes);
-	if (t->cache)
-		sym_cfi_cache_set_disk_bytes(t->cache, o->disk_bytes);
-	if (!t->mods || !t->free || !t->cache || pthread_create(&t->worker, NULL, compile_loop, t) != 0) {
+	if (!t->mods || !t->free) {
 		cfi_tables_free(t);
 		return NULL;
 	}
-	t->worker_on = true;
+	for (int i = 0; i < LANES; i++) {
+		struct lane *l = &t->lanes[i];
+
+		l->t = t;
+		pthread_cond_init(&l->wake, NULL);
+		l->dirfd = o->cache_dirfd < 0 ? -1 :
+			   openat(o->cache_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		l->cache = sym_cfi_cache_new(l->dirfd, o->cache_bytes / LANES);
+		if (l->cache)
+			sym_cfi_cache_set_disk_bytes(l->cache, o->disk_bytes);
+		if (!l->cache || pthread_create(&l->thread, NULL, compile_loop, l) != 0) {
+			cfi_tables_free(t);
+			return NULL;
+		}
+		l->on = true;
+	}
 	t->capfree = 16;
 	if (o->pool_rows)
 		t->free[t->nfree++] = (struct extent){ 0, o->pool_rows };
@@ -201,18 +229,26 @@ void cfi_tables_free(struct cfi_tables *t)
 {
 	if (!t)
 		return;
-	if (t->worker_on) {
-		pthread_mutex_lock(&t->lock);
-		t->stop = true;
-		pthread_cond_signal(&t->wake);
-		pthread_mutex_unlock(&t->lock);
-		pthread_join(t->worker, NULL);
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	for (int i = 0; i < LANES; i++)
+		pthread_cond_signal(&t->lanes[i].wake);
+	pthread_mutex_unlock(&t->lock);
+	for (int i = 0; i < LANES; i++) {
+		struct lane *l = &t->lanes[i];
+
+		if (!l->t)
+			continue; /* never set up */
+		if (l->on)
+			pthread_join(l->thread, NULL);
+		pthread_cond_destroy(&l->wake);
+		jobs_free(l->todo);
+		sym_cfi_cache_free(l->cache);
+		if (l->dirfd >= 0)
+			close(l->dirfd);
 	}
-	jobs_free(t->todo);
 	jobs_free(t->done);
 	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->wake);
-	sym_cfi_cache_free(t->cache);
 	free(t->mods);
 	free(t->free);
 	free(t->procs);
@@ -440,6 +476,7 @@ static void module_place_rows(struct cfi_tables *t, struct module *m,
 static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
 {
 	struct job *j = calloc(1, sizeof(*j)), **at;
+	struct lane *l;
 	struct stat st;
 
 	if (!j) {
@@ -456,12 +493,13 @@ static void module_compile(struct cfi_tables *t, uint32_t id, int fd)
 	 * milliseconds, a compiler's libraries up to half a second each, and
 	 * a host that just started many programs must not wait for those to
 	 * walk the rest. */
+	l = &t->lanes[j->size > BIG_FILE_BYTES ? LANE_BIG : LANE_SMALL];
 	pthread_mutex_lock(&t->lock);
-	for (at = &t->todo; *at && (*at)->size <= j->size; at = &(*at)->next)
+	for (at = &l->todo; *at && (*at)->size <= j->size; at = &(*at)->next)
 		;
 	j->next = *at;
 	*at = j;
-	pthread_cond_signal(&t->wake);
+	pthread_cond_signal(&l->wake);
 	pthread_mutex_unlock(&t->lock);
 }
 
