@@ -36,7 +36,7 @@ void config_defaults(struct hearthd_config *c)
 	c->stack_map_size = SAMPLER_STACK_MAP_SIZE;
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
-	c->symbol_cache_bytes = 256ull << 20;
+	c->symbol_cache_bytes = 32ull << 20;
 	c->push_timeout_ns = 10 * NS_PER_S;
 }
 

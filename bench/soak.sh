@@ -10,7 +10,7 @@
 #     tenth, at least 300): the median RSS of the second half of the rest
 #     is within RSS_TOLERANCE percent (default 5) of the first half's.
 #     Caches bounded by configuration (the symbol cache, SYMBOL_CACHE,
-#     default the shipped 256M) and the open 10-minute roll-up rise and
+#     default the shipped 32M) and the open 10-minute roll-up rise and
 #     fall, and a new large binary costs a passing peak: a leak moves the
 #     whole second half up, a cache at its bound or a peak does not;
 #   - the open descriptors are flat: the second half's median no more
@@ -36,7 +36,7 @@ WARMUP=${WARMUP:-$((WINDOWS / 10))}
 [ "$WARMUP" -ge 300 ] || WARMUP=300
 [ "$WARMUP" -lt "$WINDOWS" ] || { echo "soak: WINDOWS must be more than the warm-up ($WARMUP)" >&2; exit 2; }
 RETENTION=${RETENTION:-64M}
-SYMBOL_CACHE=${SYMBOL_CACHE:-256M}
+SYMBOL_CACHE=${SYMBOL_CACHE:-32M}
 RSS_TOLERANCE=${RSS_TOLERANCE:-5}
 HEARTH=${HEARTH:-$PWD/$BUILD/hearth}
 HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}

@@ -65,9 +65,9 @@ echo "before: steady_a $a% steady_b $b% shifting $c% of $n samples (expected 40/
 near "$a" 40 "$n" && near "$b" 40 "$n" && near "$c" 20 "$n" || fail "shares before the change are off"
 # After symbolizing windows, status shows the module cache: some modules
 # (daemon_shift, libc, the kernel's are not modules), some memory, below
-# the 256 MiB budget.
+# the 32 MiB budget.
 "$HEARTH" status $S > "$T/status" || fail "status failed"
-set -- $(sed -n 's/^symbols: *\([0-9]*\) modules cached, \([0-9.]*\) \([KMG]*i*B\) of 256.0 MiB (\([0-9.]*\)%), \([0-9]*\) evicted$/\1 \2 \3 \4 \5/p' "$T/status")
+set -- $(sed -n 's/^symbols: *\([0-9]*\) modules cached, \([0-9.]*\) \([KMG]*i*B\) of 32.0 MiB (\([0-9.]*\)%), \([0-9]*\) evicted$/\1 \2 \3 \4 \5/p' "$T/status")
 [ $# -eq 5 ] || fail "no module cache line in status: $(cat "$T/status")"
 echo "status: $(grep '^symbols:' "$T/status")"
 [ "$1" -ge 2 ] || fail "status: only $1 modules cached after a snapshot of daemon_shift"
