@@ -113,7 +113,9 @@ int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
 			   char *err, size_t errlen);
 
 /* Decodes every sample type of pprof data @buf[0..len) (gzip'd or raw),
- * each into a profile of its own as prof_pprof_decode_type() reads it,
+ * each into a profile of its own as prof_pprof_decode_type() reads it
+ * and with each sample's numeric labels as PROF_KIND_LABEL rows (for
+ * writing back: prof_pprof_encode_types() makes them labels again),
  * in the file's order, into @out[0..*@n) (room for PROF_PPROF_MAX_TYPES;
  * the caller frees them), with the one pprof shows by default
  * (default_sample_type, else the last) in *@shown. A file whose one

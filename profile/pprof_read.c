@@ -435,6 +435,28 @@ static int label_frame(struct reader *r, int64_t str, int kind, size_t *n)
 	return stack_push(r, n, id);
 }
 
+/* Adds the rows of the sample's numeric labels (PROF_KIND_LABEL). */
+static int num_label_frames(struct reader *r, size_t *n)
+{
+	for (size_t i = 0; i < r->nnums; i++) {
+		struct prof_frame fr = { .kind = PROF_KIND_LABEL };
+		char v[24];
+		uint32_t id;
+		int ret;
+
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)r->nums[i].num);
+		if ((ret = pr_str_get(r, r->nums[i].key, &fr.name)) < 0 ||
+		    (ret = pr_str_get(r, r->nums[i].unit, &fr.module)) < 0)
+			return ret;
+		fr.file = prof_intern_cstr(r->p, v);
+		if (fr.file == UINT32_MAX || (id = prof_frame_intern(r->p, &fr)) == UINT32_MAX)
+			return -ENOMEM;
+		if ((ret = stack_push(r, n, id)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /* Reads varints of field @f (packed or single) into r->ids (appending) or,
  * for values, keeps the one at r->value_index in *@value and counts. */
 static int sample_varints(struct reader *r, const struct pb_field *f,
@@ -476,8 +498,9 @@ static int sample_label(struct reader *r, const struct pb_field *f,
 {
 	struct pb_reader lr = { f->data, f->data + f->len };
 	struct pb_field g;
-	int64_t key = -1, str = -1;
-	int ret;
+	int64_t key = -1, str = -1, unit = 0;
+	uint64_t num = 0;
+	int ret, has_num = 0;
 
 	while ((ret = pb_next(&lr, &g)) > 0) {
 		if (g.wire != PB_VARINT)
@@ -486,10 +509,16 @@ static int sample_label(struct reader *r, const struct pb_field *f,
 			key = (int64_t)g.u64;
 		else if (g.num == LABEL_STR)
 			str = (int64_t)g.u64;
+		else if (g.num == LABEL_NUM)
+			num = g.u64, has_num = 1;
+		else if (g.num == LABEL_NUM_UNIT)
+			unit = (int64_t)g.u64;
 	}
 	if (ret < 0)
 		return pr_bad(r, "a sample label is truncated");
-	if (pr_str_is(r, key, PPROF_LABEL_PROCESS))
+	if (r->keep_labels && has_num && str <= 0 && 0 < key && r->nnums < PR_NUM_LABELS_MAX)
+		r->nums[r->nnums++] = (struct pr_num_label){ key, unit, num };
+	else if (pr_str_is(r, key, PPROF_LABEL_PROCESS))
 		*proc = str;
 	else if (pr_str_is(r, key, PPROF_LABEL_THREAD))
 		*thread = str;
@@ -505,6 +534,7 @@ static int decode_sample(struct reader *r, struct span s)
 	int ret;
 
 	r->nids = 0;
+	r->nnums = 0;
 	while ((ret = pb_next(&pr, &f)) > 0) {
 		if (f.num == SAMPLE_LOCATION_ID) {
 			ret = sample_varints(r, &f, 0, &r->nids, NULL);
@@ -525,7 +555,8 @@ static int decode_sample(struct reader *r, struct span s)
 	if (value <= 0)
 		return 0;
 	if ((0 <= proc && (ret = label_frame(r, proc, PROF_KIND_PROCESS, &n)) < 0) ||
-	    (0 <= thread && (ret = label_frame(r, thread, PROF_KIND_THREAD, &n)) < 0))
+	    (0 <= thread && (ret = label_frame(r, thread, PROF_KIND_THREAD, &n)) < 0) ||
+	    (ret = num_label_frames(r, &n)) < 0)
 		return ret;
 	for (size_t i = r->nids; i-- > 0;) {
 		struct rlocation *l = pr_find_id(r->locs, r->nlocs, sizeof(*r->locs),
@@ -661,11 +692,11 @@ static size_t shown_type(const struct reader *r)
  * @want_type (NULL = the default) or, when non-zero, the one at index
  * @want_index - 1; fills @d (may be NULL). */
 static int decode_raw(const uint8_t *data, size_t len, const char *want_type,
-		      size_t want_index, struct prof_profile **out,
+		      size_t want_index, int keep_labels, struct prof_profile **out,
 		      struct decoded *d, char *err, size_t errlen)
 {
-	struct reader r = { .err = err, .errlen = errlen,
-			    .want_type = want_type, .want_index = want_index };
+	struct reader r = { .err = err, .errlen = errlen, .want_type = want_type,
+			    .want_index = want_index, .keep_labels = keep_labels };
 	int ret = -ENOMEM;
 
 	r.p = prof_new(PROF_UNIT_SAMPLES);
@@ -734,7 +765,7 @@ int prof_pprof_decode_type(const void *buf, size_t len, size_t max_size,
 	*out = NULL;
 	ret = raw_bytes(buf, len, max_size, &data, &plain_len, &plain, err, errlen);
 	if (ret == 0)
-		ret = decode_raw(data, plain_len, sample_type, 0, out, NULL, err, errlen);
+		ret = decode_raw(data, plain_len, sample_type, 0, 0, out, NULL, err, errlen);
 	free(plain);
 	return ret;
 }
@@ -753,7 +784,7 @@ int prof_pprof_decode_all(const void *buf, size_t len, size_t max_size,
 	*n = *shown = 0;
 	ret = raw_bytes(buf, len, max_size, &data, &plain_len, &plain, err, errlen);
 	if (ret == 0)
-		ret = decode_raw(data, plain_len, NULL, 0, &first, &d, err, errlen);
+		ret = decode_raw(data, plain_len, NULL, 0, 1, &first, &d, err, errlen);
 	if (ret == 0 && !d.whole && PROF_PPROF_MAX_TYPES < d.ntypes) {
 		snprintf(err, errlen, "the profile has %zu sample types; hearth keeps at most %d "
 			 "(--sample-type picks one)", d.ntypes, PROF_PPROF_MAX_TYPES);
@@ -768,7 +799,7 @@ int prof_pprof_decode_all(const void *buf, size_t len, size_t max_size,
 			out[i] = first;
 			first = NULL;
 		} else {
-			ret = decode_raw(data, plain_len, NULL, i + 1, &out[i], NULL, err, errlen);
+			ret = decode_raw(data, plain_len, NULL, i + 1, 1, &out[i], NULL, err, errlen);
 		}
 		*n += ret == 0;
 	}

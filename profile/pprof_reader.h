@@ -46,6 +46,9 @@ struct rlocation {
 	int resolved;
 };
 
+/* Numeric labels a sample keeps at most (Go's heap profiles have one). */
+#define PR_NUM_LABELS_MAX 8
+
 struct reader {
 	struct prof_profile *p;
 	char *err;
@@ -77,6 +80,12 @@ struct reader {
 	size_t stack_cap;
 	uint64_t *ids; /* one sample's location ids */
 	size_t nids, ids_cap;
+	int keep_labels;  /* numeric labels become PROF_KIND_LABEL rows */
+	struct pr_num_label {
+		int64_t key, unit;
+		uint64_t num;
+	} nums[PR_NUM_LABELS_MAX]; /* one sample's numeric labels */
+	size_t nnums;
 };
 
 /* Writes "malformed pprof data: " and the formatted reason into the

@@ -309,6 +309,17 @@ static void put_label(struct writer *w, uint32_t key, uint32_t str)
 	pb_put_bytes(&w->labels, SAMPLE_LABEL, w->line.data, w->line.len);
 }
 
+/* A numeric label row (PROF_KIND_LABEL) as the Label it was read from. */
+static void put_num_label(struct writer *w, const struct prof_frame *f)
+{
+	pb_reset(&w->line);
+	pb_put_uint(&w->line, LABEL_KEY, f->name);
+	pb_put_uint(&w->line, LABEL_NUM, strtoull(prof_str(w->p, f->file), NULL, 10));
+	if (f->module)
+		pb_put_uint(&w->line, LABEL_NUM_UNIT, f->module);
+	pb_put_bytes(&w->labels, SAMPLE_LABEL, w->line.data, w->line.len);
+}
+
 /* Column @c's self value at the stack @frames[0..n) of the walked
  * profile; 0 where it has none. */
 static uint64_t col_value(const struct column *c, const uint32_t *frames, size_t n)
@@ -349,13 +360,18 @@ static int add_sample(const struct prof_profile *p, const uint32_t *frames,
 		i++;
 	if (i < n && label_row(prof_frame_get(p, frames[i]), PROF_KIND_THREAD))
 		i++;
+	while (i < n && prof_frame_get(p, frames[i])->kind == PROF_KIND_LABEL)
+		i++;
 	if (i == n)
 		i = 0;
 	for (size_t r = 0; r < i; r++) {
 		const struct prof_frame *f = prof_frame_get(p, frames[r]);
 
-		put_label(w, w->nstr + (f->kind == PROF_KIND_PROCESS ? XS_PROCESS : XS_THREAD),
-			  f->name);
+		if (f->kind == PROF_KIND_LABEL)
+			put_num_label(w, f);
+		else
+			put_label(w, w->nstr + (f->kind == PROF_KIND_PROCESS ? XS_PROCESS : XS_THREAD),
+				  f->name);
 	}
 	while (i < n) {
 		const struct prof_frame *outer = prof_frame_get(p, frames[i]);

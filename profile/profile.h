@@ -31,6 +31,11 @@ enum prof_frame_kind {
 	PROF_KIND_INLINE = 2, /* a user function inlined into its caller, _[i] */
 	PROF_KIND_PROCESS = 3,/* the per-process root row (comm) */
 	PROF_KIND_THREAD = 4, /* a per-thread row (name and tid) */
+	/* A pprof sample's numeric label, a row after the process and
+	 * thread rows: name the key, file the value in decimal, module the
+	 * unit. Only in the profiles export --pprof re-writes
+	 * (prof_pprof_decode_all()), so a label survives a re-export. */
+	PROF_KIND_LABEL = 5,
 };
 
 /* Ownership classes, the viewer's colours (SPEC.md). */

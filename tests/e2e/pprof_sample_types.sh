@@ -9,7 +9,8 @@
 #  - the answer says "in use" for inuse_*, "allocated" for alloc_*;
 #  - export --pprof writes the type back under its name, and every type
 #    when none is asked for, with the file's period (space bytes, not a
-#    sampling rate) as go tool pprof -raw shows it;
+#    sampling rate) and each sample's numeric label (bytes:[N]) as go
+#    tool pprof -raw shows them;
 #  - a name the file lacks lists the ones it has; folded text refuses
 #    --sample-type.
 . tests/e2e/lib.sh
@@ -81,6 +82,20 @@ cmp -s "$T/all.folded" "$T/inuse_space.folded" || fail "the re-export's default 
 grep -q "^1: .* $FIXTURES/go_heap " "$T/all.raw" || fail "the re-export lost Go's mapping"
 [ "$(period "$T/all.raw")" = "$want_period" ] || fail "the re-export of every type has the period $(period "$T/all.raw"), not $want_period"
 ok "export --pprof keeps all four types ($(sums "$T/all.raw")), the default and the mapping"
+# by_label FILE: for each numeric label of a -raw listing's samples (Go's
+# bytes:[N], the size of the blocks), the four columns' sums; samples at
+# one stack with one label are one sample once re-written.
+by_label() { awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
+	function flush() { if (have) { for (c = 1; c <= 4; c++) t[lab, c] += v[c]; seen[lab] = 1 } have = 0 }
+	on && /^ *[0-9]+( +[0-9]+)+:/ { flush(); for (c = 1; c <= 4; c++) v[c] = $c; lab = "none"; have = 1; next }
+	on && /^ +[a-z_]+:\[/ { sub(/^ +/, ""); lab = $0 }
+	END { flush(); for (l in seen) printf "%s %.0f %.0f %.0f %.0f\n", l, t[l, 1], t[l, 2], t[l, 3], t[l, 4] }' "$1" | sort; }
+by_label "$T/raw" >"$T/labels.want"
+by_label "$T/all.raw" >"$T/labels.got"
+grep -q '^bytes:\[[0-9]*\] ' "$T/labels.want" || fail "the Go heap profile has no bytes label"
+grep -q '^none ' "$T/labels.want" && fail "a sample of the Go heap profile has no bytes label"
+cmp -s "$T/labels.want" "$T/labels.got" || { diff "$T/labels.want" "$T/labels.got" | head; fail "the re-export's numeric labels differ"; }
+ok "export --pprof keeps the samples' numeric labels: $(wc -l <"$T/labels.got") block sizes, each with its sums"
 
 "$HEARTH" view --sample-type nope "$T/heap.pb.gz" > "$T/out" 2>&1 && fail "an unknown sample type was read"
 grep -q 'has no sample type named "nope"; it has alloc_objects, alloc_space, inuse_objects, inuse_space' "$T/out" ||
