@@ -9,24 +9,28 @@
 #     unwind_nofp spin and starting 10 short-lived processes a second:
 #     user+sys and BPF time as % of one core, RSS at the end.
 #  3. Whole-host pipe ping-pong (unwind_nofp pingpong, 2 switches per round
-#     trip): round trips in PP_SECS alone and with that hearthd running,
-#     alternated PP_RUNS times, hearthd given SETTLE seconds after its
-#     start (the host's processes ask for their tables at once then);
+#     trip): round trips in PP_SECS alone, with that hearthd running, and
+#     (when installed) with libbpf-tools offcputime watching the whole
+#     host, alternated PP_RUNS times, hearthd given SETTLE seconds after
+#     its start (the host's processes ask for their tables at once then);
 #     slowdown = median alone / median with.
 # Environment: SECS (default 60), REC_SECS (default 10), PP_SECS (default
-# 5), PP_RUNS (default 3), SETTLE (default 10).
+# 5), PP_RUNS (default 3), SETTLE (default 10), PARTS (default 123: the
+# parts to run, e.g. PARTS=3 for the ping-pong alone).
 set -u
 SECS=${SECS:-60}
 REC_SECS=${REC_SECS:-10}
 PP_SECS=${PP_SECS:-5}
 PP_RUNS=${PP_RUNS:-3}
 SETTLE=${SETTLE:-10}
+PARTS=${PARTS:-123}
 N="$FIXTURES/unwind_nofp"
 W="$FIXTURES/record_work"
 T=$(mktemp -d /tmp/hearth-bench.XXXXXX)
-HD=
+HD= OC=
 cleanup() {
 	[ -n "$HD" ] && kill "$HD" 2>/dev/null
+	[ -n "$OC" ] && kill "$OC" 2>/dev/null
 	rm -rf "$T"
 	sysctl -q kernel.bpf_stats_enabled=0
 }
@@ -39,7 +43,11 @@ bpf_s() { sed -n 's/.*, BPF \([0-9.]*\) s in .*/\1/p' "$1"; }
 sysctl -q kernel.bpf_stats_enabled=1
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# part N: whether PARTS has part N.
+part() { case "$PARTS" in *"$1"*) return 0 ;; esac; return 1; }
+
 # 1. BPF ns per on-CPU sample.
+if part 1; then
 printf '\n%-40s %10s %10s %s\n' "record -p, $REC_SECS s" "BPF ns" "samples" "whole/walked"
 for fx in "$W spin" "$N spin"; do
 	for mode in fp auto; do
@@ -54,7 +62,10 @@ for fx in "$W spin" "$N spin"; do
 	done
 done
 
+fi
+
 # 2. hearthd, shipped config, busy host with churn.
+if part 2; then
 "$N" spin $((SECS + 10)) >/dev/null &
 spin=$!
 ( end=$(( $(date +%s) + SECS + 5 )); while [ "$(date +%s)" -lt "$end" ]; do
@@ -78,9 +89,12 @@ awk -v a="$t0" -v b="$t1" -v hz="$hz" -v s="$SECS" -v b0="$b0" -v b1="$b1" 'BEGI
 	printf "  user+sys %.3f%%, BPF %.3f%%, total %.3f%% of one core\n", u, k, u + k }'
 grep -E '^(own cost|unwinder|BPF per event|drops)' "$T/s1" | sed 's/^/  /'
 kill "$HD"; wait "$HD" 2>/dev/null; HD=
+fi
 
-# 3. Ping-pong alone and with hearthd running.
-: > "$T/alone"; : > "$T/with"
+# 3. Ping-pong alone, with hearthd running, with offcputime running.
+part 3 || exit 0
+OFFCPUTIME=$(command -v offcputime)
+: > "$T/alone"; : > "$T/with"; : > "$T/offcpu"
 for i in $(seq "$PP_RUNS"); do
 	"$N" pingpong "$PP_SECS" | awk '{ print $1 }' >> "$T/alone"
 	"$HEARTHD" --config etc/hearthd.conf --state-dir "$T/state2" --socket "$T/ctl2.sock" 2>>"$T/hd2.log" &
@@ -90,10 +104,22 @@ for i in $(seq "$PP_RUNS"); do
 	"$N" pingpong "$PP_SECS" | awk '{ print $1 }' >> "$T/with"
 	"$HEARTH" status --socket "$T/ctl2.sock" | grep -E '^(unwinder|BPF per event)' | sed 's/^/  /' > "$T/pp_status"
 	kill "$HD"; wait "$HD" 2>/dev/null; HD=
+	[ -n "$OFFCPUTIME" ] || continue
+	# whole host, frame pointers, in-kernel aggregation; its output
+	# (printed at its end) is not what is measured
+	"$OFFCPUTIME" $((PP_SECS + 3)) >/dev/null 2>&1 &
+	OC=$!
+	sleep 1
+	"$N" pingpong "$PP_SECS" | awk '{ print $1 }' >> "$T/offcpu"
+	kill -INT "$OC" 2>/dev/null; wait "$OC" 2>/dev/null; OC=
 done
 a=$(median "$T/alone") w=$(median "$T/with")
 echo
 echo "pipe ping-pong, $PP_SECS s x $PP_RUNS: round trips alone $(tr '\n' ' ' < "$T/alone")(median $a), with hearthd $(tr '\n' ' ' < "$T/with")(median $w)"
-awk -v a="$a" -v w="$w" 'BEGIN { printf "  slowdown %.2fx\n", a / w }'
+awk -v a="$a" -v w="$w" 'BEGIN { printf "  slowdown with hearthd, etc/hearthd.conf: %.2fx\n", a / w }'
+if [ -s "$T/offcpu" ]; then
+	o=$(median "$T/offcpu")
+	echo "  with libbpf-tools offcputime (whole host) $(tr '\n' ' ' < "$T/offcpu")(median $o): slowdown $(awk -v a="$a" -v o="$o" 'BEGIN { printf "%.2fx", a / o }')"
+fi
 cat "$T/pp_status"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
