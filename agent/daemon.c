@@ -2,7 +2,6 @@
 /* daemon: the poll loop, window cuts, config reloads and systemd. */
 #include <errno.h>
 #include <grp.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -521,10 +520,6 @@ static void cut_window(struct daemon *d)
 	d->win_start_ns = w.end_ns;
 	store_window_clear(&w);
 	daemon_answer_pending(d, false);
-	/* A window's drain is the daemon's peak: what it freed goes back to
-	 * the kernel now, so RSS follows what is kept (the symbol cache, the
-	 * tables), not the busiest window so far. */
-	malloc_trim(0);
 }
 
 static void update_cpu(struct daemon *d)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hearthd: the always-on profiler daemon's entry point and flags. */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,17 +146,6 @@ int main(int argc, char **argv)
 	static struct daemon_args a;
 	struct hearthd_config probe;
 	char err[300];
-
-	/* hearthd runs for months: memory a burst took (a compiler's symbol
-	 * tables, a window of a storm of new processes) must go back to the
-	 * kernel, not stay in the heap. Large blocks are mapped on their
-	 * own, always (glibc would raise this threshold each time one is
-	 * freed, up to 32 MiB, and keep them in the heap from then on); two
-	 * arenas, not eight per core, for the threads that compile unwind
-	 * tables and fetch debug files. The daemon trims the heap after each
-	 * window. */
-	mallopt(M_MMAP_THRESHOLD, 256 << 10);
-	mallopt(M_ARENA_MAX, 2);
 
 	for (int i = 1; i < argc; i++) {
 		char *arg = argv[i], *eq;
