@@ -13,6 +13,12 @@
 #include "agent/memory.h"
 #include "agent/store_codec.h"
 
+/* Requests whose stacks are copied and unwound with DWARF, a second per
+ * CPU; past them the frame-pointer walk stands in. An exec storm asks
+ * for memory thousands of times a second, each in a process new to the
+ * unwinder: hearthd's own cost is kept below record's budget. */
+#define DAEMON_GROWTH_COPIES 100
+
 /* An allocation session's samples are named this often, while their
  * processes still run. */
 #define MEM_DRAIN_NS 1000000000ull
@@ -28,8 +34,13 @@ static bool growth_skip(void *arg, const char *comm)
 
 void daemon_growth_open(struct daemon *d)
 {
+	/* Its modules beside the sampler's: an eighth of symbol_cache more,
+	 * not a budget of their own (the requests come from the processes
+	 * the sampler sees too). */
 	struct growth_opts o = { .exclude_tgid = getpid(), .pid_rows = true,
-				 .debuginfod = d->dbgd, .skip = growth_skip, .skip_arg = d };
+				 .debuginfod = d->dbgd, .skip = growth_skip, .skip_arg = d,
+				 .symbol_cache = d->cfg.symbol_cache_bytes / 8 + 1,
+				 .copies_per_sec = DAEMON_GROWTH_COPIES };
 	char err[512];
 
 	if (!d->cfg.memory_growth)

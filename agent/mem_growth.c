@@ -193,6 +193,7 @@ struct growth *growth_open(const struct growth_opts *opts, char *err, size_t err
 		goto err;
 	preflight_libbpf_quiet();
 	so.debuginfod = opts->debuginfod;
+	so.max_module_bytes = opts->symbol_cache;
 	g->sym = sym_new(&so);
 	g->unw = sym_unwinder_new();
 	g->builder = stack_builder_new();

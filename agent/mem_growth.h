@@ -33,6 +33,8 @@ struct growth_opts {
 				      * hearthd's windows */
 	uint32_t copies_per_sec;     /* per CPU, 0 = GROWTH_COPIES_PER_SEC */
 	struct sym_debuginfod *debuginfod; /* not owned; NULL = none */
+	size_t symbol_cache;         /* the symbolizer's module budget, 0 =
+				      * its default (sym_options) */
 	/* Leaves out the requests of processes it says true for (their
 	 * name), as hearthd's exclude_comm does; NULL = none. */
 	bool (*skip)(void *arg, const char *comm);
