@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * maps_parse: one line of /proc/PID/maps
- * ("start-end perms offset major:minor inode   path").
+ * ("start-end perms offset major:minor inode   path"), and the walk over
+ * its text where the kernel has no PROCMAP_QUERY.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sym_internal.h"
 
@@ -77,4 +81,29 @@ int sym_maps_parse_line(const char *line, size_t len,
 		out->path_len -= sizeof(del) - 1;
 	}
 	return 0;
+}
+
+int sym_maps_text(int fd, sym_maps_fn fn, void *arg)
+{
+	FILE *f = fdopen(fd, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (!f) {
+		close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
+		struct sym_maps_line ml;
+
+		if (line[len - 1] == '\n')
+			len--;
+		if (sym_maps_parse_line(line, (size_t)len, &ml) == 0 && ml.exec)
+			rc = fn(arg, &ml);
+	}
+	free(line);
+	fclose(f);
+	return rc;
 }

@@ -148,34 +148,6 @@ static int take_line(void *arg, struct sym_maps_line *ml)
 	return err;
 }
 
-/* The text of /proc/PID/maps, already open on @fd (taken). */
-static int read_text(int fd, struct maps_read *r)
-{
-	FILE *f = fdopen(fd, "re");
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
-	int err = 0;
-
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	while ((len = getline(&line, &lcap, f)) > 0) {
-		struct sym_maps_line ml;
-
-		if (line[len - 1] == '\n')
-			len--;
-		if (sym_maps_parse_line(line, (size_t)len, &ml) || !ml.exec)
-			continue;
-		if ((err = take_line(r, &ml)))
-			break;
-	}
-	free(line);
-	fclose(f);
-	return err;
-}
-
 /* Reads the executable mappings of @r->pid: by query when the kernel has
  * it, else (or when a query fails midway) from the text. */
 static int read_mappings(const char *path, struct maps_read *r)
@@ -199,7 +171,7 @@ static int read_mappings(const char *path, struct maps_read *r)
 		close(fd);
 		return -errno;
 	}
-	return read_text(fd, r);
+	return sym_maps_text(fd, take_line, r);
 }
 
 /* True when the new view @r (not yet sorted) holds the mappings @p has. */

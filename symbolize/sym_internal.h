@@ -204,6 +204,11 @@ typedef int (*sym_maps_fn)(void *arg, struct sym_maps_line *ml);
 int sym_maps_query(int fd, char *name, size_t namelen, sym_maps_fn fn,
 		   void *arg);
 
+/* The same walk over the text of /proc/PID/maps open on @fd (taken and
+ * closed), for kernels without the query: malformed lines are skipped.
+ * Returns 0, what @fn returned, or a negative errno. */
+int sym_maps_text(int fd, sym_maps_fn fn, void *arg);
+
 /* ---- ELF modules (elf_module.c) ---- */
 
 /* Copies the GNU build-id of @e, at most @max bytes (the first ones of a

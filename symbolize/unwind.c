@@ -472,32 +472,6 @@ static int exec_map_line(void *arg, struct sym_maps_line *ml)
 	return w->fn(w->arg, &m);
 }
 
-/* The text of /proc/PID/maps on @fd, for kernels without the query. */
-static int exec_maps_text(int fd, struct exec_maps_walk *w)
-{
-	FILE *f = fdopen(fd, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = 0;
-
-	if (!f) {
-		close(fd);
-		return -errno;
-	}
-	while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
-		struct sym_maps_line ml;
-
-		if (line[len - 1] == '\n')
-			len--;
-		if (sym_maps_parse_line(line, (size_t)len, &ml) == 0)
-			rc = exec_map_line(w, &ml);
-	}
-	free(line);
-	fclose(f);
-	return rc;
-}
-
 int sym_unwind_exec_maps(pid_t pid, sym_exec_map_fn fn, void *arg)
 {
 	struct exec_maps_walk w = { fn, arg };
@@ -513,7 +487,7 @@ int sym_unwind_exec_maps(pid_t pid, sym_exec_map_fn fn, void *arg)
 		close(fd);
 		return rc;
 	}
-	return exec_maps_text(fd, &w);
+	return sym_maps_text(fd, exec_map_line, &w);
 }
 
 int sym_unwind_open_mapped(pid_t pid, const struct sym_exec_map *m)

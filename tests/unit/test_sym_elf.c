@@ -71,6 +71,40 @@ static int elf_symbol(const char *path, const char *name, uint64_t *value,
 	return found;
 }
 
+/* sym_maps_text() walks the executable lines of a maps text, skipping
+ * the others and malformed ones, and stops where the callback says. */
+static int count_exec(void *arg, struct sym_maps_line *ml)
+{
+	int *n = arg;
+
+	(*n)++;
+	return ml->start == 0x3000 ? 7 : 0;
+}
+
+static void test_maps_text(void **state)
+{
+	const char text[] =
+		"1000-2000 r-xp 00000000 08:01 12 /usr/bin/a\n"
+		"2000-3000 rw-p 00001000 08:01 12 /usr/bin/a\n"
+		"not a line\n"
+		"4000-5000 r-xp 00000000 00:00 0 [vdso]\n";
+	char path[] = "/tmp/hearth-maps-XXXXXX";
+	int fd = mkstemp(path), n = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(sym_maps_text(fd, count_exec, &n), 0);
+	assert_int_equal(n, 2);
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = 0;
+	assert_int_equal(sym_maps_text(fd, count_exec, &n), 0);
+	assert_true(n > 0);
+}
+
 static void test_fixture_functions(void **state)
 {
 	(void)state;
@@ -507,6 +541,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_parse),
 		cmocka_unit_test(test_symtab_best_and_sizes),
+		cmocka_unit_test(test_maps_text),
 		cmocka_unit_test(test_fixture_functions),
 		cmocka_unit_test(test_fork_keeps_maps),
 		cmocka_unit_test(test_unmapped_is_module_offset),
