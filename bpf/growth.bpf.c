@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/growth.h"
+#include "bpf/pid_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -26,19 +27,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAX_ERRNO 4095
 #define STACK_PAGE 4096
 
-const volatile bool filter_pid = false;
-const volatile __u32 exclude_tgid = 0;
 /* Most stack copies per second per CPU; past it a request is sent with
  * its frame-pointer walk alone (0 = no limit). */
 const volatile __u32 copies_per_sec = 0;
 
-/* The processes chosen. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 64);
-} pids SEC(".maps");
 
 /* The end of the heap when brk was called, by thread. */
 struct {
@@ -86,12 +78,6 @@ static __always_inline void count(__u32 idx, __u64 n)
 		c[idx] += n;
 }
 
-static __always_inline bool wanted(__u32 tgid)
-{
-	if (tgid == exclude_tgid)
-		return false;
-	return !filter_pid || bpf_map_lookup_elem(&pids, &tgid);
-}
 
 static __always_inline bool budget_allows(void)
 {
@@ -203,7 +189,7 @@ int BPF_PROG(growth_enter, struct pt_regs *regs, long id)
 	if (id != NR_BRK)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (compat(task) || !regs->di || !wanted(task->tgid))
+	if (compat(task) || !regs->di || !pid_wanted(task->tgid))
 		return 0;
 	at = bpf_task_storage_get(&brk_at, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (at)
@@ -234,7 +220,7 @@ int BPF_PROG(growth_exit, struct pt_regs *regs, long ret)
 	if (id != NR_MMAP && id != NR_BRK && id != NR_MREMAP)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (compat(task) || failed(ret) || !wanted(task->tgid))
+	if (compat(task) || failed(ret) || !pid_wanted(task->tgid))
 		return 0;
 	if (id == NR_BRK) {
 		kind = HEARTH_GROW_BRK;
@@ -259,7 +245,7 @@ static __always_inline void proc_event(__u32 type, __u32 pid)
 {
 	struct hearth_grow_proc *e;
 
-	if (!wanted(pid))
+	if (!pid_wanted(pid))
 		return;
 	e = bpf_ringbuf_reserve(&procs, sizeof(*e), 0);
 	if (!e)

@@ -13,6 +13,7 @@
 #include "bpf/comm.h"
 #include "bpf/sampler.h"
 #include "bpf/threads.h"
+#include "bpf/pid_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -21,22 +22,13 @@ char LICENSE[] SEC("license") = "GPL";
 #define PF_KTHREAD 0x00200000
 #define STACK_PAGE 4096
 
-const volatile bool filter_pid = false;
 const volatile bool filter_comm = false;
 const volatile char target_comm[HEARTH_THREAD_COMM] = {};
-const volatile __u32 exclude_tgid = 0;
 const volatile __u32 stack_bytes = HEARTH_THREAD_STACK;
 /* Set by user space for the end's pass: a thread whose start is still
  * the one the start's pass gave it has the stacks noted then. */
 bool skip_unmoved = false;
 
-/* The sampler's pid filter, shared with it (it follows children). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 64);
-} pids SEC(".maps");
 
 /* The sampler's open waits, shared with it. */
 struct {
@@ -63,9 +55,7 @@ struct {
 static __always_inline bool wanted(struct task_struct *task, __u32 tgid,
 				   struct hearth_thread *r)
 {
-	if (tgid == exclude_tgid)
-		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+	if (!pid_wanted(tgid))
 		return false;
 	return !filter_comm || hearth_comm_is(r->tcomm, target_comm, HEARTH_THREAD_COMM) ||
 	       hearth_comm_is(r->comm, target_comm, HEARTH_THREAD_COMM);
