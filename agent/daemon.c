@@ -841,10 +841,12 @@ int daemon_run(const struct daemon_args *a)
 	}
 	push_stop(d->push);
 	ctl_server_close(d->srv);
-	sampler_close(d->smp);
+	/* Growth's and the allocation sessions' last reads ask the sampler
+	 * which processes are excluded: they close before it. */
 	growth_close(d->growth);
 	for (size_t i = 0; i < d->nmem; i++)
 		mem_close(d->mem[i].t);
+	sampler_close(d->smp);
 	sym_debuginfod_free(d->dbgd);
 	store_close(d->store);
 	if (d->sigfd >= 0)
