@@ -15,6 +15,9 @@ hearthd_traps
 prometheus_python
 check() { $PY tests/e2e/json_output.py "$@" || fail "$1: JSON and text differ"; }
 
+# A spinning process, so the whole host's recording has samples to count
+# even when nothing else runs.
+bg "$FIXTURES/record_work" spin 4
 "$HEARTH" record -d 2 --both --json -o "$T/rec" > "$T/rec.json" 2> "$T/rec.err" ||
 	{ cat "$T/rec.err"; fail "record --json failed"; }
 check record "$T/rec.json" "$T/rec.err"
