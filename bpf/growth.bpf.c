@@ -28,7 +28,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define STACK_PAGE 4096
 
 /* Most stack copies per second per CPU; past it a request is sent with
- * its frame-pointer walk alone (0 = no limit). */
+ * its frame-pointer walk alone, unless its process has a share of its
+ * own left (below; 0 = no limit). */
 const volatile __u32 copies_per_sec = 0;
 
 
@@ -78,6 +79,41 @@ static __always_inline void count(__u32 idx, __u64 n)
 		c[idx] += n;
 }
 
+
+/* Past the CPU's budget, a process older than a second still gets up to
+ * OWN_COPIES copies a second of its own: the budget is there to bound an
+ * exec storm (processes milliseconds old), and a service's requests must
+ * not lose their callers to a busy neighbour's. */
+#define OWN_COPIES 64
+#define SETTLED_NS 1000000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct copy_budget);
+	__uint(max_entries, 4096);
+} own_budget SEC(".maps");
+
+static __always_inline bool own_budget_allows(struct task_struct *task)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct copy_budget *b, first = { .window = now, .used = 1 };
+	__u32 tgid = task->tgid;
+
+	if (now - BPF_CORE_READ(task, group_leader, start_time) < SETTLED_NS)
+		return false;
+	b = bpf_map_lookup_elem(&own_budget, &tgid);
+	if (!b)
+		return bpf_map_update_elem(&own_budget, &tgid, &first, BPF_NOEXIST) == 0;
+	if (now - b->window >= 1000000000ULL) {
+		b->window = now;
+		b->used = 0;
+	}
+	if (b->used >= OWN_COPIES)
+		return false;
+	__sync_fetch_and_add(&b->used, 1);
+	return true;
+}
 
 static __always_inline bool budget_allows(void)
 {
@@ -139,7 +175,7 @@ static __always_inline void send(void *ctx, struct pt_regs *regs, __u32 kind,
 
 	/* Past the budget, a request goes without a copy, an eighth the
 	 * size. */
-	if (budget_allows()) {
+	if (budget_allows() || own_budget_allows(task)) {
 		c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
 		e = c ? &c->ev : NULL;
 	} else {
