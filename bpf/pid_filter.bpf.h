@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pid_filter: the processes a program watches, for the kernel side of
- * the programs with a pid filter (growth.bpf.c, threads.bpf.c; the
- * threads' map is the sampler's, reused, so it keeps its shape). Kernel
+ * the programs with a pid filter (sampler.bpf.c, growth.bpf.c and
+ * threads.bpf.c, which reuses the sampler's map: one shape for all). Kernel
  * only: include once, after vmlinux.h and bpf_helpers.h.
  */
 #ifndef HEARTH_BPF_PID_FILTER_H

@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "bpf/comm.h"
+#include "bpf/pid_filter.bpf.h"
 #include "bpf/python.h"
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
@@ -26,14 +27,12 @@ char LICENSE[] SEC("license") = "GPL";
 #define FNV_OFFSET 14695981039346656037ULL
 #define FNV_PRIME 1099511628211ULL
 
-const volatile bool filter_pid = false;
 /* -p follows the chosen processes' children forked after the start. */
 const volatile bool follow_children = false;
 const volatile bool filter_comm = false;
 const volatile char target_comm[HEARTH_COMM_LEN] = {};
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
-const volatile __u32 exclude_tgid = 0;
 const volatile __u64 min_block_ns = 0;
 /* User stack copies for DWARF unwinding (0 = frame pointers only). */
 const volatile __u32 copy_oncpu_bytes = 0;
@@ -249,14 +248,9 @@ COUNTS_MAP(counts1);
 LOST_MAP(lost0);
 LOST_MAP(lost1);
 
-/* The processes chosen, and with follow_children the ones they forked
- * since; a process leaves when its last thread exits. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 64);
-} pids SEC(".maps");
+/* pids (pid_filter.bpf.h): the processes chosen, and with follow_children
+ * the ones they forked since; a process leaves when its last thread
+ * exits. */
 
 /* Threads currently off-CPU, by tid. */
 struct {
@@ -396,9 +390,7 @@ static __always_inline bool comm_matches(const char *comm)
 /* Whether @task is one we profile. */
 static __always_inline bool wanted(struct task_struct *task, __u32 tgid)
 {
-	if (tgid == exclude_tgid)
-		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &tgid))
+	if (!pid_wanted(tgid))
 		return false;
 	if (filter_comm) {
 		char comm[HEARTH_COMM_LEN];
