@@ -11,6 +11,9 @@
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
 # With AB=OLD-HEARTHD, instead: the old and this hearthd side by side.
+# With GROWTH=RATE, instead: what recording growth always costs: two of
+# this hearthd side by side, memory_growth = no and yes, while alloc_work
+# asks the kernel for more memory RATE times a second (1 MiB mmaps).
 # Prints a Markdown section (see the hearthd section of bench/RESULTS.md). Run as root:
 #   make BUILD=build all fixtures
 #   BUILD=build sh bench/daemon_bench.sh    (builds its store tool if needed)
@@ -22,10 +25,10 @@ HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}
 FIX=${FIXTURES:-$PWD/$BUILD/fixtures}
 TOOL=$PWD/$BUILD/bench/daemon_store_tool
 T=$(mktemp -d /tmp/hearthd-bench.XXXXXX)
-HD= W1= W2=
+HD= W1= W2= W3=
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
-	for p in $HD $W1 $W2; do kill "$p" 2>/dev/null || true; done
+	for p in $HD $W1 $W2 $W3; do kill "$p" 2>/dev/null || true; done
 	echo "$stats_old" > /proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$T"
 }
@@ -106,6 +109,62 @@ if [ -n "${AB:-}" ]; then
 			printf "| %s | %.3f%% | %.0f ms | %.1f |\n", l, 100 * c / hz / t, w ? 1000 * c / hz / w : 0, v / t }'
 	done
 	awk -v a=$((o1 - o0)) -v b=$((n1 - n0)) 'BEGIN { if (a) printf "\nafter / before: %.2f\n", b / a }'
+	exit 0
+fi
+
+# growth_bpf PID: "RUN_TIME_NS RUN_CNT" summed over PID's programs named
+# growth_* (another hearthd's, also named so, are not counted).
+growth_bpf() {
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' > "$T/ids.$1"
+	bpftool prog show 2>/dev/null | awk -v f="$T/ids.$1" '
+		BEGIN { while ((getline l < f) > 0) mine[l] = 1 }
+		/^[0-9]+:/ { id = $1; sub(/:$/, "", id); name = ""; rt = 0; rc = 0
+			     for (i = 1; i <= NF; i++) { if ($i == "name") name = $(i + 1); if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) }
+			     if ((id in mine) && name ~ /^growth_/) { t += rt; c += rc } }
+		END { printf "%.0f %.0f\n", t, c }'
+}
+
+# GROWTH=RATE: memory_growth = no and yes side by side for DURATION s, on
+# the same host activity, with RATE requests for more memory a second:
+# user+sys, the growth programs' run time (their tracepoints run at every
+# system call of every process), RSS sampled every 10 s.
+if [ -n "${GROWTH:-}" ]; then
+	"$FIX/alloc_work" churn "$GROWTH" & W3=$!
+	"$HEARTHD" --state-dir "$T/g-no" --socket "$T/no.sock" --memory-growth no 2>>"$T/hearthd.log" & W1=$!
+	"$HEARTHD" --state-dir "$T/g-yes" --socket "$T/yes.sock" --memory-growth yes 2>>"$T/hearthd.log" & W2=$!
+	for s in no yes; do
+		until "$HEARTH" status --socket "$T/$s.sock" >/dev/null 2>&1; do sleep 0.2; done
+	done
+	sleep 10 # (the first window names every process of the host)
+	l0=$(cut -d' ' -f1 /proc/loadavg); busy=$(host_busy); t0=$(date +%s.%N)
+	o0=$(cpu_ticks "$W1") n0=$(cpu_ticks "$W2") g0=$(growth_bpf "$W2")
+	omin=999999999 omax=0 nmin=999999999 nmax=0 k=0
+	while [ $k -lt "$DURATION" ]; do
+		sleep 10; k=$((k + 10))
+		r=$(rss_kib "$W1"); [ "$r" -lt "$omin" ] && omin=$r; [ "$r" -gt "$omax" ] && omax=$r
+		r=$(rss_kib "$W2"); [ "$r" -lt "$nmin" ] && nmin=$r; [ "$r" -gt "$nmax" ] && nmax=$r
+	done
+	o1=$(cpu_ticks "$W1") n1=$(cpu_ticks "$W2") g1=$(growth_bpf "$W2")
+	t1=$(date +%s.%N); l1=$(cut -d' ' -f1 /proc/loadavg); busy2=$(host_busy)
+	grep -q 'not recording requests for more memory' "$T/hearthd.log" &&
+		{ cat "$T/hearthd.log"; echo "daemon_bench: growth did not load" >&2; exit 1; }
+	kill -TERM "$W1" "$W2"; wait "$W1" "$W2" || true; W1= W2=
+	kill "$W3"; W3=
+	t=$(echo "$t1 - $t0" | bc)
+	echo "### memory_growth no / yes side by side, $DURATION s, $GROWTH requests/s, host CPU busy $busy% / $busy2%, load $l0 / $l1 ($(nproc) CPUs)"
+	echo
+	echo "| memory_growth | hearthd user+sys, % of one core | growth BPF, % of one core | runs/s | ns/run | RSS (min-max) |"
+	echo "|---|---|---|---|---|---|"
+	set -- $g0 $g1
+	awk -v c=$((o1 - o0)) -v t="$t" -v hz="$HZ" -v a="$omin" -v b="$omax" 'BEGIN {
+		printf "| no | %.3f%% | - | - | - | %.1f-%.1f MiB |\n", 100 * c / hz / t, a / 1024, b / 1024 }'
+	awk -v c=$((n1 - n0)) -v t="$t" -v hz="$HZ" -v a="$nmin" -v b="$nmax" \
+	    -v ns=$(($3 - $1)) -v runs=$(($4 - $2)) 'BEGIN {
+		printf "| yes | %.3f%% | %.3f%% | %.0f | %.0f | %.1f-%.1f MiB |\n", 100 * c / hz / t,
+		    100 * ns / 1e9 / t, runs / t, runs ? ns / runs : 0, a / 1024, b / 1024 }'
+	awk -v o=$((o1 - o0)) -v n=$((n1 - n0)) -v t="$t" -v hz="$HZ" -v r="$GROWTH" 'BEGIN {
+		printf "\nyes - no: %.3f%% of one core in user space, %.1f us per request\n",
+		    100 * (n - o) / hz / t, (n - o) / hz / (r * t) * 1e6 }'
 	exit 0
 fi
 
