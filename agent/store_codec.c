@@ -122,6 +122,84 @@ static int encode_frames(struct obuf *b, const struct prof_profile *p,
 	return b->err;
 }
 
+/* Which frames have a place inside their mapping: *@fm[frame] is the
+ * mapping, 0 for none; *@renum[mapping] its number in the section (1, 2,
+ * ... in id order; 0 for a mapping no frame is at), *@nused how many.
+ * A place outside its mapping is left out: no reader could use it. */
+static int used_places(const struct prof_profile *p, uint32_t **fm, uint32_t **renum,
+		       uint32_t *nused)
+{
+	uint32_t nf = prof_frame_count(p), nm = prof_mapping_count(p);
+
+	*fm = calloc(nf, sizeof(**fm));
+	*renum = calloc(nm, sizeof(**renum));
+	*nused = 0;
+	if (!*fm || !*renum)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < nf; i++) {
+		uint32_t m;
+		uint64_t a = prof_frame_addr(p, i, &m);
+		const struct prof_mapping *pm = prof_mapping_get(p, m);
+
+		if (!pm || a < pm->start || !(a < pm->limit))
+			continue;
+		(*fm)[i] = m;
+		(*renum)[m] = 1;
+	}
+	for (uint32_t m = 1; m < nm; m++)
+		if ((*renum)[m])
+			(*renum)[m] = ++*nused;
+	return 0;
+}
+
+/* The frames' places (store_codec.h): the mappings in use, each frame's
+ * mapping, then each placed frame's offset in its mapping as a delta of
+ * the previous one (an inline chain's frames, one after another, share
+ * their address: deltas of 0). */
+static int encode_places(struct obuf *b, const struct prof_profile *p,
+			 struct prof_profile *tab)
+{
+	uint32_t nf = prof_frame_count(p), nm = prof_mapping_count(p), nused;
+	uint32_t *fm = NULL, *renum = NULL;
+	uint64_t prev = 0;
+	int rc = used_places(p, &fm, &renum, &nused);
+
+	ob_varint(b, nused);
+	for (uint32_t m = 1; !rc && m < nm; m++) {
+		const struct prof_mapping *pm = prof_mapping_get(p, m);
+		uint32_t file, bid;
+
+		if (!renum[m])
+			continue;
+		file = tab_id(tab, p, pm->file);
+		bid = tab_id(tab, p, pm->build_id);
+		if (file == UNMAPPED || bid == UNMAPPED) {
+			rc = -ENOMEM;
+			break;
+		}
+		ob_varint(b, pm->start);
+		ob_varint(b, pm->limit - pm->start);
+		ob_varint(b, pm->offset);
+		ob_varint(b, file);
+		ob_varint(b, bid);
+	}
+	for (uint32_t i = 1; !rc && i < nf; i++)
+		ob_varint(b, fm[i] ? renum[fm[i]] : 0);
+	for (uint32_t i = 1; !rc && i < nf; i++) {
+		uint32_t m;
+		uint64_t off;
+
+		if (!fm[i])
+			continue;
+		off = prof_frame_addr(p, i, &m) - prof_mapping_get(p, m)->start;
+		ob_varint(b, zigzag((int64_t)(off - prev)));
+		prev = off;
+	}
+	free(fm);
+	free(renum);
+	return rc ? rc : b->err;
+}
+
 static int encode_profile(struct obuf *b, const struct prof_profile *p,
 			  struct prof_profile *tab)
 {
@@ -137,6 +215,8 @@ static int encode_profile(struct obuf *b, const struct prof_profile *p,
 	ob_varint(b, m->off_cpu);
 	ob_varint(b, m->drops);
 	rc = encode_frames(b, p, tab);
+	if (!rc)
+		rc = encode_places(b, p, tab);
 	if (rc)
 		return rc;
 	/* The count goes first: the stacks are encoded aside, in one walk. */

@@ -3,19 +3,26 @@
  * store_codec: the store's compact binary encoding of windows and profiles.
  *
  * A window blob is "HWW2", a small uncompressed header (version, time
- * range, counters, which profiles follow), then up to three separately
+ * range, counters, which profiles follow), then up to five separately
  * zlib-compressed sections, each as varint raw length, varint compressed
  * length, bytes:
  *   strings  one table shared by the profiles: count, every length, then
  *            all bytes;
  *   on-CPU   metadata, the frame table by columns (name and file ids as
- *            deltas, module, line, kind, class, language), then the stacks,
- *            each as the length of the prefix it shares with the previous
- *            stack, the new frame ids and the value;
+ *            deltas, module, line, kind, class, language), the frames'
+ *            places (below), then the stacks, each as the length of the
+ *            prefix it shares with the previous stack, the new frame ids
+ *            and the value;
  *   off-CPU  the same;
  *   growth   requests for more memory (how many), then their bytes: the
  *            same, two sections (windows written before hearthd recorded
  *            growth have neither).
+ * A frame's place is where its code was seen, so pprof written from the
+ * store has real Mappings and addresses (profile.h): the mappings in use
+ * (start, size, file offset, path and build id as string ids), each
+ * frame's mapping (0 = none), then each placed frame's offset in its
+ * mapping, as a delta of the one before. Version 2 windows, written
+ * before places were kept, have none and are read as before.
  * Integers are LEB128 varints. A snapshot reply carries one profile as a
  * window blob with only the on-CPU section, or two (a memory question's
  * values and their second values) in the on- and off-CPU sections.

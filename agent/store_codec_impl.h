@@ -11,7 +11,10 @@
 
 #include "agent/store_codec.h"
 
-#define CODEC_VERSION 2u
+/* Version 3 added the frames' places; version 2 windows (names only)
+ * are still read. */
+#define CODEC_VERSION 3u
+#define CODEC_VERSION_NAMES 2u
 #define UNMAPPED UINT32_MAX
 #define CODEC_MAGIC "HWW2"
 

@@ -11,6 +11,7 @@
 /* A blob split into its header and its still-compressed sections. */
 struct blob {
 	struct store_window hdr;
+	unsigned version;    /* CODEC_VERSION_NAMES or CODEC_VERSION */
 	unsigned flags;
 	bool check_sum;      /* verify each section's Adler-32 */
 	const uint8_t *sec[SEC_COUNT];
@@ -26,7 +27,8 @@ static int split(const void *buf, size_t len, struct blob *bl)
 	if (len < 4 || memcmp(buf, CODEC_MAGIC, 4) != 0)
 		return -EBADMSG;
 	b.pos = 4;
-	if (ib_varint(&b) != CODEC_VERSION)
+	bl->version = (unsigned)ib_varint(&b);
+	if (bl->version != CODEC_VERSION && bl->version != CODEC_VERSION_NAMES)
 		return -EBADMSG;
 	bl->hdr.start_ns = ib_varint(&b);
 	bl->hdr.end_ns = ib_varint(&b);
@@ -160,6 +162,15 @@ struct frames {
 	uint8_t *kind, *cls, *lang;
 };
 
+/* The places of a section's frames (none in a version 2 window). */
+struct places {
+	size_t n;            /* mappings, including the unused 0 */
+	struct prof_mapping *m; /* file and build_id: string indexes */
+	uint32_t *dst;       /* mapping index -> dst mapping id */
+	uint32_t *frame;     /* frame index -> its mapping, 0 = none */
+	uint64_t *off;       /* frame index -> its address - the mapping's start */
+};
+
 struct dec {
 	const struct strings *s;
 	struct prof_profile *dst;
@@ -167,6 +178,7 @@ struct dec {
 	bool defer;          /* values to leaves only; totals after the last */
 	bool fresh;          /* dst was empty: whole stacks are appended */
 	struct frames f;
+	struct places pl;
 	uint32_t *smap;      /* string index -> dst id */
 	uint32_t *fmap;      /* frame index -> dst frame */
 	uint32_t *src;       /* the current stack, frame indexes */
@@ -236,11 +248,86 @@ static int read_frames(struct ibuf *b, struct dec *d)
 	return b->bad ? -EBADMSG : 0;
 }
 
+/* Each mapping: start, size (> 0), file offset, file and build id (string
+ * indexes); each frame's mapping; each placed frame's offset in it, a
+ * delta of the one before, inside the mapping. */
+static int read_places(struct ibuf *b, struct dec *d)
+{
+	struct places *pl = &d->pl;
+	uint64_t n = ib_varint(b), prev = 0;
+
+	if (b->bad || n > ib_left(b) / 5)
+		return -EBADMSG;
+	pl->n = (size_t)n + 1;
+	pl->m = calloc(pl->n, sizeof(*pl->m));
+	pl->dst = malloc(pl->n * sizeof(*pl->dst));
+	pl->frame = calloc(d->f.n, sizeof(*pl->frame));
+	pl->off = calloc(d->f.n, sizeof(*pl->off));
+	if (!pl->m || !pl->dst || !pl->frame || !pl->off)
+		return -ENOMEM;
+	for (size_t i = 1; i < pl->n && !b->bad; i++) {
+		struct prof_mapping *m = &pl->m[i];
+		uint64_t size;
+
+		m->start = ib_varint(b);
+		size = ib_varint(b);
+		m->offset = ib_varint(b);
+		m->file = (uint32_t)ib_bounded(b, d->s->n);
+		m->build_id = (uint32_t)ib_bounded(b, d->s->n);
+		if (size == 0 || size > UINT64_MAX - m->start)
+			b->bad = true;
+		m->limit = m->start + size;
+	}
+	for (size_t i = 0; i < pl->n; i++)
+		pl->dst[i] = UNMAPPED;
+	for (size_t i = 1; i < d->f.n; i++)
+		pl->frame[i] = (uint32_t)ib_bounded(b, pl->n);
+	for (size_t i = 1; i < d->f.n && !b->bad; i++) {
+		const struct prof_mapping *m = &pl->m[pl->frame[i]];
+
+		if (!pl->frame[i])
+			continue;
+		pl->off[i] = prev + (uint64_t)unzigzag(ib_varint(b));
+		if (!(pl->off[i] < m->limit - m->start))
+			b->bad = true;
+		prev = pl->off[i];
+	}
+	return b->bad ? -EBADMSG : 0;
+}
+
 static uint32_t map_string(struct dec *d, uint32_t i)
 {
 	if (d->smap[i] == UNMAPPED)
 		d->smap[i] = prof_intern(d->dst, (const char *)d->s->raw + d->s->off[i], d->s->len[i]);
 	return d->smap[i];
+}
+
+/* Gives frame @id of dst the place of frame index @i, unless it has one
+ * (the first place given stays, as prof_frame_place() keeps it). 0 or
+ * -ENOMEM. */
+static int map_place(struct dec *d, uint32_t i, uint32_t id)
+{
+	uint32_t k = d->pl.frame ? d->pl.frame[i] : 0, have;
+	const struct prof_mapping *m;
+
+	if (!k)
+		return 0;
+	m = &d->pl.m[k];
+	prof_frame_addr(d->dst, id, &have);
+	if (have)
+		return 0;
+	if (d->pl.dst[k] == UNMAPPED) {
+		struct prof_mapping dm = *m;
+
+		dm.file = map_string(d, m->file);
+		dm.build_id = map_string(d, m->build_id);
+		if (dm.file == UINT32_MAX || dm.build_id == UINT32_MAX ||
+		    (d->pl.dst[k] = prof_mapping_intern(d->dst, &dm)) == UINT32_MAX) {
+			d->pl.dst[k] = UNMAPPED;
+			return -ENOMEM;
+		}
+	}
+	return prof_frame_place(d->dst, id, d->pl.dst[k], m->start + d->pl.off[i]);
 }
 
 static uint32_t map_frame(struct dec *d, uint32_t i)
@@ -259,6 +346,8 @@ static uint32_t map_frame(struct dec *d, uint32_t i)
 	f.cls = d->f.cls[i];
 	f.lang = d->f.lang[i];
 	d->fmap[i] = prof_frame_intern(d->dst, &f);
+	if (d->fmap[i] != UNMAPPED && map_place(d, i, d->fmap[i]) < 0)
+		d->fmap[i] = UNMAPPED;
 	return d->fmap[i];
 }
 
@@ -359,6 +448,10 @@ static void dec_free(struct dec *d)
 	free(d->f.line);
 	free(d->f.pid);
 	free(d->f.kind);
+	free(d->pl.m);
+	free(d->pl.dst);
+	free(d->pl.frame);
+	free(d->pl.off);
 	free(d->smap);
 	free(d->fmap);
 	free(d->src);
@@ -398,6 +491,8 @@ static int read_profile(const struct blob *bl, int i, const struct strings *s,
 		d.smap[k] = k ? UNMAPPED : 0;
 	if (!rc)
 		rc = read_frames(&b, &d);
+	if (!rc && bl->version != CODEC_VERSION_NAMES)
+		rc = read_places(&b, &d);
 	if (!rc)
 		rc = read_stacks(&b, &d);
 	dec_free(&d);

@@ -2,9 +2,11 @@
 /* Fuzz target: decoding stored windows and snapshot profiles, the bytes a
  * damaged store or a hostile reply would hand to the decoders. Besides raw
  * blobs, the input is also taken as the uncompressed contents of a string
- * section and a profile section, sealed into a well-formed blob, so the
+ * section and a profile section, sealed into a well-formed blob of
+ * either version (3 keeps the frames' places, 2 did not), so the
  * structural checks are reached and not only zlib's. Decoded windows are
- * also merged with a filter. */
+ * also merged with a filter. Seeds (corpus/store_codec): windows of both
+ * versions, raw and as the contents of their sections. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,8 +81,9 @@ static void decode_all(const uint8_t *blob, size_t len)
 	prof_free(p);
 }
 
-/* data: u8 split, then strings raw [0, split), profile raw [split, n). */
-static void sealed(const uint8_t *d, size_t n)
+/* data: u8 split, then strings raw [0, split), profile raw [split, n),
+ * sealed as a window of @version. */
+static void sealed(const uint8_t *d, size_t n, uint8_t version)
 {
 	size_t split, cap, len = 0;
 	uint8_t *blob;
@@ -94,8 +97,9 @@ static void sealed(const uint8_t *d, size_t n)
 	blob = malloc(cap);
 	if (!blob)
 		return;
-	/* magic, version 2, start, end, four counters, flags: on-CPU only */
+	/* magic, version, start, end, four counters, flags: on-CPU only */
 	memcpy(blob, "HWW2\002\000\000\000\000\000\000\001", 12);
+	blob[4] = version;
 	len = 12;
 	len += put_section(blob + len, d, split);
 	len += put_section(blob + len, d + split, n - split);
@@ -107,9 +111,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
+	/* bit 0: a raw blob, else sealed; bit 1: sealed as version 2 */
 	if (data[0] & 1)
 		decode_all(data + 1, size - 1);
 	else
-		sealed(data + 1, size - 1);
+		sealed(data + 1, size - 1, data[0] & 2 ? 2 : 3);
 	return 0;
 }

@@ -133,12 +133,37 @@ static void test_profile_round_trip(void **state)
 	prof_free(q);
 }
 
+/* @r holds the time range and counters of test_window_round_trip()'s
+ * window, both profiles, the off-CPU one in nanoseconds. */
+static void assert_window_header(const struct store_window *r)
+{
+	assert_int_equal(r->start_ns, 5);
+	assert_int_equal(r->end_ns, 10000000005ull);
+	assert_int_equal(r->samples, 100);
+	assert_int_equal(r->idle_samples, 7);
+	assert_int_equal(r->offcpu_ns, 123456);
+	assert_int_equal(r->drops, 2);
+	assert_non_null(r->oncpu);
+	assert_non_null(r->offcpu);
+	assert_int_equal(prof_meta(r->offcpu)->unit, PROF_UNIT_NANOSECONDS);
+	assert_int_equal(prof_meta(r->offcpu)->off_cpu, 1);
+}
+
+/* @p and @q hold the same stacks, frame for frame. */
+static void assert_same(struct prof_profile *p, struct prof_profile *q)
+{
+	char *a = full_text(p), *b = full_text(q);
+
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+}
+
 static void test_window_round_trip(void **state)
 {
 	struct store_window w = { .start_ns = 5, .end_ns = 10000000005ull, .samples = 100,
 				  .idle_samples = 7, .offcpu_ns = 123456, .drops = 2 };
 	struct store_window r;
-	char *a, *b;
 	void *blob;
 	size_t len;
 
@@ -148,21 +173,8 @@ static void test_window_round_trip(void **state)
 	prof_meta(w.offcpu)->off_cpu = 1;
 	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
 	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
-	assert_int_equal(r.start_ns, 5);
-	assert_int_equal(r.end_ns, 10000000005ull);
-	assert_int_equal(r.samples, 100);
-	assert_int_equal(r.idle_samples, 7);
-	assert_int_equal(r.offcpu_ns, 123456);
-	assert_int_equal(r.drops, 2);
-	assert_non_null(r.oncpu);
-	assert_non_null(r.offcpu);
-	assert_int_equal(prof_meta(r.offcpu)->unit, PROF_UNIT_NANOSECONDS);
-	assert_int_equal(prof_meta(r.offcpu)->off_cpu, 1);
-	a = full_text(w.offcpu);
-	b = full_text(r.offcpu);
-	assert_string_equal(a, b);
-	free(a);
-	free(b);
+	assert_window_header(&r);
+	assert_same(w.offcpu, r.offcpu);
 	store_window_clear(&r);
 	assert_null(r.oncpu);
 	/* A window with only on-CPU data. */
@@ -451,6 +463,249 @@ static void test_merge_deferred(void **state)
 	store_window_clear(&w);
 }
 
+/* ---- places ----------------------------------------------------------- */
+
+#define APP_START 0x555555550000ull
+#define APP_LIMIT (APP_START + 0x4000) /* a 3-byte varint: see below */
+#define APP_ID "4e4f54414255494c4449443a61707020686561727468"
+
+/* The frame named @name in @p, 0 when none. */
+static uint32_t named(const struct prof_profile *p, const char *name)
+{
+	for (uint32_t i = 1; i < prof_frame_count(p); i++)
+		if (strcmp(prof_str(p, prof_frame_get(p, i)->name), name) == 0)
+			return i;
+	return 0;
+}
+
+static uint32_t mapping(struct prof_profile *p, uint64_t start, uint64_t limit,
+			uint64_t offset, const char *file, const char *id)
+{
+	struct prof_mapping m = { .start = start, .limit = limit, .offset = offset,
+				  .file = prof_intern_cstr(p, file),
+				  .build_id = prof_intern_cstr(p, id) };
+	uint32_t mid = prof_mapping_intern(p, &m);
+
+	assert_int_not_equal(mid, UINT32_MAX);
+	return mid;
+}
+
+/* Places for sample_profile()'s frames, as hearthd's stack builder gives
+ * them: main and work_a in the app's mapping (at @start), inl_b at
+ * work_a's address (inlined there); a kernel frame placed outside any
+ * mapping it could be in (no reader could use it: not kept); a mapping
+ * no frame is at (not written). */
+static void place_sample(struct prof_profile *p, uint64_t start)
+{
+	uint32_t app = mapping(p, start, start + 0x4000, 0x1000, "/usr/bin/app", APP_ID);
+	uint32_t unused = mapping(p, 0x7f0000000000ull, 0x7f0000200000ull, 0, "/lib/libc.so.6", "");
+
+	assert_int_equal(prof_frame_place(p, named(p, "main"), app, start + 0x1234), 0);
+	assert_int_equal(prof_frame_place(p, named(p, "work_a"), app, start + 0x2345), 0);
+	assert_int_equal(prof_frame_place(p, named(p, "inl_b"), app, start + 0x2345), 0);
+	assert_int_equal(prof_frame_place(p, named(p, "do_syscall_64"), app, 0x10), 0);
+	(void)unused;
+}
+
+/* Frame @name of @p is at @addr of the app's mapping at @start. */
+static void assert_placed(const struct prof_profile *p, const char *name, uint64_t start,
+			  uint64_t addr)
+{
+	uint32_t mid;
+	uint64_t a = prof_frame_addr(p, named(p, name), &mid);
+	const struct prof_mapping *m = prof_mapping_get(p, mid);
+
+	assert_non_null(m);
+	assert_int_equal(a, addr);
+	assert_int_equal(m->start, start);
+	assert_int_equal(m->limit, start + 0x4000);
+	assert_int_equal(m->offset, 0x1000);
+	assert_string_equal(prof_str(p, m->file), "/usr/bin/app");
+	assert_string_equal(prof_str(p, m->build_id), APP_ID);
+}
+
+static void assert_sample_places(const struct prof_profile *p, uint64_t start)
+{
+	uint32_t mid = 1;
+
+	assert_placed(p, "main", start, start + 0x1234);
+	assert_placed(p, "work_a", start, start + 0x2345);
+	assert_placed(p, "inl_b", start, start + 0x2345);
+	assert_int_equal(prof_frame_addr(p, named(p, "do_syscall_64"), &mid), 0);
+	assert_int_equal(mid, 0);
+	assert_int_equal(prof_frame_addr(p, named(p, "app"), &mid), 0);
+	assert_int_equal(mid, 0);
+}
+
+/* A window keeps each frame's place: both profiles (one string table),
+ * a snapshot reply, and merges, where the first place a frame is given
+ * stays. */
+static void test_places_round_trip(void **state)
+{
+	struct store_window w = { .start_ns = 5, .end_ns = 10 }, r;
+	struct store_codec_merge m = { .keep = keep_all, .clear_pid = true, .defer_totals = true };
+	struct prof_profile *q, *second = NULL, *dst = prof_new(PROF_UNIT_SAMPLES);
+	const uint64_t other = APP_START + 0x100000;
+	void *blob, *blob2;
+	size_t len, len2;
+	int err;
+
+	(void)state;
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	w.offcpu = sample_profile(PROF_UNIT_NANOSECONDS);
+	place_sample(w.oncpu, APP_START);
+	place_sample(w.offcpu, other);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_sample_places(r.oncpu, APP_START);
+	assert_sample_places(r.offcpu, other);
+	/* only the mapping in use came */
+	assert_int_equal(prof_mapping_count(r.oncpu), 2);
+	assert_same(w.oncpu, r.oncpu);
+	store_window_clear(&r);
+	/* a snapshot reply */
+	assert_int_equal(store_codec_pair_pack(w.oncpu, w.offcpu, &blob2, &len2), 0);
+	q = store_codec_pair_unpack(blob2, len2, &second, &err);
+	assert_non_null(q);
+	assert_sample_places(q, APP_START);
+	assert_sample_places(second, other);
+	prof_free(q);
+	prof_free(second);
+	free(blob2);
+	/* merged as a snapshot is, twice: the places come once */
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), 0);
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), 0);
+	assert_sample_places(dst, APP_START);
+	assert_int_equal(prof_mapping_count(dst), 2);
+	/* a later window where the code sits elsewhere: the first place stays */
+	store_window_clear(&w);
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	place_sample(w.oncpu, other);
+	assert_int_equal(store_codec_window_pack(&w, &blob2, &len2), 0);
+	assert_int_equal(store_codec_window_merge(blob2, len2, &m, dst, NULL), 0);
+	assert_sample_places(dst, APP_START);
+	store_codec_merge_totals(dst);
+	assert_int_equal(prof_total(dst), 300);
+	free(blob2);
+	free(blob);
+	prof_free(dst);
+	store_window_clear(&w);
+}
+
+/* A window as version 2 wrote it (before places were kept): the
+ * sample_profile() window of test_window_round_trip, on- and off-CPU,
+ * from store_codec_window_pack() of commit 323d539. */
+static const unsigned char window_v2[] = {
+	0x48, 0x57, 0x57, 0x32, 0x02, 0x05, 0x85, 0xc8, 0xaf, 0xa0, 0x25, 0x64,
+	0x07, 0xc0, 0xc4, 0x07, 0x02, 0x03, 0x41, 0x42, 0x78, 0x5e, 0xe3, 0x64,
+	0x66, 0xe1, 0x61, 0x63, 0x63, 0x66, 0x65, 0xe6, 0x4d, 0x2c, 0x28, 0xc8,
+	0x4d, 0xcc, 0xcc, 0xd3, 0x2f, 0x2d, 0x2e, 0xd2, 0x4f, 0x02, 0xd2, 0x50,
+	0xbe, 0x5e, 0x72, 0x79, 0x7e, 0x51, 0x76, 0x7c, 0x62, 0xa2, 0x5e, 0x72,
+	0x66, 0x5e, 0x4e, 0x7c, 0x52, 0x92, 0x5e, 0x46, 0x4a, 0x7e, 0x7c, 0x71,
+	0x65, 0x71, 0x72, 0x62, 0x4e, 0x4e, 0xbc, 0x99, 0x09, 0x00, 0x5f, 0x2e,
+	0x15, 0x25, 0x4a, 0x4e, 0x78, 0x5e, 0x63, 0x98, 0x3a, 0x6b, 0xfa, 0x9b,
+	0xc7, 0xf3, 0x9f, 0x9f, 0x16, 0x6f, 0x38, 0xb1, 0x7e, 0x81, 0x6a, 0x32,
+	0x03, 0x33, 0x2b, 0x13, 0x13, 0x1b, 0x0b, 0x0b, 0x03, 0x33, 0x33, 0x33,
+	0x03, 0x03, 0x07, 0x0b, 0x0b, 0xff, 0x25, 0x4e, 0x2e, 0x11, 0x39, 0x06,
+	0x66, 0x06, 0x46, 0x06, 0x46, 0x10, 0x62, 0x62, 0x64, 0x64, 0x64, 0x61,
+	0x64, 0x61, 0x60, 0x62, 0x04, 0x41, 0x66, 0x37, 0x66, 0x46, 0x16, 0x11,
+	0x26, 0x26, 0x16, 0x56, 0x4e, 0x00, 0x9d, 0x55, 0x0b, 0x10, 0x4a, 0x4e,
+	0x78, 0x5e, 0x63, 0x9c, 0x3a, 0x6b, 0xfa, 0x9b, 0xc7, 0xf3, 0x9f, 0x9f,
+	0x16, 0x6f, 0x38, 0xb1, 0x7e, 0x81, 0x6a, 0x32, 0x23, 0x33, 0x2b, 0x13,
+	0x13, 0x1b, 0x0b, 0x0b, 0x03, 0x33, 0x33, 0x33, 0x03, 0x03, 0x07, 0x0b,
+	0x0b, 0xff, 0x25, 0x4e, 0x2e, 0x11, 0x39, 0x06, 0x66, 0x06, 0x46, 0x06,
+	0x46, 0x10, 0x62, 0x62, 0x64, 0x64, 0x64, 0x61, 0x64, 0x61, 0x60, 0x62,
+	0x04, 0x41, 0x66, 0x37, 0x66, 0x46, 0x16, 0x11, 0x26, 0x26, 0x16, 0x56,
+	0x4e, 0x00, 0x9d, 0xd9, 0x0b, 0x12,
+};
+
+/* Windows stored before places were kept still read, whole, without
+ * places; merged after a window with places, they add their values and
+ * leave the places as they were. */
+static void test_old_window(void **state)
+{
+	struct store_window r, w = { .start_ns = 5, .end_ns = 10 };
+	struct store_codec_merge m = { .keep = keep_all, .clear_pid = true };
+	struct prof_profile *want = sample_profile(PROF_UNIT_NANOSECONDS);
+	struct prof_profile *dst = prof_new(PROF_UNIT_SAMPLES);
+	void *blob;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(store_codec_window_unpack(window_v2, sizeof(window_v2), &r), 0);
+	assert_window_header(&r);
+	assert_int_equal(prof_meta(r.oncpu)->hz, 99);
+	assert_same(want, r.offcpu);
+	assert_int_equal(prof_mapping_count(r.oncpu), 1);
+	for (uint32_t i = 1; i < prof_frame_count(r.oncpu); i++)
+		assert_int_equal(prof_frame_addr(r.oncpu, i, NULL), 0);
+	store_window_clear(&r);
+	/* after a window with places */
+	w.oncpu = sample_profile(PROF_UNIT_SAMPLES);
+	place_sample(w.oncpu, APP_START);
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	assert_int_equal(store_codec_window_merge(blob, len, &m, dst, NULL), 0);
+	assert_int_equal(store_codec_window_merge(window_v2, sizeof(window_v2), &m, dst, NULL), 0);
+	assert_int_equal(prof_total(dst), 200);
+	assert_sample_places(dst, APP_START);
+	free(blob);
+	store_window_clear(&w);
+	prof_free(dst);
+	prof_free(want);
+}
+
+/* Finds @pat in @buf. */
+static unsigned char *find(unsigned char *buf, size_t len, const unsigned char *pat, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(buf + i, pat, n) == 0)
+			return buf + i;
+	return NULL;
+}
+
+/* Places are validated as the rest is: a mapping that no longer holds
+ * the addresses of its frames, a build id that is no string, a frame
+ * whose mapping is not there, all make the window undecodable. The
+ * blob is a reply (sections stored, not compressed), read as a window
+ * (zlib's checksum is not verified then), so the bytes can be altered. */
+static void test_places_damage(void **state)
+{
+	struct prof_profile *p = sample_profile(PROF_UNIT_SAMPLES);
+	/* the mapping: start, size 0x4000, offset 0x1000 as varints */
+	const unsigned char map[] = { 0x80, 0x80, 0xd4, 0xaa, 0xd5, 0xaa, 0x15, 0x80, 0x80, 0x01,
+				      0x80, 0x20 };
+	struct store_window r;
+	unsigned char *blob, *at;
+	void *vb;
+	size_t len;
+
+	(void)state;
+	place_sample(p, APP_START);
+	assert_int_equal(store_codec_profile_pack(p, &vb, &len), 0);
+	blob = vb;
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	assert_sample_places(r.oncpu, APP_START);
+	store_window_clear(&r);
+	at = find(blob, len, map, sizeof(map));
+	assert_non_null(at);
+	/* size 0x2000 (still 3 bytes): work_a at +0x2345 is outside */
+	at[9] = 0x00;
+	at[8] = 0xc0;
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), -EBADMSG);
+	assert_null(r.oncpu);
+	/* size 0: no mapping is empty */
+	at[7] = 0x80, at[8] = 0x80, at[9] = 0x00;
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), -EBADMSG);
+	at[7] = 0x80, at[8] = 0x80, at[9] = 0x01;
+	/* the build id: a string index past the table */
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), 0);
+	store_window_clear(&r);
+	at[13] = 0x7f;
+	assert_int_equal(store_codec_window_unpack(blob, len, &r), -EBADMSG);
+	free(blob);
+	prof_free(p);
+}
+
 static void test_compact(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -492,6 +747,9 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_deferred),
 		cmocka_unit_test(test_compact),
+		cmocka_unit_test(test_places_round_trip),
+		cmocka_unit_test(test_old_window),
+		cmocka_unit_test(test_places_damage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

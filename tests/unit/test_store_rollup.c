@@ -6,7 +6,8 @@
  * range, drops), with and without process filters, while reading far
  * fewer blobs; damaged roll-ups fall back to their records; roll-ups
  * never span segments, go with retention, and version 1 stores (no
- * roll-ups, 32-byte index entries) are still read. */
+ * roll-ups, 32-byte index entries) are still read. Frames' places (the
+ * mapping and address pprof writes) come through roll-ups unchanged. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -56,8 +57,25 @@ static uint32_t frame(struct prof_profile *p, const char *name, const char *mod,
 	return prof_frame_intern(p, &f);
 }
 
+#define APP_START 0x555555554000ull
+
+/* Gives user frame @f of @p a place in the app's mapping: the same in
+ * every window (a frame keeps the first place it is given, so windows
+ * that disagreed would merge differently by order). */
+static void place(struct prof_profile *p, uint32_t f, uint32_t line, uint32_t k)
+{
+	struct prof_mapping m = { .start = APP_START, .limit = APP_START + 0x10000,
+				  .offset = 0x1000, .file = prof_intern_cstr(p, "/usr/bin/app"),
+				  .build_id = prof_intern_cstr(p, "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678") };
+	uint32_t id = prof_mapping_intern(p, &m);
+
+	assert_int_not_equal(id, UINT32_MAX);
+	assert_int_equal(prof_frame_place(p, f, id, APP_START + 0x100 * line + 0x10 * k), 0);
+}
+
 /* A profile of window @i: stacks under four processes (two share a
- * name), drawn from a pool of functions so windows overlap but differ. */
+ * name), drawn from a pool of functions so windows overlap but differ;
+ * user frames have places. */
 static struct prof_profile *window_profile(int i, bool off)
 {
 	struct prof_profile *p = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
@@ -71,9 +89,14 @@ static struct prof_profile *window_profile(int i, bool off)
 
 		st[0] = frame(p, comms[pi], "", pids[pi], PROF_KIND_PROCESS);
 		for (uint32_t d = 1; d < depth; d++) {
-			snprintf(name, sizeof(name), "fn_%u_%u", d, next_rand(&r) % 5);
-			st[d] = frame(p, name, d == depth - 1 && off ? "" : "/usr/bin/app", d,
-				      d == depth - 1 && off ? PROF_KIND_KERNEL : PROF_KIND_USER);
+			uint32_t k = next_rand(&r) % 5;
+			bool kernel = d == depth - 1 && off;
+
+			snprintf(name, sizeof(name), "fn_%u_%u", d, k);
+			st[d] = frame(p, name, kernel ? "" : "/usr/bin/app", d,
+				      kernel ? PROF_KIND_KERNEL : PROF_KIND_USER);
+			if (!kernel)
+				place(p, st[d], d, k);
 		}
 		assert_int_not_equal(prof_add_stack(p, st, depth, 1 + next_rand(&r) % 1000),
 				     UINT32_MAX);
@@ -183,11 +206,20 @@ static void dump_node(struct prof_profile *p, uint32_t id, int depth, FILE *out)
 	const struct prof_node *n = prof_node_get(p, id);
 	const struct prof_frame *f = prof_frame_get(p, n->frame);
 	uint64_t total = n->total, self = n->self;
-	uint32_t child = n->child, sib;
+	uint32_t child = n->child, sib, mid;
+	uint64_t addr = prof_frame_addr(p, n->frame, &mid);
+	const struct prof_mapping *m = prof_mapping_get(p, mid);
 
-	fprintf(out, "%d %s|%s|%s|%u|%u|%u|%u %llu %llu\n", depth, prof_str(p, f->name),
+	fprintf(out, "%d %s|%s|%s|%u|%u|%u|%u %llu %llu", depth, prof_str(p, f->name),
 		prof_str(p, f->module), prof_str(p, f->file), f->line, f->kind, f->cls,
 		f->lang, (unsigned long long)total, (unsigned long long)self);
+	/* user frames have their place, kernel and process rows none */
+	assert_int_equal(m != NULL, n->frame && f->kind == PROF_KIND_USER);
+	if (m)
+		fprintf(out, " @%llx %llx/%llx/%llx %s %s", (unsigned long long)addr,
+			(unsigned long long)m->start, (unsigned long long)m->limit,
+			(unsigned long long)m->offset, prof_str(p, m->file), prof_str(p, m->build_id));
+	fputc('\n', out);
 	while (child) {
 		sib = prof_node_get(p, child)->sibling;
 		dump_node(p, child, depth + 1, out);
