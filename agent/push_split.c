@@ -36,6 +36,9 @@ static uint32_t copy_frame(struct splitter *s, uint32_t sf, int row)
 	if (d.name == UINT32_MAX || d.module == UINT32_MAX || d.file == UINT32_MAX)
 		return UINT32_MAX;
 	id = prof_frame_intern(s->dst, &d);
+	/* Its place too: the pprof sent has the mapping and the address. */
+	if (id != UINT32_MAX && !row && prof_frame_place_as(s->dst, id, s->src, sf) < 0)
+		return UINT32_MAX;
 	if (id != UINT32_MAX && !row) {
 		s->fmap[sf] = id;
 		s->touched[s->ntouched++] = sf;

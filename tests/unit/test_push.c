@@ -332,6 +332,13 @@ static void test_split(void **state)
 	prof_add_stack(p, s, 3, 7);
 	s[0] = frame(p, "db", PROF_KIND_PROCESS, 12);
 	prof_add_stack(p, s, 3, 11);
+	/* serve's code was seen in /usr/bin/web at 0x401234 */
+	{
+		struct prof_mapping m = { 0x400000, 0x500000, 0, prof_intern_cstr(p, "/usr/bin/web"),
+					  prof_intern_cstr(p, "0badc0de") };
+
+		assert_int_equal(prof_frame_place(p, s[2], prof_mapping_intern(p, &m), 0x401234), 0);
+	}
 	assert_int_equal(push_split(p, 0, fake_service, NULL, &parts), 0);
 	assert_int_equal(parts.n, 2);
 	assert_string_equal(parts.v[0].svc.name, "db.service");
@@ -353,6 +360,19 @@ static void test_split(void **state)
 		assert_int_equal(mn->total, 13);
 		assert_int_equal(mn->self, 1);
 		assert_int_equal(prof_node_get(w, mn->child)->self, 12);
+		/* serve keeps its place: the pprof sent has its mapping and address */
+		{
+			uint32_t mid;
+			uint64_t a = prof_frame_addr(w, prof_node_get(w, mn->child)->frame, &mid);
+			const struct prof_mapping *m = prof_mapping_get(w, mid);
+
+			assert_int_equal(a, 0x401234);
+			assert_non_null(m);
+			assert_int_equal(m->start, 0x400000);
+			assert_int_equal(m->limit, 0x500000);
+			assert_string_equal(prof_str(w, m->file), "/usr/bin/web");
+			assert_string_equal(prof_str(w, m->build_id), "0badc0de");
+		}
 	}
 	/* The off-CPU parts sort after the on-CPU one of each service. */
 	assert_int_equal(push_split(p, 1, fake_service, NULL, &parts), 0);
