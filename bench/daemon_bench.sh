@@ -10,7 +10,10 @@
 #  4. bytes per stored window against the same profiles as gzip'd folded
 #     text (from the busy run's store);
 #  5. `hearth snapshot --last 1h` on a store of 360 busy 10 s windows.
-# With AB=OLD-HEARTHD, instead: the old and this hearthd side by side.
+# With AB=OLD-HEARTHD, instead: the old and this hearthd side by side
+# (BUSY=1: with both cores busy), then each one's bytes per stored window
+# and its `snapshot --last 1h` (folded and pprof) over 360 of its own
+# windows (filled with AB_TOOL, the old store tool, for the old one).
 # With GROWTH=RATE, instead: what recording growth always costs: two of
 # this hearthd side by side, memory_growth = no and yes, while alloc_work
 # asks the kernel for more memory RATE times a second (1 MiB mmaps).
@@ -25,10 +28,10 @@ HEARTHD=${HEARTHD:-$PWD/$BUILD/hearthd}
 FIX=${FIXTURES:-$PWD/$BUILD/fixtures}
 TOOL=$PWD/$BUILD/bench/daemon_store_tool
 T=$(mktemp -d /tmp/hearthd-bench.XXXXXX)
-HD= W1= W2= W3=
+HD= W1= W2= W3= B1= B2=
 stats_old=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cleanup() {
-	for p in $HD $W1 $W2 $W3; do kill "$p" 2>/dev/null || true; done
+	for p in $HD $W1 $W2 $W3 $B1 $B2; do kill "$p" 2>/dev/null || true; done
 	echo "$stats_old" > /proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$T"
 }
@@ -84,6 +87,7 @@ measure() {
 # by side for DURATION s on the same host activity (on a shared machine the
 # fair comparison): user+sys, per window and wake-ups of each.
 if [ -n "${AB:-}" ]; then
+	if [ -n "${BUSY:-}" ]; then "$FIX/daemon_shift" & B1=$!; "$FIX/daemon_shift" & B2=$!; fi
 	"$AB" --state-dir "$T/ab-old" --socket "$T/old.sock" 2>>"$T/hearthd.log" & W1=$!
 	"$HEARTHD" --state-dir "$T/ab-new" --socket "$T/new.sock" 2>>"$T/hearthd.log" & W2=$!
 	for s in old new; do
@@ -109,6 +113,33 @@ if [ -n "${AB:-}" ]; then
 			printf "| %s | %.3f%% | %.0f ms | %.1f |\n", l, 100 * c / hz / t, w ? 1000 * c / hz / w : 0, v / t }'
 	done
 	awk -v a=$((o1 - o0)) -v b=$((n1 - n0)) 'BEGIN { if (a) printf "\nafter / before: %.2f\n", b / a }'
+	[ -n "$B1" ] && kill "$B1" "$B2"
+	B1= B2=
+	echo
+	echo "| hearthd | windows | stored bytes per window | gzip'd folded | snapshot | wall (best of 3) | hearthd CPU |"
+	echo "|---|---|---|---|---|---|---|"
+	for side in old new; do
+		hd=$HEARTHD tool=$TOOL
+		[ $side = old ] && hd=$AB tool=${AB_TOOL:-$TOOL}
+		set -- $("$TOOL" sizes "$T/ab-$side")
+		win=$2 per=$4 gz=$8
+		"$tool" fill "$T/ab-$side" "$T/hour-$side" 360 >/dev/null
+		HEARTHD=$hd start "$T/hour-$side" --retention-size 0
+		for q in "folded" "folded --off-cpu" "pb.gz" "pb.gz --off-cpu"; do
+			set -- $q
+			best=999 cpu=0
+			for i in 1 2 3; do
+				c0=$(cpu_ticks "$HD"); t0=$(date +%s.%N)
+				"$HEARTH" snapshot --socket "$T/ctl.sock" --last 1h ${2:-} -o "$T/hour.$1" 2>/dev/null
+				t1=$(date +%s.%N); c1=$(cpu_ticks "$HD")
+				w=$(echo "$t1 - $t0" | bc)
+				if awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$w; cpu=$((c1 - c0)); fi
+			done
+			printf '| %s | %s | %s | %s | `--last 1h %s -o x.%s` | %.2f s | %s s |\n' "$side" "$win" "$per" \
+				"$gz" "${2:-}" "$1" "$best" "$(awk -v c="$cpu" -v hz="$HZ" 'BEGIN { printf "%.2f", c / hz }')"
+		done
+		stop
+	done
 	exit 0
 fi
 
