@@ -316,6 +316,45 @@ int ctl_decode_error(const uint8_t *p, size_t len, int *err, char *msg,
 	return 0;
 }
 
+/* The first causes' fields run in enum drop_cause's order, since start
+ * then in the last window; the later ones were added at the end. */
+#define CTL_DROP_CAUSES_FIRST 6u
+_Static_assert(offsetof(struct ctl_status, window_drop_collisions) -
+	       offsetof(struct ctl_status, drop_collisions) == CTL_DROP_CAUSES_FIRST * 8 &&
+	       offsetof(struct ctl_status, drop_unkept) -
+	       offsetof(struct ctl_status, window_drop_collisions) == CTL_DROP_CAUSES_FIRST * 8,
+	       "struct ctl_status's first drop fields are contiguous, in enum drop_cause's order");
+
+/* The offset of cause @cause's field, or 0 for none. */
+static size_t drop_off(unsigned cause, bool window)
+{
+	if (cause < CTL_DROP_CAUSES_FIRST)
+		return (window ? offsetof(struct ctl_status, window_drop_collisions)
+			       : offsetof(struct ctl_status, drop_collisions)) + 8 * cause;
+	if (cause == CTL_DROP_CAUSES_FIRST)
+		return window ? offsetof(struct ctl_status, window_drop_growth_ring)
+			      : offsetof(struct ctl_status, drop_growth_ring);
+	return 0;
+}
+
+uint64_t ctl_status_drop(const struct ctl_status *st, unsigned cause, bool window)
+{
+	size_t off = drop_off(cause, window);
+	uint64_t v = 0;
+
+	if (off)
+		memcpy(&v, (const char *)st + off, sizeof(v));
+	return v;
+}
+
+void ctl_status_set_drop(struct ctl_status *st, unsigned cause, bool window, uint64_t v)
+{
+	size_t off = drop_off(cause, window);
+
+	if (off)
+		memcpy((char *)st + off, &v, sizeof(v));
+}
+
 int ctl_decode_status(const uint8_t *p, size_t len, struct ctl_status *st)
 {
 	uint64_t *f = (uint64_t *)st;

@@ -182,11 +182,27 @@ struct ctl_status {
 	uint64_t stack_map_size;   /* the setting, as loaded */
 	uint64_t window_drops;     /* drops (as drops counts them) in the
 				    * last window */
+	/* Drop causes added later (a field each, since start and in the
+	 * last window; see ctl_status_drop()). */
+	uint64_t drop_growth_ring; /* requests for more memory lost: ring full */
+	uint64_t window_drop_growth_ring;
 };
 #define CTL_STATUS_FIELDS (sizeof(struct ctl_status) / sizeof(uint64_t))
 /* The fields of the first status reply (up to bpf_run_cnt): the least a
  * reply may carry. */
 #define CTL_STATUS_FIELDS_MIN 21u
+
+/* The drop causes a status reply carries (agent/drops.h's enum
+ * drop_cause, in its order). */
+#define CTL_DROP_CAUSES 7u
+
+/* Cause @cause's drops in @st: since start, or in the last window when
+ * @window. 0 for a cause past CTL_DROP_CAUSES. */
+uint64_t ctl_status_drop(const struct ctl_status *st, unsigned cause, bool window);
+
+/* Sets cause @cause's drops in @st to @v (since start, or in the last
+ * window when @window); a cause past CTL_DROP_CAUSES is ignored. */
+void ctl_status_set_drop(struct ctl_status *st, unsigned cause, bool window, uint64_t v);
 
 struct ctl_snapshot_reply {
 	uint64_t from_ns;

@@ -292,14 +292,22 @@ static void say_drops(struct daemon *d, const struct drop_counts *win)
 		   drops_list(win, last, sizeof(last)), drops_list(&d->drops_acc, all, sizeof(all)));
 }
 
-/* The window's drops by cause, from the counters since the last cut. */
-static void count_drops(struct daemon *d, const struct sampler_stats *s)
+void daemon_drops_open(struct daemon *d, const struct sampler_stats *s, struct drop_counts *out)
 {
 	struct drop_counts now, before;
 
 	drops_of(s, &now);
 	drops_of(&d->last_stats, &before);
-	drops_sub(&now, &before, &d->drops_window);
+	now.n[DROP_GROWTH_RING] = daemon_growth_ring_full(d);
+	before.n[DROP_GROWTH_RING] = d->growth_ring_cut;
+	drops_sub(&now, &before, out);
+}
+
+/* The window's drops by cause, from the counters since the last cut. */
+static void count_drops(struct daemon *d, const struct sampler_stats *s)
+{
+	daemon_drops_open(d, s, &d->drops_window);
+	d->growth_ring_cut += d->drops_window.n[DROP_GROWTH_RING];
 	for (int i = 0; i < DROP_CAUSES; i++)
 		d->drops_acc.n[i] += d->drops_window.n[i];
 	d->drops_acc.unkept += d->drops_window.unkept;

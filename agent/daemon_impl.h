@@ -61,7 +61,9 @@ struct daemon {
 	struct ctl_server *srv;
 	struct push *push;          /* NULL: push off */
 	struct growth *growth;      /* NULL: memory_growth off, or it failed */
-	uint64_t growth_lost;       /* requests lost, as last said */
+	uint64_t growth_lost;       /* requests not kept, as last said */
+	uint64_t growth_ring_cut;   /* requests lost to a full ring, at the
+				     * last cut */
 	uint64_t growth_said_ns;    /* when they were (CLOCK_MONOTONIC) */
 	int sigfd;
 	bool stopping;
@@ -126,6 +128,14 @@ void daemon_reply_profiles(struct daemon *d, uint64_t client, const struct prof_
 /* Starts recording requests for more memory, when memory_growth is on;
  * when it cannot, says why in one log line and goes on without. */
 void daemon_growth_open(struct daemon *d);
+
+/* Requests for more memory lost to a full ring since start (0 without
+ * growth). */
+uint64_t daemon_growth_ring_full(struct daemon *d);
+
+/* The drops by cause since the last window's cut into @out: the
+ * sampler's, from its counters @s, and the growth ring's. */
+void daemon_drops_open(struct daemon *d, const struct sampler_stats *s, struct drop_counts *out);
 
 /* Moves the requests seen since the last call into @w's growth profiles
  * (made here; none without growth). Returns 0 or a negative errno. */

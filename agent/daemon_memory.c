@@ -50,8 +50,19 @@ void daemon_growth_open(struct daemon *d)
 		daemon_log("not recording requests for more memory: %s", err);
 }
 
-/* Requests lost (the ring was full, or they could not be kept) are said
- * the first time, then at most every GROWTH_SAY_NS while they go on. */
+uint64_t daemon_growth_ring_full(struct daemon *d)
+{
+	struct growth_stats st;
+
+	if (!d->growth)
+		return 0;
+	growth_stats(d->growth, &st);
+	return st.drop_events;
+}
+
+/* Requests that could not be kept (out of memory) are said the first
+ * time, then at most every GROWTH_SAY_NS while they go on. (Those lost
+ * to a full ring are a cause of drops: daemon.c says them.) */
 #define GROWTH_SAY_NS (600ull * 1000000000ull)
 
 static void say_growth_lost(struct daemon *d)
@@ -60,12 +71,11 @@ static void say_growth_lost(struct daemon *d)
 	uint64_t lost, now = daemon_mono_ns();
 
 	growth_stats(d->growth, &st);
-	lost = st.drop_events + st.lost;
+	lost = st.lost;
 	if (lost == d->growth_lost || (d->growth_said_ns && now - d->growth_said_ns < GROWTH_SAY_NS))
 		return;
-	daemon_log("requests for more memory lost: %llu since start (%llu ring full: hearthd fell behind them; %llu not kept)",
-		   (unsigned long long)lost, (unsigned long long)st.drop_events,
-		   (unsigned long long)st.lost);
+	daemon_log("requests for more memory not kept (out of memory): %llu since start",
+		   (unsigned long long)lost);
 	d->growth_lost = lost;
 	d->growth_said_ns = now;
 }

@@ -39,29 +39,21 @@ static void status_push(struct daemon *d, struct ctl_status *st)
 	st->push_last_err_ns = ps.last_err_ns;
 }
 
-_Static_assert(offsetof(struct ctl_status, window_drop_collisions) -
-	       offsetof(struct ctl_status, drop_collisions) == DROP_CAUSES * sizeof(uint64_t) &&
-	       offsetof(struct ctl_status, drop_unkept) -
-	       offsetof(struct ctl_status, window_drop_collisions) == DROP_CAUSES * sizeof(uint64_t),
-	       "struct ctl_status has a drop field per enum drop_cause, in its order");
+_Static_assert(CTL_DROP_CAUSES == DROP_CAUSES,
+	       "struct ctl_status has a drop field per enum drop_cause (ctl_status_drop())");
 
 /* Drops by cause: the last window's, and since start (the windows cut
  * and the open one). */
 static void status_drops(struct daemon *d, const struct sampler_stats *ss,
 			 struct ctl_status *st)
 {
-	struct drop_counts all = d->drops_acc, now, before, open = { 0 };
-	uint64_t *since = &st->drop_collisions, *win = &st->window_drop_collisions;
+	struct drop_counts all = d->drops_acc, open;
 
-	if (d->smp) {
-		drops_of(ss, &now);
-		drops_of(&d->last_stats, &before);
-		drops_sub(&now, &before, &open);
-	}
+	daemon_drops_open(d, ss, &open);
 	for (int i = 0; i < DROP_CAUSES; i++) {
 		all.n[i] += open.n[i];
-		since[i] = all.n[i];
-		win[i] = d->drops_window.n[i];
+		ctl_status_set_drop(st, (unsigned)i, false, all.n[i]);
+		ctl_status_set_drop(st, (unsigned)i, true, d->drops_window.n[i]);
 	}
 	all.unkept += open.unkept;
 	all.events += open.events;

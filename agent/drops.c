@@ -32,7 +32,7 @@ void drops_sub(const struct drop_counts *a, const struct drop_counts *b,
 uint64_t drops_total(const struct drop_counts *c)
 {
 	return c->n[DROP_STACK_COLLISION] + c->n[DROP_STACK_FULL] + c->n[DROP_MAP_FULL] +
-	       c->events;
+	       c->events + c->n[DROP_GROWTH_RING];
 }
 
 const char *drops_name(enum drop_cause c)
@@ -44,6 +44,7 @@ const char *drops_name(enum drop_cause c)
 		[DROP_RING_FULL] = "ring full",
 		[DROP_COPY_BUDGET] = "over the copy budget",
 		[DROP_UNNAMED] = "symbolization gave up",
+		[DROP_GROWTH_RING] = "growth ring full",
 	};
 
 	return (unsigned)c < DROP_CAUSES ? names[c] : "unknown";
@@ -95,6 +96,14 @@ const char *drops_advice(enum drop_cause c, const struct drop_counts *n,
 	case DROP_UNNAMED:
 		snprintf(buf, len, "their processes were gone before their mappings were read; "
 			 "no setting avoids it (a full process event ring makes it likelier)");
+		break;
+	case DROP_GROWTH_RING:
+		/* The ring holds thousands of requests (16 MiB): it fills
+		 * only while hearthd gets no CPU for seconds. */
+		snprintf(buf, len, "requests for more memory lost, in no growth profile; %s fell "
+			 "behind their ring (it had no CPU for a while)%s",
+			 daemon ? "hearthd" : "hearth",
+			 daemon ? ": memory_growth = no stops recording them" : "");
 		break;
 	default:
 		snprintf(buf, len, "unknown");

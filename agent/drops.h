@@ -26,6 +26,8 @@ enum drop_cause {
 				   * pointers used */
 	DROP_UNNAMED,             /* symbolization gave up: the process was
 				   * gone before its mappings were read */
+	DROP_GROWTH_RING,         /* requests for more memory lost: their
+				   * ring was full (hearthd's growth) */
 	DROP_CAUSES
 };
 
@@ -46,16 +48,17 @@ struct drop_settings {
 	enum sampler_unwind unwind;
 };
 
-/* The counts of @st by cause, into @out. */
+/* The counts of @st by cause, into @out (DROP_GROWTH_RING is not the
+ * sampler's: 0, for the caller to fill). */
 void drops_of(const struct sampler_stats *st, struct drop_counts *out);
 
 /* @a - @b, cause by cause, into @out (counters only grow). */
 void drops_sub(const struct drop_counts *a, const struct drop_counts *b,
 	       struct drop_counts *out);
 
-/* Samples, waits and process events lost (the figure hearth status
- * and the profiles' drops= give): copies not made and frames not named
- * lose none. */
+/* Samples, waits, process events and requests for more memory lost
+ * (the figure hearth status and the profiles' drops= give): copies not
+ * made and frames not named lose none. */
 uint64_t drops_total(const struct drop_counts *c);
 
 /* A cause in words: "stack map collisions", ... Never NULL. */

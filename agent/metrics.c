@@ -31,7 +31,7 @@ const struct metrics_field metrics_fields[] = {
 	F(offcpu_ns, "offcpu_ns", 0, "hearthd_offcpu_blocked_seconds_total", "counter", 9,
 	  "Off-CPU time blocked, summed over threads, since start."),
 	F(drops, "drops", 0, "hearthd_drops_total", "counter", 0,
-	  "Samples and events lost in the kernel since start."),
+	  "Samples, events and requests for more memory lost in the kernel since start."),
 	F(cpu_ns, "cpu_ns", 0, "hearthd_cpu_seconds_total", "counter", 9,
 	  "hearthd's own CPU time (user and system) since start."),
 	F(cpu_pct_milli, "cpu_percent", 3, "hearthd_cpu_ratio", "gauge", 5,
@@ -150,7 +150,11 @@ const struct metrics_field metrics_fields[] = {
 	F(stack_map_size, "stack_map_size", 0, "hearthd_stack_map_size", "gauge", 0,
 	  "Distinct stacks the kernel holds per window (stack_map_size)."),
 	F(window_drops, "window_drops", 0, "hearthd_window_drops", "gauge", 0,
-	  "Samples, waits and process events lost in the last window."),
+	  "Samples, waits, process events and requests for more memory lost in the last window."),
+	F(drop_growth_ring, "drops_growth_ring_full", 0, "hearthd_drops_growth_ring_full_total", "counter", 0,
+	  "Drops since start: requests for more memory lost with their ring full (memory_growth)."),
+	F(window_drop_growth_ring, "window_drops_growth_ring_full", 0, "hearthd_window_drops_growth_ring_full", "gauge", 0,
+	  "The same in the last window."),
 };
 
 _Static_assert(sizeof(metrics_fields) / sizeof(metrics_fields[0]) == CTL_STATUS_FIELDS,

@@ -12,6 +12,7 @@ void cli_record_json(FILE *f, const struct sampler_stats *st, uint64_t elapsed_n
 	static const char *const cause_keys[DROP_CAUSES] = {
 		"stack_collisions", "stack_map_full", "aggregation_map_full",
 		"ring_full", "copy_budget", "unnamed",
+		NULL, /* growth ring full: hearthd's growth, not the sampler's */
 	};
 	struct drop_counts dc;
 	struct cli_json j;
@@ -30,7 +31,8 @@ void cli_record_json(FILE *f, const struct sampler_stats *st, uint64_t elapsed_n
 	cli_json_u64(&j, "events", st->drop_events);
 	drops_of(st, &dc);
 	for (int i = 0; i < DROP_CAUSES; i++)
-		cli_json_u64(&j, cause_keys[i], dc.n[i]);
+		if (cause_keys[i])
+			cli_json_u64(&j, cause_keys[i], dc.n[i]);
 	cli_json_end(&j);
 	cli_json_object(&j, "unwind");
 	cli_json_str(&j, "mode", (unsigned)unwind < sizeof(modes) / sizeof(modes[0]) ?

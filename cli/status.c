@@ -117,7 +117,6 @@ static void print_unwinder(const struct ctl_status *st)
  * what became of them and the setting that avoids them. */
 static void print_drops(const struct ctl_status *st)
 {
-	const uint64_t *since = &st->drop_collisions, *win = &st->window_drop_collisions;
 	struct drop_settings set = { .who = DROP_FOR_DAEMON, .stack_map_size = st->stack_map_size,
 				     .unwind = SAMPLER_UNWIND_AUTO };
 	struct drop_counts dc = { .unkept = st->drop_unkept, .events = st->drop_events };
@@ -133,12 +132,12 @@ static void print_drops(const struct ctl_status *st)
 	printf("drops:          %llu since start, %llu in the last window\n",
 	       (unsigned long long)st->drops, (unsigned long long)st->window_drops);
 	for (int i = 0; i < DROP_CAUSES; i++)
-		dc.n[i] = since[i];
+		dc.n[i] = ctl_status_drop(st, (unsigned)i, false);
 	for (int i = 0; i < DROP_CAUSES; i++)
-		if (since[i])
+		if (dc.n[i])
 			printf("  %s: %llu since start, %llu in the last window; %s\n",
-			       drops_name((enum drop_cause)i), (unsigned long long)since[i],
-			       (unsigned long long)win[i],
+			       drops_name((enum drop_cause)i), (unsigned long long)dc.n[i],
+			       (unsigned long long)ctl_status_drop(st, (unsigned)i, true),
 			       drops_advice((enum drop_cause)i, &dc, &set, advice, sizeof(advice)));
 }
 

@@ -15,15 +15,6 @@ hearthd_traps
 require_root
 command -v go >/dev/null || fail "go is needed to read the snapshots' sample types (golang-go)"
 
-# ready FILE WORD: waits until the fixture writing FILE says WORD.
-ready() {
-	i=0
-	until grep -q "$2" "$1"; do
-		i=$((i + 1)); [ $i -gt 100 ] && fail "the fixture did not say $2"
-		sleep 0.1
-	done
-}
-
 # probed PID: waits until PID's malloc holds a probe (hearthd loads the
 # probes first: on a busy host, in a second).
 probed() {
@@ -52,12 +43,12 @@ bg "$FIXTURES/alloc_work" grow 40 >"$T/grow.out"
 g=$LAST_PID
 bg "$FIXTURES/alloc_work" grow 1 >"$T/quiet.out"
 q=$LAST_PID
-ready "$T/grow.out" ready
-ready "$T/quiet.out" ready
+fixture_says "$T/grow.out" ready
+fixture_says "$T/quiet.out" ready
 # (the first windows name every process of the host: slow on a busy one)
 hearthd_wait_windows 3 30
 kill -USR1 "$g"
-ready "$T/grow.out" done
+fixture_says "$T/grow.out" done
 hearthd_wait_windows 2 20
 
 "$HEARTH" snapshot $S --last 6s --pid "$g" --growth -o "$T/growth.pb.gz" 2>"$T/growth.err" || { cat "$T/growth.err"; fail "snapshot --growth failed"; }

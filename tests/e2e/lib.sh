@@ -23,6 +23,16 @@ require_root() {
 
 bg() { "$@" & BG_PIDS="$BG_PIDS $!"; LAST_PID=$!; }
 
+# fixture_says FILE WORD: waits until the fixture writing FILE says WORD
+# (30 s at most: a busy host).
+fixture_says() {
+	i=0
+	until grep -q "$2" "$1"; do
+		i=$((i + 1)); [ $i -gt 300 ] && fail "the fixture did not say $2"
+		sleep 0.1
+	done
+}
+
 # sum FILE REGEX: total count of folded lines whose stack matches REGEX
 # (an awk ERE tested against the stack part, without the count).
 sum() {

@@ -323,6 +323,45 @@ static void test_status_versions(void **state)
 	free(b);
 }
 
+/* Each drop cause has its own two fields (since start, last window),
+ * the growth ring's too, added at the end: a reply of a hearthd before
+ * it reads it as 0. */
+static void test_status_drops(void **state)
+{
+	struct ctl_status st = { 0 }, got;
+	uint8_t *b;
+	size_t len;
+	struct ctl_hdr h;
+
+	(void)state;
+	for (unsigned c = 0; c < CTL_DROP_CAUSES; c++) {
+		ctl_status_set_drop(&st, c, false, 100 + c);
+		ctl_status_set_drop(&st, c, true, 200 + c);
+	}
+	ctl_status_set_drop(&st, CTL_DROP_CAUSES, false, 999); /* none: ignored */
+	assert_int_equal(st.drop_collisions, 100);
+	assert_int_equal(st.window_drop_unnamed, 205);
+	assert_int_equal(st.drop_growth_ring, 106);
+	assert_int_equal(st.window_drop_growth_ring, 206);
+	assert_int_equal(st.drop_unkept, 0);
+	assert_int_equal(st.window_drops, 0);
+	b = ctl_reply_status(&st, &len);
+	assert_non_null(b);
+	assert_int_equal(ctl_hdr_get(b, CTL_REPLY_MAX, &h), 0);
+	assert_int_equal(ctl_decode_status(b + CTL_HDR_SIZE, h.len, &got), 0);
+	for (unsigned c = 0; c < CTL_DROP_CAUSES; c++) {
+		assert_int_equal(ctl_status_drop(&got, c, false), 100 + c);
+		assert_int_equal(ctl_status_drop(&got, c, true), 200 + c);
+	}
+	assert_int_equal(ctl_status_drop(&got, CTL_DROP_CAUSES, false), 0);
+	/* cut before the growth ring's fields */
+	b[CTL_HDR_SIZE] = (uint8_t)(CTL_STATUS_FIELDS - 2);
+	assert_int_equal(ctl_decode_status(b + CTL_HDR_SIZE, 4 + 8 * (CTL_STATUS_FIELDS - 2), &got), 0);
+	assert_int_equal(ctl_status_drop(&got, 5, false), 105);
+	assert_int_equal(ctl_status_drop(&got, 6, false), 0);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_other_refusals),
 		cmocka_unit_test(test_replies),
 		cmocka_unit_test(test_status_versions),
+		cmocka_unit_test(test_status_drops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
