@@ -243,7 +243,8 @@ static void log_rejected(struct push *p, const struct push_part *part,
 		return;
 	p->rejected_seen[k] = true;
 	logf_(p, "push: the backend refused %s's %s profile with HTTP %ld%s%s; it is skipped and counted, not retried (this status is logged once)",
-	      part->svc.name, part->off_cpu ? "off-CPU" : "on-CPU", r->status,
+	      part->svc.name, part->kind == PUSH_GROWTH ? "growth" :
+	      part->kind == PUSH_OFFCPU ? "off-CPU" : "on-CPU", r->status,
 	      r->detail[0] ? ": " : "", r->detail);
 }
 
@@ -276,7 +277,7 @@ static int send_part(struct push *p, const struct push_part *part, uint64_t star
 	struct push_request rq = {
 		.base_url = p->url, .service = part->svc.name, .labels = p->labels,
 		.nlabels = p->nlabels, .start_ns = start, .end_ns = end,
-		.off_cpu = part->off_cpu, .hz = p->hz,
+		.kind = part->kind, .hz = p->hz,
 	};
 	struct push_label with[CONFIG_PUSH_LABELS_MAX + HOST_LABELS + 2];
 	struct push_http_result r;
@@ -294,7 +295,13 @@ static int send_part(struct push *p, const struct push_part *part, uint64_t star
 	}
 	if (!push_request_url(&rq, p->body_url, sizeof(p->body_url)))
 		return 0; /* cannot be named: nothing a retry changes */
-	rc = prof_pprof_encode(part->prof, &body, &len);
+	if (part->kind == PUSH_GROWTH) {
+		/* (the store keeps no question: the part is growth's) */
+		prof_meta(part->prof)->question = PROF_Q_GROWTH;
+		rc = prof_pprof_encode_pair(part->prof, part->second, &body, &len);
+	} else {
+		rc = prof_pprof_encode(part->prof, &body, &len);
+	}
 	if (rc == -EIO) {
 		logf_(p, "push: %s's profile could not be compressed; it is skipped", part->svc.name);
 		return 0;
@@ -351,9 +358,12 @@ static int push_window(struct push *p, const void *blob, size_t len, uint64_t st
 		return rc;
 	pin_services(p, start, end);
 	if (w.oncpu)
-		rc = push_split(w.oncpu, 0, service_of, p, &parts);
+		rc = push_split(w.oncpu, PUSH_ONCPU, service_of, p, &parts);
 	if (!rc && w.offcpu)
-		rc = push_split(w.offcpu, 1, service_of, p, &parts);
+		rc = push_split(w.offcpu, PUSH_OFFCPU, service_of, p, &parts);
+	if (!rc && w.growth_req)
+		rc = push_split_pair(w.growth_req, w.growth_bytes, PUSH_GROWTH, service_of, p,
+				     &parts);
 	store_window_clear(&w);
 	/* Before the first part goes: a crash from now on resumes this
 	 * window, or sends its part in flight again, under the same names. */

@@ -96,9 +96,13 @@ size_t push_request_url(const struct push_request *r, char *out, size_t cap)
 	if (!cap || !push_request_name(r, name, sizeof(name)))
 		return 0;
 	out[0] = 0;
-	if (r->off_cpu)
+	if (r->kind == PUSH_OFFCPU)
 		snprintf(tail, sizeof(tail), "&from=%" PRIu64 "&until=%" PRIu64
 			 "&format=pprof&spyName=hearth&units=nanoseconds",
+			 r->start_ns / NS_PER_S, r->end_ns / NS_PER_S);
+	else if (r->kind == PUSH_GROWTH)
+		snprintf(tail, sizeof(tail), "&from=%" PRIu64 "&until=%" PRIu64
+			 "&format=pprof&spyName=hearth&units=objects&aggregationType=sum",
 			 r->start_ns / NS_PER_S, r->end_ns / NS_PER_S);
 	else
 		snprintf(tail, sizeof(tail), "&from=%" PRIu64 "&until=%" PRIu64

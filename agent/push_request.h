@@ -11,7 +11,9 @@
  * `from` and `until` are whole Unix seconds, both rounded down, so the
  * windows that follow each other also do in the backend, without a gap.
  * On-CPU profiles give units=samples and the sampling rate, off-CPU ones
- * units=nanoseconds. Pure code: nothing here prints or allocates.
+ * units=nanoseconds, growth (requests for more memory, a count like
+ * Pyroscope's alloc_objects, their bytes beside) units=objects and
+ * aggregationType=sum. Pure code: nothing here prints or allocates.
  */
 #ifndef HEARTH_PUSH_REQUEST_H
 #define HEARTH_PUSH_REQUEST_H
@@ -20,6 +22,7 @@
 #include <stdint.h>
 
 #include "agent/config.h"
+#include "agent/push_split.h"
 
 #define PUSH_URL_MAX 4096u
 
@@ -35,7 +38,7 @@ struct push_request {
 	const struct push_label *labels; /* static and host labels */
 	size_t nlabels;
 	uint64_t start_ns, end_ns;     /* the window */
-	int off_cpu;                   /* 1: an off-CPU profile */
+	enum push_kind kind;           /* what the profile holds */
 	uint32_t hz;                   /* on-CPU sampling rate */
 };
 

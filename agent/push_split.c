@@ -91,12 +91,12 @@ static int key_cmp(const void *a, const void *b)
 
 /* The part of @out for service @svc, made when missing; NULL on ENOMEM. */
 static struct push_part *part_for(struct push_parts *out, const struct push_service *svc,
-				  int off_cpu, const struct prof_profile *src)
+				  enum push_kind kind, const struct prof_profile *src)
 {
 	char key[PUSH_KEY_MAX];
 	struct push_part *p;
 
-	snprintf(key, sizeof(key), "%s\1%s\1%d", svc->name, svc->container, off_cpu);
+	snprintf(key, sizeof(key), "%s\1%s\1%d", svc->name, svc->container, (int)kind);
 	for (size_t i = 0; i < out->n; i++)
 		if (!strcmp(out->v[i].key, key))
 			return &out->v[i];
@@ -113,7 +113,7 @@ static struct push_part *part_for(struct push_parts *out, const struct push_serv
 	memset(p, 0, sizeof(*p));
 	memcpy(p->key, key, sizeof(key));
 	p->svc = *svc;
-	p->off_cpu = off_cpu;
+	p->kind = kind;
 	p->prof = prof_new(prof_meta_const(src)->unit);
 	if (!p->prof)
 		return NULL;
@@ -123,7 +123,7 @@ static struct push_part *part_for(struct push_parts *out, const struct push_serv
 }
 
 /* Which part each top-level node goes to: indexes into @out, in @which. */
-static int assign(const struct prof_profile *src, int off_cpu, push_service_fn fn,
+static int assign(const struct prof_profile *src, enum push_kind kind, push_service_fn fn,
 		  void *arg, struct push_parts *out, size_t *which)
 {
 	const struct prof_node *nodes = prof_nodes(src);
@@ -137,7 +137,7 @@ static int assign(const struct prof_profile *src, int off_cpu, push_service_fn f
 
 		if (f->kind == PROF_KIND_PROCESS)
 			svc = fn(arg, f->line, prof_str(src, f->name), prof_str_len(src, f->name));
-		p = part_for(out, svc, off_cpu, src);
+		p = part_for(out, svc, kind, src);
 		if (!p)
 			return -ENOMEM;
 		which[k] = (size_t)(p - out->v);
@@ -145,7 +145,7 @@ static int assign(const struct prof_profile *src, int off_cpu, push_service_fn f
 	return 0;
 }
 
-int push_split(const struct prof_profile *src, int off_cpu,
+int push_split(const struct prof_profile *src, enum push_kind kind,
 	       push_service_fn fn, void *arg, struct push_parts *out)
 {
 	const struct prof_node *nodes = prof_nodes(src);
@@ -161,12 +161,12 @@ int push_split(const struct prof_profile *src, int off_cpu,
 	s.stack = malloc(s.stack_cap * sizeof(*s.stack));
 	if (!which || !s.fmap || !s.touched || !s.stack)
 		goto out;
-	rc = assign(src, off_cpu, fn, arg, out, which);
+	rc = assign(src, kind, fn, arg, out, which);
 	/* Samples without even a process row stay on the root: they go to
 	 * "unknown", so the parts add up to the window. */
 	if (!rc && nodes[0].self) {
 		static const struct push_service none = { .name = "unknown" };
-		struct push_part *u = part_for(out, &none, off_cpu, src);
+		struct push_part *u = part_for(out, &none, kind, src);
 
 		rc = !u || prof_node_add(u->prof, 0, nodes[0].self, nodes[0].self) < 0 ? -ENOMEM : 0;
 	}
@@ -191,10 +191,32 @@ out:
 	return rc;
 }
 
+int push_split_pair(const struct prof_profile *src, const struct prof_profile *second,
+		    enum push_kind kind, push_service_fn fn, void *arg,
+		    struct push_parts *out)
+{
+	struct push_parts sec = { 0 };
+	int rc = push_split(src, kind, fn, arg, out);
+
+	if (!rc && second)
+		rc = push_split(second, kind, fn, arg, &sec);
+	for (size_t i = 0; !rc && i < sec.n; i++)
+		for (size_t j = 0; j < out->n; j++)
+			if (!out->v[j].second && !strcmp(out->v[j].key, sec.v[i].key)) {
+				out->v[j].second = sec.v[i].prof;
+				sec.v[i].prof = NULL;
+				break;
+			}
+	push_parts_free(&sec);
+	return rc;
+}
+
 void push_parts_free(struct push_parts *ps)
 {
-	for (size_t i = 0; i < ps->n; i++)
+	for (size_t i = 0; i < ps->n; i++) {
 		prof_free(ps->v[i].prof);
+		prof_free(ps->v[i].second);
+	}
 	free(ps->v);
 	memset(ps, 0, sizeof(*ps));
 }

@@ -8,7 +8,7 @@
  * process of a service goes into that service's profile, its row without
  * the pid (processes of one program merge, and the pprof writer turns the
  * row into the sample label "process"). Parts come out sorted by key
- * (service, container id, then on-CPU before off-CPU), an order that
+ * (service, container id, then on-CPU, off-CPU, growth), an order that
  * does not change between runs, so a push can resume after the last part
  * the backend took. Nothing here prints.
  */
@@ -22,11 +22,20 @@
 #include "agent/push_service.h"
 #include "profile/profile.h"
 
+/* What a part holds (the last byte of its key: their order). */
+enum push_kind {
+	PUSH_ONCPU = 0,
+	PUSH_OFFCPU = 1,
+	PUSH_GROWTH = 2,              /* requests for more memory, bytes beside */
+};
+
 struct push_part {
-	char key[PUSH_KEY_MAX];       /* service \1 container \1 0|1 */
+	char key[PUSH_KEY_MAX];       /* service \1 container \1 kind */
 	struct push_service svc;
-	int off_cpu;
+	enum push_kind kind;
 	struct prof_profile *prof;    /* owned by the part */
+	struct prof_profile *second;  /* growth: the bytes of its requests,
+				       * owned; NULL = none */
 };
 
 struct push_parts {
@@ -38,14 +47,22 @@ struct push_parts {
 typedef const struct push_service *(*push_service_fn)(void *arg, uint32_t pid,
 						       const char *comm, size_t len);
 
-/* Adds to @out one part per service found in @src (a window's on-CPU
- * profile, or its off-CPU one when @off_cpu), each a new profile with
- * @src's unit and metadata, then sorts every part of @out by key.
- * Returns 0 or -ENOMEM (@out keeps what was made; free it). */
-int push_split(const struct prof_profile *src, int off_cpu,
+/* Adds to @out one part per service found in @src (a window's profile
+ * of @kind), each a new profile with @src's unit and metadata, then
+ * sorts every part of @out by key. Returns 0 or -ENOMEM (@out keeps
+ * what was made; free it). */
+int push_split(const struct prof_profile *src, enum push_kind kind,
 	       push_service_fn fn, void *arg, struct push_parts *out);
 
-/* Frees every part's profile and the array; zeroes @ps. */
+/* push_split() of @src, and of @second (the same stacks' other values,
+ * as a window's growth bytes beside its requests; may be NULL) cut the
+ * same way, each of its parts the second of @src's part of the same
+ * service. Returns 0 or -ENOMEM (@out keeps what was made; free it). */
+int push_split_pair(const struct prof_profile *src, const struct prof_profile *second,
+		    enum push_kind kind, push_service_fn fn, void *arg,
+		    struct push_parts *out);
+
+/* Frees every part's profiles and the array; zeroes @ps. */
 void push_parts_free(struct push_parts *ps);
 
 #endif /* HEARTH_PUSH_SPLIT_H */

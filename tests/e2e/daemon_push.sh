@@ -5,8 +5,9 @@
 # works, answers 503, goes away, hangs past push_timeout, and answers 400.
 # Then, for every stored window: what the backend took, decoded by
 # `go tool pprof -raw`, adds up to the store's own totals for that window
-# (on-CPU samples and off-CPU nanoseconds) exactly: nothing lost, nothing
-# twice; requests come in window order with from/until following on; 400s
+# (on-CPU samples, off-CPU nanoseconds, and growth's requests for more
+# memory with their bytes, one profile of their own) exactly: nothing
+# lost, nothing twice; requests come in window order with from/until following on; 400s
 # are skipped, counted and logged once; 503s and time-outs are retried;
 # the credentials are sent and appear in no log line and no status. An
 # auth file others can read, and push_format = otlp, are refused with one
@@ -36,6 +37,10 @@ CG=$(unit_cgroup hearth-push-e2e.service) || fail "cannot make a unit cgroup"
 "$FIXTURES/daemon_shift" &
 FX=$!
 echo "$FX" > "$CG/cgroup.procs" || fail "cannot move the workload into $CG"
+# and one that asks for more memory 20 times a second
+"$FIXTURES/alloc_work" churn 20 &
+GW=$!
+echo "$GW" > "$CG/cgroup.procs" || fail "cannot move the growing workload into $CG"
 hearthd_start --state-dir "$T/state" --socket "$T/ctl.sock" --window 2s \
 	--push-url "http://127.0.0.1:$PORT/" --push-auth-file "$T/auth" --push-tenant team-e2e \
 	--push-labels "env=e2e, rack=r7" --push-timeout 2s
@@ -70,7 +75,13 @@ awk -F'\t' -v h="hostname=$host" '$7 !~ /(^|,)env=e2e(,|$)/ || $7 !~ /(^|,)rack=
 	fail "a request lacked a label"
 grep -q "	hearth-push-e2e.service	[0-9]*	[0-9]*	samples	99	" "$T/sent.tsv" ||
 	fail "the workload's on-CPU profile was not sent under its unit"
-ok "every request follows the ingest API, with token, tenant and labels; the workload's unit is its service"
+g=$(awk -F'\t' '$2 == "hearth-push-e2e.service" && $5 == "objects" { print $8; exit }' "$T/sent.tsv")
+[ -n "$g" ] || fail "the workload's growth profile was not sent under its unit (units=objects)"
+go tool pprof -raw "$g" > "$T/g.raw" 2>&1 || { cat "$T/g.raw"; fail "go tool pprof cannot read a growth body"; }
+grep -qx 'growth_space/bytes growth_requests/count' "$T/g.raw" ||
+	{ head -8 "$T/g.raw"; fail "the growth body's sample types are not growth_space/bytes growth_requests/count"; }
+grep -q 'grow_big' "$T/g.raw" || fail "the growth body does not name grow_big"
+ok "every request follows the ingest API, with token, tenant and labels; the workload's unit is its service, its growth a profile of its own"
 
 n400=$(grep -c . "$RX_DIR/rejected.tsv")
 grep -q "^push: .* $n400 rejected (4xx)" "$T/status" || fail "status does not count $n400 rejected"

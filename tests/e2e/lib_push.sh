@@ -1,16 +1,16 @@
 # Helpers of the push tests (sourced after lib.sh). They use $T, $HEARTH,
 # $HEARTHD, hearthd's socket $T/ctl.sock and store $T/state, and keep the
 # test backend (push_receiver.py) in $RX_DIR with its process id in $RX.
-# At exit they stop hearthd ($HD), the workload ($FX) and the backend,
+# At exit they stop hearthd ($HD), the workloads ($FX, $GW) and the backend,
 # and remove the unit cgroup $CG. The tests need root, hearthd, the
 # daemon_shift fixture, go and python3.
-FX= RX= CG=
+FX= RX= CG= GW=
 RX_DIR=$T/rx
 PORT=0
 hearthd_traps # its fail(); the cleanup below is this file's
 cleanup() {
 	[ -n "$HD" ] && kill -9 "$HD" 2>/dev/null
-	[ -n "$FX" ] && kill "$FX" 2>/dev/null
+	for p in $FX $GW; do kill "$p" 2>/dev/null; done
 	[ -n "$RX" ] && kill "$RX" 2>/dev/null
 	wait 2>/dev/null
 	[ -n "$CG" ] && rmdir "$CG" "$(dirname "$CG")" 2>/dev/null
@@ -91,12 +91,24 @@ pprof_total() {
 		     END { printf "%.0f\n", t + 0 }'
 }
 
+# pprof_sums FILE...: each value column of every sample summed, as `go
+# tool pprof -raw` reads the profiles (merged): "BYTES REQUESTS" for
+# growth's two sample types ("0 0" without a sample).
+pprof_sums() {
+	go tool pprof -raw "$@" 2>"$T/pprof.err" |
+		awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 }
+		     s && $1 ~ /^[0-9]+:?$/ { for (i = 1; i <= NF; i++) { v = $i; last = sub(/:$/, "", v)
+				t[i] += v; if (i > n) n = i; if (last) break } }
+		     END { if (!n) n = 2; for (i = 1; i <= n; i++) printf("%s%.0f", (i > 1 ? " " : ""), t[i]); print "" }'
+}
+
 # push_check_windows SENT.TSV [KILLS]: every window of the store, up to
 # the last one the backend was sent, was sent exactly once in all
 # (accepted and refused parts together add up to the store's totals), in
 # order, with from/until following on from the window before; where
 # hearthd was killed (KILLS: one time in ns a line) the store has a gap,
-# and only there.
+# and only there. Growth (units objects) is checked too: its requests
+# and their bytes.
 push_check_windows() {
 	"$HEARTHD" --verify-store "$T/state" > "$T/verify" || fail "the store does not verify"
 	awk '/^window / { printf "%s %s %d-%d\n", $2, $3, int($2 / 1e9), int($3 / 1e9) }' \
@@ -124,14 +136,23 @@ push_check_windows() {
 	while read -r ws we key; do
 		since=$(awk -v s="$ws" 'BEGIN { printf "%.6f", (s + 1e6) / 1e9 }')
 		until=$(awk -v e="$we" 'BEGIN { printf "%.6f", (e - 1e6) / 1e9 }')
-		for kind in samples nanoseconds; do
-			flag=; [ $kind = nanoseconds ] && flag=--off-cpu
+		for kind in samples nanoseconds objects; do
+			flag= out=$T/w.folded
+			[ $kind = nanoseconds ] && flag=--off-cpu
+			[ $kind = objects ] && flag=--growth out=$T/w.pb.gz
 			"$HEARTH" snapshot --socket "$T/ctl.sock" --since "@$since" --until "@$until" $flag \
-				-o "$T/w.folded" 2>"$T/snap.err" || { cat "$T/snap.err"; fail "snapshot of window $key failed"; }
-			want=$(total "$T/w.folded")
+				-o "$out" 2>"$T/snap.err" || { cat "$T/snap.err"; fail "snapshot of window $key failed"; }
 			files=$(awk -F'\t' -v k="$key" -v u=$kind '$3 "-" $4 == k && $5 == u { print $8 }' "$1")
-			got=0
-			[ -n "$files" ] && got=$(pprof_total $files)
+			if [ $kind = objects ]; then
+				"$HEARTH" export --folded --sample-type growth_space -o "$T/wb.folded" "$out" &&
+					"$HEARTH" export --folded -o "$T/wr.folded" "$out" ||
+					fail "cannot read the growth snapshot of window $key"
+				want="$(total "$T/wb.folded") $(total "$T/wr.folded")" got="0 0"
+				[ -n "$files" ] && got=$(pprof_sums $files)
+			else
+				want=$(total "$out") got=0
+				[ -n "$files" ] && got=$(pprof_total $files)
+			fi
 			[ "$got" = "$want" ] || { cat "$T/pprof.err"; grep -c "	$kind	" "$1" | sed 's/^/parts sent: /'
 				awk -F'\t' -v k="$key" '$3 "-" $4 == k' "$1" | cut -f1-6 | head -50; fail "window $key $kind: the backend got $got, the store holds $want"; }
 		done

@@ -18,8 +18,9 @@ to DIR/port). Reads DIR/mode before every request:
 Every request is checked as the API documents it: POST /ingest; `name`
 an application name with a {key=value,...} label set; `from` and `until`
 Unix seconds, from <= until; format=pprof; spyName=hearth; units samples
-(with a sampleRate in Hz) or nanoseconds; a gzip'd body of the length
-given. A request that breaks it is answered 422 and written to
+(with a sampleRate in Hz), nanoseconds, or objects (a count of memory
+events: aggregationType=sum, the spelling the server reads); a gzip'd
+body of the length given. A request that breaks it is answered 422 and written to
 DIR/invalid.log. A request answered 200 or 400 is written to
 DIR/accepted.tsv or DIR/rejected.tsv (one line: sequence, service,
 from, until, units, sampleRate, labels, body file, whether the
@@ -89,6 +90,9 @@ def check(q, body, headers):
         if len(q.get("sampleRate", [])) != 1 or not q["sampleRate"][0].isdigit() \
                 or int(q["sampleRate"][0]) <= 0:
             return "on-CPU profile without a sampleRate in Hz"
+    elif units == "objects":
+        if q.get("aggregationType") != ["sum"] or "sampleRate" in q:
+            return "objects profile without aggregationType=sum, or with a sampleRate"
     elif units != "nanoseconds":
         return "units %r" % units
     if body[:2] != b"\x1f\x8b":

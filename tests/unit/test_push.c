@@ -215,9 +215,13 @@ static void test_request_url(void **state)
 				 "hearth_version%3D0.1.0%2Chostname%3Dweb-1.eu%7D&from=1700000000"
 				 "&until=1700000010&format=pprof&spyName=hearth&units=samples"
 				 "&sampleRate=99");
-	r.off_cpu = 1;
+	r.kind = PUSH_OFFCPU;
 	assert_true(push_request_url(&r, out, sizeof(out)) > 0);
 	assert_non_null(strstr(out, "&units=nanoseconds"));
+	assert_null(strstr(out, "sampleRate"));
+	r.kind = PUSH_GROWTH;
+	assert_true(push_request_url(&r, out, sizeof(out)) > 0);
+	assert_non_null(strstr(out, "&units=objects&aggregationType=sum"));
 	assert_null(strstr(out, "sampleRate"));
 	assert_int_equal(push_request_url(&r, out, 40), 0);
 	push_request_clean_value("a b,c{d}=\"é", out, sizeof(out));
@@ -377,11 +381,55 @@ static void test_split(void **state)
 	/* The off-CPU parts sort after the on-CPU one of each service. */
 	assert_int_equal(push_split(p, 1, fake_service, NULL, &parts), 0);
 	assert_int_equal(parts.n, 4);
-	assert_int_equal(parts.v[0].off_cpu, 0);
-	assert_int_equal(parts.v[1].off_cpu, 1);
+	assert_int_equal(parts.v[0].kind, PUSH_ONCPU);
+	assert_int_equal(parts.v[1].kind, PUSH_OFFCPU);
 	assert_string_equal(parts.v[1].svc.name, "db.service");
 	push_parts_free(&parts);
 	prof_free(p);
+}
+
+/* Growth's requests and their bytes are cut the same way: each
+ * service's bytes ride with its requests, and its parts sort after its
+ * on-CPU and off-CPU ones. */
+static void test_split_pair(void **state)
+{
+	struct prof_profile *req = prof_new(PROF_UNIT_SAMPLES), *bytes = prof_new(PROF_UNIT_BYTES);
+	struct push_parts parts = { 0 };
+	uint32_t s[2];
+
+	(void)state;
+	s[0] = frame(req, "web", PROF_KIND_PROCESS, 10);
+	s[1] = frame(req, "grow", PROF_KIND_USER, 0);
+	prof_add_stack(req, s, 2, 3);
+	s[0] = frame(req, "db", PROF_KIND_PROCESS, 12);
+	prof_add_stack(req, s, 2, 2);
+	s[0] = frame(bytes, "web", PROF_KIND_PROCESS, 10);
+	s[1] = frame(bytes, "grow", PROF_KIND_USER, 0);
+	prof_add_stack(bytes, s, 2, 3 << 20);
+	s[0] = frame(bytes, "db", PROF_KIND_PROCESS, 12);
+	prof_add_stack(bytes, s, 2, 8192);
+	assert_int_equal(push_split(req, PUSH_ONCPU, fake_service, NULL, &parts), 0);
+	assert_int_equal(push_split_pair(req, bytes, PUSH_GROWTH, fake_service, NULL, &parts), 0);
+	assert_int_equal(parts.n, 4);
+	assert_int_equal(parts.v[0].kind, PUSH_ONCPU);
+	assert_null(parts.v[0].second);
+	assert_int_equal(parts.v[1].kind, PUSH_GROWTH);
+	assert_string_equal(parts.v[1].svc.name, "db.service");
+	assert_int_equal(prof_total(parts.v[1].prof), 2);
+	assert_non_null(parts.v[1].second);
+	assert_int_equal(prof_total(parts.v[1].second), 8192);
+	assert_int_equal(prof_meta(parts.v[1].second)->unit, PROF_UNIT_BYTES);
+	assert_string_equal(parts.v[3].svc.name, "web.service");
+	assert_int_equal(prof_total(parts.v[3].prof), 3);
+	assert_int_equal(prof_total(parts.v[3].second), 3 << 20);
+	push_parts_free(&parts);
+	/* No bytes: the requests go alone. */
+	assert_int_equal(push_split_pair(req, NULL, PUSH_GROWTH, fake_service, NULL, &parts), 0);
+	assert_int_equal(parts.n, 2);
+	assert_null(parts.v[0].second);
+	push_parts_free(&parts);
+	prof_free(req);
+	prof_free(bytes);
 }
 
 int main(void)
@@ -395,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_units),
 		cmocka_unit_test(test_auth_file),
 		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_split_pair),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
