@@ -138,9 +138,11 @@ static void sampler_opts_from(const struct hearthd_config *c, struct sampler_opt
 	o->min_block_ns = c->off_cpu_min_block_ns;
 	o->kernel_stacks = c->kernel_stacks;
 	/* A window's process rows carry their pid straight from the kernel's
-	 * tgid (snapshots filter on it, store_codec_window_merge() clears it):
-	 * no thread rows to fold. */
+	 * tgid (snapshots filter on it, store_codec_window_merge() clears it),
+	 * and a thread row each thread, for snapshots of threads (the other
+	 * merges leave them out). */
 	o->pid_rows = true;
+	o->per_thread = true;
 	o->unwind = (enum sampler_unwind)c->unwind;
 	o->cfi_bytes = c->unwind_memory;
 	o->stack_map_size = c->stack_map_size;

@@ -46,7 +46,10 @@ static uint32_t copy_frame(struct splitter *s, uint32_t sf, int row)
 	return id;
 }
 
-/* Adds the subtree of src node @top under the root of s->dst. */
+/* Adds the subtree of src node @top under the root of s->dst. Thread
+ * rows (hearthd keeps them for snapshots of threads) are left out: each
+ * thread's stacks merge under its process, as the backend has always
+ * had them. */
 static int copy_subtree(struct splitter *s, uint32_t top)
 {
 	const struct prof_node *nodes = prof_nodes(s->src);
@@ -71,6 +74,14 @@ static int copy_subtree(struct splitter *s, uint32_t top)
 					return -ENOMEM;
 				s->stack = p;
 				s->stack_cap = cap;
+			}
+			if (sn == top && prof_frame_get(s->src, nodes[c].frame)->kind ==
+					 PROF_KIND_THREAD) {
+				if (prof_node_add(s->dst, dparent, 0, nodes[c].self) < 0)
+					return -ENOMEM;
+				s->stack[sp].src = c;
+				s->stack[sp++].dst = dparent;
+				continue;
 			}
 			f = copy_frame(s, nodes[c].frame, 0);
 			if (f == UINT32_MAX ||

@@ -490,7 +490,7 @@ static long build(struct stack_builder *b, struct sym_ctx *sym,
 	b->unstable = false;
 	if (push_named(b, p, &n, comm, PROF_KIND_PROCESS, in->pid_row ? in->tgid : 0) < 0)
 		return -ENOMEM;
-	if (in->per_thread && !in->pid_row) {
+	if (in->per_thread) {
 		snprintf(thread, sizeof(thread), "%s-%u", in->tcomm, in->tid);
 		if (push_named(b, p, &n, thread, PROF_KIND_THREAD, 0) < 0)
 			return -ENOMEM;
@@ -545,7 +545,7 @@ int stack_builder_add(struct stack_builder *b, struct sym_ctx *sym,
 /* The memo's key of @in, without the addresses. */
 static void memo_key(const struct stack_input *in, struct memo *k)
 {
-	bool thread = in->per_thread && !in->pid_row;
+	bool thread = in->per_thread;
 
 	memset(k, 0, sizeof(*k));
 	k->tgid = in->tgid;

@@ -42,7 +42,9 @@ struct stack_input {
 	bool involuntary; /* off-CPU: preempted, waiting for a CPU */
 	bool per_thread;
 	bool pid_row;     /* the process row carries tgid in its line field
-			   * (and no thread row follows): hearthd's windows */
+			   * (hearthd's windows, whose thread rows the
+			   * store's merges leave out but for a snapshot
+			   * of threads) */
 	/* The thread's Python frames at the sample, and its interpreter:
 	 * they replace the evaluation loop's native frames. NULL = none. */
 	const struct hearth_py_stack *py;

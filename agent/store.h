@@ -33,7 +33,8 @@
  * Roll-ups: besides windows, a segment holds merged aggregates of whole
  * 10 minutes and of whole hours by default (by the windows' start times;
  * spans set in struct store_limits, e.g. 1 and 10 minutes), each a window
- * blob with both profiles and the process rows' pids, standing for every
+ * blob with both profiles and the process rows' pids (not the windows'
+ * thread rows: a snapshot of threads reads windows), standing for every
  * record between its cover offset and itself. One is written (and synced
  * like a window) when a window reaches the end of its span, or the segment
  * rolls; it is made of the smaller roll-ups and windows already in the

@@ -92,6 +92,12 @@ struct store_codec_merge {
 	store_codec_keep_fn keep; /* NULL = keep everything */
 	void *arg;
 	bool clear_pid;           /* process rows lose their pid (line) */
+	/* Thread rows (PROF_KIND_THREAD right under the process row) stay.
+	 * Else each thread's stacks merge under its process, as they were
+	 * before hearthd kept thread rows: only a snapshot of threads
+	 * wants them, and roll-ups stay as small as the process rows make
+	 * them. */
+	bool keep_threads;
 	/* Add each stack's value to its leaf only (self and total) and not
 	 * to the nodes above it, so many windows merge without walking
 	 * their paths again; store_codec_merge_totals() then fixes the

@@ -177,6 +177,7 @@ struct dec {
 	const struct store_codec_merge *m;
 	bool defer;          /* values to leaves only; totals after the last */
 	bool fresh;          /* dst was empty: whole stacks are appended */
+	bool strip;          /* thread rows are left out (!keep_threads) */
 	struct frames f;
 	struct places pl;
 	uint32_t *smap;      /* string index -> dst id */
@@ -366,16 +367,26 @@ static bool keep(struct dec *d, size_t depth)
 			  d->s->len[d->f.name[top]], d->f.pid[top]);
 }
 
+/* Whether frame @k of the current stack is a thread row left out: it
+ * stands where its process row stands (d->node[k] = d->node[k - 1]). */
+static bool stripped(const struct dec *d, size_t k)
+{
+	return k == 1 && d->strip && d->f.kind[d->src[1]] == PROF_KIND_THREAD;
+}
+
 /* Into a fresh profile: whole stacks, which the profile appends fastest. */
 static int add_fresh(struct dec *d, size_t depth, uint64_t value)
 {
+	size_t skip = depth > 1 && stripped(d, 1);
+
 	for (size_t k = d->nvalid; k < depth; k++) {
-		d->node[k] = map_frame(d, d->src[k]);
+		d->node[k] = stripped(d, k) ? d->node[0] : map_frame(d, d->src[k]);
 		if (d->node[k] == UNMAPPED)
 			return -ENOMEM;
 		d->nvalid = k + 1;
 	}
-	return prof_add_stack(d->dst, d->node, depth, value) == UINT32_MAX ? -ENOMEM : 0;
+	return prof_add_stack(d->dst, d->node + skip, depth - skip, value) == UINT32_MAX ?
+	       -ENOMEM : 0;
 }
 
 /* Adds the current stack: stacks come sorted, each sharing a prefix with
@@ -388,11 +399,11 @@ static int add_stack(struct dec *d, size_t depth, uint64_t value)
 	if (d->fresh)
 		return add_fresh(d, depth, value);
 	for (size_t k = d->nvalid; k < depth; k++) {
-		uint32_t f = map_frame(d, d->src[k]);
+		uint32_t f = stripped(d, k) ? 0 : map_frame(d, d->src[k]);
 
 		if (f == UNMAPPED)
 			return -ENOMEM;
-		node = prof_child_get(d->dst, node, f);
+		node = f ? prof_child_get(d->dst, node, f) : node;
 		if (node == UINT32_MAX)
 			return -ENOMEM;
 		d->node[k] = node;
@@ -402,7 +413,10 @@ static int add_stack(struct dec *d, size_t depth, uint64_t value)
 		return prof_node_add(d->dst, node, value, value);
 	prof_node_add(d->dst, 0, value, depth ? 0 : value);
 	for (size_t k = 0; k < depth; k++)
-		prof_node_add(d->dst, d->node[k], value, k + 1 == depth ? value : 0);
+		if (!stripped(d, k))
+			prof_node_add(d->dst, d->node[k], value,
+				      k + 1 == depth || (k + 2 == depth && stripped(d, k + 1)) ?
+				      value : 0);
 	return 0;
 }
 
@@ -463,7 +477,8 @@ static void dec_free(struct dec *d)
 static int read_profile(const struct blob *bl, int i, const struct strings *s,
 			const struct store_codec_merge *m, struct prof_profile **dstp)
 {
-	struct dec d = { .s = s, .m = m, .defer = m && m->defer_totals, .fresh = !*dstp };
+	struct dec d = { .s = s, .m = m, .defer = m && m->defer_totals, .fresh = !*dstp,
+			 .strip = m && !m->keep_threads };
 	struct ibuf b = { 0 };
 	struct prof_meta meta = { 0 };
 	uint8_t *raw = NULL;

@@ -323,7 +323,7 @@ static void test_split(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
 	struct push_parts parts = { 0 };
-	uint32_t s[3];
+	uint32_t s[3], t[4];
 
 	(void)state;
 	prof_meta(p)->hz = 99;
@@ -332,8 +332,12 @@ static void test_split(void **state)
 	s[2] = frame(p, "serve", PROF_KIND_USER, 0);
 	prof_add_stack(p, s, 3, 5);
 	prof_add_stack(p, s, 2, 1);
-	s[0] = frame(p, "web", PROF_KIND_PROCESS, 11);
-	prof_add_stack(p, s, 3, 7);
+	/* A thread row (hearthd keeps them for snapshots) is not pushed. */
+	t[0] = frame(p, "web", PROF_KIND_PROCESS, 11);
+	t[1] = frame(p, "web-11", PROF_KIND_THREAD, 0);
+	t[2] = s[1];
+	t[3] = s[2];
+	prof_add_stack(p, t, 4, 7);
 	s[0] = frame(p, "db", PROF_KIND_PROCESS, 12);
 	prof_add_stack(p, s, 3, 11);
 	/* serve's code was seen in /usr/bin/web at 0x401234 */
@@ -361,6 +365,8 @@ static void test_split(void **state)
 		assert_string_equal(prof_str(w, prof_frame_get(w, row->frame)->name), "web");
 		assert_int_equal(row->total, 13);
 		mn = prof_node_get(w, row->child);
+		assert_int_equal(mn->sibling, 0);
+		assert_string_equal(prof_str(w, prof_frame_get(w, mn->frame)->name), "main");
 		assert_int_equal(mn->total, 13);
 		assert_int_equal(mn->self, 1);
 		assert_int_equal(prof_node_get(w, mn->child)->self, 12);

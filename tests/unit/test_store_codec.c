@@ -408,6 +408,16 @@ static void test_merge(void **state)
 	store_window_clear(&w);
 }
 
+/* @a and @b are the same tree: every node's total and self. */
+static void same_tree(const struct prof_profile *a, const struct prof_profile *b)
+{
+	assert_int_equal(prof_node_count(a), prof_node_count(b));
+	for (uint32_t i = 0; i < prof_node_count(a); i++) {
+		assert_int_equal(prof_node_get(a, i)->total, prof_node_get(b, i)->total);
+		assert_int_equal(prof_node_get(a, i)->self, prof_node_get(b, i)->self);
+	}
+}
+
 /* Keeps every process. */
 static bool keep_all(void *arg, const char *comm, size_t len, uint32_t pid)
 {
@@ -447,11 +457,7 @@ static void test_merge_deferred(void **state)
 	}
 	store_codec_merge_totals(b);
 	assert_int_equal(prof_total(a), 3 * prof_total(w.oncpu));
-	assert_int_equal(prof_node_count(a), prof_node_count(b));
-	for (uint32_t i = 0; i < prof_node_count(a); i++) {
-		assert_int_equal(prof_node_get(a, i)->total, prof_node_get(b, i)->total);
-		assert_int_equal(prof_node_get(a, i)->self, prof_node_get(b, i)->self);
-	}
+	same_tree(a, b);
 	ta = folded(a);
 	tb = folded(b);
 	assert_string_equal(ta, tb);
@@ -706,6 +712,64 @@ static void test_places_damage(void **state)
 	prof_free(p);
 }
 
+/* Thread rows (hearthd's windows have them) stay only for a merge that
+ * keeps them; else each thread's stacks add up under its process, with
+ * totals deferred or not, and the rows' own values on the process. */
+static void test_merge_threads(void **state)
+{
+	struct store_window w = { .start_ns = 10, .end_ns = 20 };
+	struct store_codec_merge strip = { .clear_pid = true };
+	struct store_codec_merge deferred = { .clear_pid = true, .defer_totals = true };
+	struct store_codec_merge keep = { .clear_pid = true, .keep_threads = true };
+	struct prof_profile *a = prof_new(PROF_UNIT_SAMPLES), *b = prof_new(PROF_UNIT_SAMPLES);
+	struct prof_profile *k = prof_new(PROF_UNIT_SAMPLES);
+	uint32_t proc, t1, t2, mainf, fa, other, x;
+	char *text;
+	void *blob;
+	size_t len;
+
+	(void)state;
+	w.oncpu = prof_new(PROF_UNIT_SAMPLES);
+	proc = frame(w.oncpu, "app", "", "", 1234, PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN);
+	t1 = frame(w.oncpu, "app-1234", "", "", 0, PROF_KIND_THREAD, PROF_CLASS_UNKNOWN);
+	t2 = frame(w.oncpu, "worker-1235", "", "", 0, PROF_KIND_THREAD, PROF_CLASS_UNKNOWN);
+	mainf = frame(w.oncpu, "main", "/usr/bin/app", "main.c", 10, PROF_KIND_USER, PROF_CLASS_YOURS);
+	fa = frame(w.oncpu, "work_a", "/usr/bin/app", "a.c", 20, PROF_KIND_USER, PROF_CLASS_YOURS);
+	other = frame(w.oncpu, "other", "", "", 77, PROF_KIND_PROCESS, PROF_CLASS_UNKNOWN);
+	x = frame(w.oncpu, "x", "/usr/bin/other", "o.c", 1, PROF_KIND_USER, PROF_CLASS_YOURS);
+	{
+		const struct { uint32_t f[4]; size_t n; uint64_t v; } st[] = {
+			{ { proc, t1, mainf, fa }, 4, 5 }, { { proc, t1 }, 2, 2 },
+			{ { proc, t2, mainf, fa }, 4, 3 }, { { proc, t2, mainf }, 3, 4 },
+			{ { other, x }, 2, 6 },
+		};
+
+		for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+			assert_int_not_equal(prof_add_stack(w.oncpu, st[i].f, st[i].n, st[i].v),
+					     UINT32_MAX);
+	}
+	assert_int_equal(store_codec_window_pack(&w, &blob, &len), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(store_codec_window_merge(blob, len, &strip, a, NULL), 0);
+		assert_int_equal(store_codec_window_merge(blob, len, &deferred, b, NULL), 0);
+		assert_int_equal(store_codec_window_merge(blob, len, &keep, k, NULL), 0);
+	}
+	store_codec_merge_totals(b);
+	text = folded(a);
+	assert_string_equal(text, "app 4\napp;main 8\napp;main;work_a 16\nother;x 12\n");
+	free(text);
+	same_tree(a, b);
+	text = folded(k);
+	assert_string_equal(text, "app;app-1234 4\napp;app-1234;main;work_a 10\n"
+			    "app;worker-1235;main 8\napp;worker-1235;main;work_a 6\nother;x 12\n");
+	free(text);
+	free(blob);
+	prof_free(a);
+	prof_free(b);
+	prof_free(k);
+	store_window_clear(&w);
+}
+
 static void test_compact(void **state)
 {
 	struct prof_profile *p = prof_new(PROF_UNIT_SAMPLES);
@@ -746,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_rejects_damage),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_deferred),
+		cmocka_unit_test(test_merge_threads),
 		cmocka_unit_test(test_compact),
 		cmocka_unit_test(test_places_round_trip),
 		cmocka_unit_test(test_old_window),
