@@ -69,8 +69,11 @@ enum ctl_snap_flags {
 	 * the next seconds (next only, at least one pid). */
 	CTL_SNAP_ALLOC = 1u << 4,  /* bytes allocated, objects beside */
 	CTL_SNAP_HELD = 1u << 5,   /* bytes still held at the end, objects beside */
+	/* Each thread's elapsed time (ns), one row the same width each;
+	 * threads asleep the whole time found as the request arrives. */
+	CTL_SNAP_THREADS = 1u << 6,
 	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS | CTL_SNAP_GROWTH |
-			 CTL_SNAP_ALLOC | CTL_SNAP_HELD,
+			 CTL_SNAP_ALLOC | CTL_SNAP_HELD | CTL_SNAP_THREADS,
 	CTL_SNAP_PROBES = CTL_SNAP_ALLOC | CTL_SNAP_HELD,
 };
 

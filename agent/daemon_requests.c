@@ -13,6 +13,9 @@
 #include "agent/time_profiles.h"
 #include "agent/trusted_dir.h"
 
+/* The questions of time, cut out of both of a window's profiles. */
+#define SNAP_OF_TIME (CTL_SNAP_WALL | CTL_SNAP_LOCKS | CTL_SNAP_THREADS)
+
 void daemon_reply_err(struct daemon *d, uint64_t client, int err, const char *msg)
 {
 	size_t len = 0;
@@ -183,18 +186,57 @@ static int snap_part(const struct store_part *part, const void *payload,
 	return 0;
 }
 
+/* A store_scan() record as a part of its own (threads: the roll-ups
+ * keep no thread rows). */
+static int snap_window(uint64_t start_ns, uint64_t end_ns, const void *payload,
+		       size_t len, void *arg)
+{
+	struct store_part part = { .start_ns = start_ns, .end_ns = end_ns,
+				   .last_start_ns = start_ns, .windows = 1 };
+
+	return snap_part(&part, payload, len, arg);
+}
+
+/* Threads: the waits still going at the end of the windows in @c, read
+ * from the threads as they are now (the windows hold the waits that
+ * ended), so a thread asleep all along has its row. Returns 0 or a
+ * negative errno. */
+static int snap_open_waits(struct daemon *d, const struct ctl_snapshot_req *r,
+			   struct snap_ctx *c)
+{
+	/* The windows' times are the wall clock's, the sampler's the
+	 * monotonic clock's. */
+	uint64_t shift = daemon_now_ns() - daemon_mono_ns(), whole = 0;
+	struct sampler_open_req q = {
+		.pids = r->pids, .npids = r->npids, .comm = r->comm[0] ? r->comm : NULL,
+		.from_ns = c->first_ns - shift, .to_ns = c->last_ns - shift,
+	};
+	char err[256];
+	int rc;
+
+	if (!d->smp || !c->windows || !d->cfg.off_cpu || !(shift < c->first_ns))
+		return 0;
+	rc = sampler_open_waits(d->smp, c->out, &q, &whole, err, sizeof(err));
+	if (rc)
+		daemon_log("a snapshot of threads: %s", err);
+	return rc == -ENOMEM ? rc : 0;
+}
+
 /* A question of time (the flags say which) made from the merged windows
  * in @c, which it replaces. Returns 0 or a negative errno. */
 static int snap_question(struct daemon *d, const struct ctl_snapshot_req *r,
 			 struct snap_ctx *c)
 {
-	unsigned q = (r->flags & CTL_SNAP_WALL) ? PROF_Q_WALL : PROF_Q_LOCKS;
+	unsigned q = (r->flags & CTL_SNAP_WALL) ? PROF_Q_WALL :
+		     (r->flags & CTL_SNAP_THREADS) ? PROF_Q_THREADS : PROF_Q_LOCKS;
 	const struct prof_meta *m = prof_meta_const(c->out);
 	struct prof_profile *p;
 	int err = 0;
 
 	if (c->on)
 		store_codec_merge_totals(c->on);
+	if (q == PROF_Q_THREADS && (err = snap_open_waits(d, r, c)) < 0)
+		return err;
 	/* Waits shorter than off_cpu_min_block are not in the windows: the
 	 * elapsed time of a thread adds up to less than the span by them. */
 	p = time_profile_new(q, c->on, d->cfg.frequency, c->out, m->duration_ns, &err);
@@ -231,7 +273,7 @@ static void snap_dst(const struct ctl_snapshot_req *r, struct snap_ctx *c)
 {
 	if (r->flags & CTL_SNAP_GROWTH)
 		c->dst = (struct store_codec_dst){ .growth_req = c->out, .growth_bytes = c->second };
-	else if (r->flags & (CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS))
+	else if (r->flags & (CTL_SNAP_OFFCPU | SNAP_OF_TIME))
 		c->dst = (struct store_codec_dst){ .on = c->on, .off = c->out };
 	else
 		c->dst = (struct store_codec_dst){ .on = c->out };
@@ -240,14 +282,15 @@ static void snap_dst(const struct ctl_snapshot_req *r, struct snap_ctx *c)
 /* The profiles a snapshot of @r is merged into. Returns 0 or -ENOMEM. */
 static int snap_new(const struct ctl_snapshot_req *r, struct snap_ctx *c)
 {
-	bool off = (r->flags & (CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS)) != 0;
+	bool off = (r->flags & (CTL_SNAP_OFFCPU | SNAP_OF_TIME)) != 0;
+	bool elapsed = (r->flags & (CTL_SNAP_WALL | CTL_SNAP_THREADS)) != 0;
 
 	c->out = prof_new(off ? PROF_UNIT_NANOSECONDS : PROF_UNIT_SAMPLES);
-	if (r->flags & CTL_SNAP_WALL)
+	if (elapsed)
 		c->on = prof_new(PROF_UNIT_SAMPLES);
 	if (r->flags & CTL_SNAP_GROWTH)
 		c->second = prof_new(PROF_UNIT_BYTES);
-	if (!c->out || ((r->flags & CTL_SNAP_WALL) && !c->on) ||
+	if (!c->out || (elapsed && !c->on) ||
 	    ((r->flags & CTL_SNAP_GROWTH) && !c->second))
 		return -ENOMEM;
 	snap_dst(r, c);
@@ -266,8 +309,9 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 			   const struct ctl_snapshot_req *r, uint64_t since,
 			   uint64_t until)
 {
-	bool question = (r->flags & (CTL_SNAP_WALL | CTL_SNAP_LOCKS)) != 0;
+	bool question = (r->flags & SNAP_OF_TIME) != 0;
 	bool off = (r->flags & CTL_SNAP_OFFCPU) || question;
+	bool threads = (r->flags & CTL_SNAP_THREADS) != 0;
 	struct snap_ctx c = { .req = r };
 	struct ctl_snapshot_reply rep = { 0 };
 	struct store_scan_report sr;
@@ -281,11 +325,14 @@ static void snapshot_reply(struct daemon *d, uint64_t client,
 		return daemon_reply_err(d, client, ENOMEM, "hearthd ran out of memory");
 	}
 	c.merge = (struct store_codec_merge){ .keep = snap_keep, .arg = (void *)r,
-					      .clear_pid = true, .defer_totals = true };
+					      .clear_pid = true, .defer_totals = true,
+					      .keep_threads = threads };
 	/* The newest windows, which no roll-up on disk holds yet, come merged
-	 * from the store's memory. */
-	live_ok = store_live_part(d->store, &live) == 0;
-	rc = store_scan_merged_live(d->cfg.state_dir, since, until, live_ok ? &live : NULL,
+	 * from the store's memory; threads only from windows, the roll-ups
+	 * keeping no thread rows. */
+	live_ok = !threads && store_live_part(d->store, &live) == 0;
+	rc = threads ? store_scan(d->cfg.state_dir, since, until, snap_window, &c, &sr) :
+	     store_scan_merged_live(d->cfg.state_dir, since, until, live_ok ? &live : NULL,
 				    snap_part, &c, &sr);
 	if (rc < 0 || c.err) {
 		snap_free(&c);

@@ -211,6 +211,29 @@ void sampler_edges_close(struct sampler *s, uint64_t t1_ns);
  * negative errno (-EINVAL without sampler_edges_begin()). */
 int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns);
 
+/* What sampler_open_waits() looks for. */
+struct sampler_open_req {
+	const uint32_t *pids; /* only these processes (up to SAMPLER_MAX_PIDS) */
+	size_t npids;         /* 0 = every process */
+	const char *comm;     /* only processes named so; NULL = any */
+	uint64_t from_ns, to_ns; /* the span (CLOCK_MONOTONIC) */
+};
+
+/* For a span [@q->from_ns, @q->to_ns) cut out of windows already
+ * drained (hearthd's snapshots): reads every chosen thread as it is now
+ * (a BPF task iterator) and adds to @offcpu, under a thread row and with
+ * the process row's pid left out, the part in the span of each wait
+ * still going since before @q->to_ns, with the stacks the thread has
+ * now: the windows hold only the waits that ended. A thread asleep
+ * since before @q->from_ns, or since before the sampler began (it never
+ * saw it go), gets its whole span and a frame "(blocked the whole
+ * snapshot)" between its user and its kernel frames; *@whole counts
+ * them. Needs off-CPU sampling and per_thread. Returns 0, or a
+ * negative errno with one sentence in @err. */
+int sampler_open_waits(struct sampler *s, struct prof_profile *offcpu,
+		       const struct sampler_open_req *q, uint64_t *whole, char *err,
+		       size_t errlen);
+
 /* With a pid filter: whether a chosen process, or one they forked since
  * (follow_children), still runs. A process leaves the filter when its last
  * thread exits (it may not be reaped yet). False without a pid filter. */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -185,16 +186,17 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 	return 0;
 }
 
-/* Adds @ns of thread @t's wait to @p, as the sampler's stacks are built. */
+/* Adds @ns of thread @t's wait to @p, as the sampler's stacks are built
+ * (the process row without its pid unless @pid_row). */
 static int add_wait(struct sampler *s, struct prof_profile *p, const struct edge_thread *t,
 		    const char *comm, const char *tcomm, uint64_t ns, const char *mark,
-		    const struct stack_waker *waker)
+		    const struct stack_waker *waker, bool pid_row)
 {
 	struct stack_input in = {
 		.tgid = t->tgid, .tid = t->tid, .comm = comm, .tcomm = tcomm,
 		.uips = t->uips, .nu = t->nu, .kips = t->kips, .nk = s->opts.kernel_stacks ? t->nk : 0,
 		.off_cpu = true, .involuntary = t->involuntary,
-		.per_thread = s->opts.per_thread, .pid_row = s->opts.pid_rows, .mark = mark,
+		.per_thread = s->opts.per_thread, .pid_row = pid_row, .mark = mark,
 		.waker = waker,
 	};
 
@@ -212,7 +214,8 @@ int sampler_edge_add(struct sampler *s, struct prof_profile *p, uint32_t tgid,
 
 	/* Not noted (it cannot be: only the start's pass makes such a
 	 * start): its time still counts, under its thread. */
-	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL, waker);
+	return add_wait(s, p, t ? t : &none, val->comm, val->tcomm, val->ns, NULL, waker,
+			s->opts.pid_rows);
 }
 
 void sampler_edges_close(struct sampler *s, uint64_t t1_ns)
@@ -248,7 +251,7 @@ static int note_end(const struct hearth_thread *r, const uint8_t *stack, void *a
 	s->stats.offcpu_ns += e->t1 - st.ts;
 	pid_set_add(&s->seen, r->tgid);
 	return add_wait(s, e->out, &now, r->comm, r->tcomm, e->t1 - st.ts,
-			whole ? BLOCKED_MARK : NULL, NULL);
+			whole ? BLOCKED_MARK : NULL, NULL, s->opts.pid_rows);
 }
 
 int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t1_ns)
@@ -265,5 +268,101 @@ int sampler_edges_end(struct sampler *s, struct prof_profile *offcpu, uint64_t t
 	rc = thread_iter_run(e->it, note_end, e);
 	e->out = NULL;
 	s->stats.edge_pass_ns += mono_ns() - t0;
+	return rc < 0 ? rc : 0;
+}
+
+/* A pass of sampler_open_waits(). */
+struct open_pass {
+	struct sampler *s;
+	const struct sampler_open_req *q;
+	struct prof_profile *out;
+	uint64_t whole; /* threads asleep the whole span */
+};
+
+/* One chosen thread: its wait still going, when it began in the span or
+ * before. */
+static int note_open(const struct hearth_thread *r, const uint8_t *stack, void *arg)
+{
+	struct open_pass *o = arg;
+	struct hearth_offcpu_start st;
+	struct edge_thread now;
+	uint32_t tid = r->tid;
+	bool seen, whole;
+
+	if (r->state == HEARTH_THREAD_RUNNING || (o->q->comm && strcmp(r->comm, o->q->comm)))
+		return 0;
+	seen = !bpf_map_lookup_elem(bpf_map__fd(o->s->skel->maps.offcpu_start), &tid, &st);
+	/* Not seen going off its CPU: asleep since before the sampler began
+	 * (a thread new and not run yet is runnable: not a wait). */
+	if (seen ? !(st.ts < o->q->to_ns) : r->state != HEARTH_THREAD_BLOCKED)
+		return 0;
+	whole = !seen || !(o->q->from_ns < st.ts);
+	take_stacks(o->s, r, stack, &now);
+	now.involuntary = seen ? st.kind == HEARTH_OFF_CPU_INVOLUNTARY
+			       : r->state == HEARTH_THREAD_RUNNABLE;
+	o->whole += whole;
+	return add_wait(o->s, o->out, &now, r->comm, r->tcomm,
+			o->q->to_ns - (whole ? o->q->from_ns : st.ts),
+			whole ? BLOCKED_MARK : NULL, NULL, false);
+}
+
+/* A pid filter map for the thread iterator holding @q's pids, or -1 (and
+ * *@rc set when that failed) when there are none. */
+static int open_pids(const struct sampler_open_req *q, int *rc)
+{
+	uint8_t one = 1;
+	int fd;
+
+	*rc = 0;
+	if (!q->npids)
+		return -1;
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pids", sizeof(uint32_t), sizeof(one),
+			    SAMPLER_MAX_PIDS, NULL);
+	if (fd < 0) {
+		*rc = -errno;
+		return -1;
+	}
+	for (size_t i = 0; i < q->npids && i < SAMPLER_MAX_PIDS; i++)
+		if (bpf_map_update_elem(fd, &q->pids[i], &one, BPF_ANY)) {
+			*rc = -errno;
+			close(fd);
+			return -1;
+		}
+	return fd;
+}
+
+int sampler_open_waits(struct sampler *s, struct prof_profile *offcpu,
+		       const struct sampler_open_req *q, uint64_t *whole, char *err,
+		       size_t errlen)
+{
+	struct open_pass o = { .s = s, .q = q, .out = offcpu };
+	struct thread_iter_opts io = {
+		.comm = q->comm, .exclude_tgid = s->opts.exclude_tgid,
+		.stack_bytes = s->opts.stack_bytes, .offcpu_start_fd = -1,
+	};
+	struct thread_iter *it;
+	int rc;
+
+	*whole = 0;
+	if (!s->opts.off_cpu || !(q->from_ns < q->to_ns)) {
+		snprintf(err, errlen, "the waits still going need off-CPU sampling and a span");
+		return -EINVAL;
+	}
+	io.pids_fd = open_pids(q, &rc);
+	if (rc) {
+		snprintf(err, errlen, "cannot make the thread iterator's pid filter (%s)",
+			 strerror(-rc));
+		return rc;
+	}
+	it = thread_iter_open(&io, err, errlen);
+	if (io.pids_fd >= 0)
+		close(io.pids_fd); /* the iterator holds its own reference */
+	if (!it)
+		return -EPERM;
+	rc = thread_iter_run(it, note_open, &o);
+	thread_iter_close(it);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot read the threads (%s)", strerror(-rc));
+	*whole = o.whole;
 	return rc < 0 ? rc : 0;
 }

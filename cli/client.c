@@ -242,6 +242,8 @@ static unsigned snap_question(uint32_t flags)
 {
 	if (flags & CTL_SNAP_WALL)
 		return PROF_Q_WALL;
+	if (flags & CTL_SNAP_THREADS)
+		return PROF_Q_THREADS;
 	if (flags & CTL_SNAP_LOCKS)
 		return PROF_Q_LOCKS;
 	if (flags & CTL_SNAP_GROWTH)

@@ -32,6 +32,10 @@ static void usage(FILE *out)
 		"      --off-cpu        blocked time (ns) instead of on-CPU samples\n"
 		"      --wall           elapsed time (ns): on-CPU samples (1e9/HZ ns each) and\n"
 		"                       the waits hearthd kept (off_cpu_min_block and longer)\n"
+		"      --threads        what every thread did: one row per thread, all the\n"
+		"                       span's width, its samples and waits inside; a thread\n"
+		"                       asleep the whole span ends in '(blocked the whole\n"
+		"                       snapshot)' above the kernel function it waits in\n"
 		"      --locks          only the waits on locks and conditions (ns)\n"
 		"      --growth         requests for more memory (brk, anonymous mmap, a\n"
 		"                       growing mremap), their bytes beside\n"
@@ -121,6 +125,7 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 	case 'f': a->req.flags |= CTL_SNAP_OFFCPU; return 0;
 	case 'w': a->req.flags |= CTL_SNAP_WALL; return 0;
 	case 'k': a->req.flags |= CTL_SNAP_LOCKS; return 0;
+	case 'T': a->req.flags |= CTL_SNAP_THREADS; return 0;
 	case 'g': a->req.flags |= CTL_SNAP_GROWTH; return 0;
 	case 'A': a->req.flags |= CTL_SNAP_ALLOC; return 0;
 	case 'H': a->req.flags |= CTL_SNAP_HELD; return 0;
@@ -150,6 +155,7 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, 'f' },
 		{ "wall", no_argument, NULL, 'w' },
 		{ "locks", no_argument, NULL, 'k' },
+		{ "threads", no_argument, NULL, 'T' },
 		{ "growth", no_argument, NULL, 'g' },
 		{ "alloc", no_argument, NULL, 'A' },
 		{ "held", no_argument, NULL, 'H' },
@@ -174,7 +180,7 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		return -1;
 	}
 	if (a->req.flags & (a->req.flags - 1)) {
-		cli_error("--off-cpu, --wall, --locks, --growth, --alloc and --held each ask for a snapshot of their own: choose one.");
+		cli_error("--off-cpu, --wall, --threads, --locks, --growth, --alloc and --held each ask for a snapshot of their own: choose one.");
 		return -1;
 	}
 	if (a->req.sample_bytes && !(a->req.flags & CTL_SNAP_PROBES)) {
@@ -225,7 +231,8 @@ static void total_text(const struct snap_args *a, const struct prof_profile *p,
 		snprintf(buf, n, "%s %s (%s objects)", v, f & CTL_SNAP_HELD ? "held" : "allocated", w);
 	else
 		snprintf(buf, n, "total %llu %s", (unsigned long long)prof_total(p),
-			 f & CTL_SNAP_WALL ? "ns elapsed" : f ? "ns blocked" : "samples");
+			 f & (CTL_SNAP_WALL | CTL_SNAP_THREADS) ? "ns elapsed" : f ? "ns blocked" :
+			 "samples");
 }
 
 /* A question of memory says its answer, the empty profile's too ("The

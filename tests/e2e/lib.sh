@@ -241,6 +241,20 @@ thread_totals() {
 	awk '/^#/ { next } { n = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";"); t[f[2]] += n } END { for (k in t) printf "%s %.0f\n", k, t[k] }' "$1" | sort
 }
 
+# rows_as_tasks FILE PID WIDTH TOL: FILE's thread rows (thread_totals, into
+# $T/totals) are as many as PID's tasks, each WIDTH ns wide within TOL
+# (a fraction); fails otherwise.
+rows_as_tasks() {
+	thread_totals "$1" >"$T/totals"
+	cat "$T/totals"
+	rt_n=$(wc -l <"$T/totals") rt_tasks=$(ls "/proc/$2/task" | wc -l)
+	[ "$rt_n" -eq "$rt_tasks" ] || fail "$rt_n thread rows, /proc/$2/task has $rt_tasks"
+	while read -r rt_row rt_ns; do
+		within "$rt_ns" "$3" "$4" || fail "thread $rt_row is $rt_ns ns wide, the span $3 ns: every thread the same width"
+	done <"$T/totals"
+	ok "$rt_n thread rows, as many as /proc/$2/task holds, each the span ($3 ns) wide"
+}
+
 # malloc_byte PID: the first byte of libc's malloc as process PID sees it:
 # an int3 (cc) while a uprobe is placed there.
 malloc_byte() {

@@ -7,20 +7,9 @@ require_root
 
 time_work_start
 "$HEARTH" record --threads -p "$p" -d 5 -o "$T/threads.folded" 2>"$T/threads.err" || { cat "$T/threads.err"; fail "record --threads exited non-zero"; }
-tasks=$(ls "/proc/$p/task" | wc -l)
 set -- $(capture_window "$T/threads.err")
 [ $# -eq 2 ] || { cat "$T/threads.err"; fail "record --threads did not say when the capture ran"; }
-len=$(($2 - $1))
-
-thread_totals "$T/threads.folded" >"$T/totals"
-cat "$T/totals"
-rows=$(wc -l <"$T/totals")
-[ "$rows" -eq "$tasks" ] || fail "$rows thread rows, /proc/$p/task has $tasks"
-ok "$rows thread rows, as many as /proc/$p/task holds"
-while read -r row ns; do
-	within "$ns" "$len" 0.1 || fail "thread $row is $ns ns wide, the capture $len ns: every thread the same width"
-done <"$T/totals"
-ok "every thread row is the capture's length wide"
+rows_as_tasks "$T/threads.folded" "$p" $(($2 - $1)) 0.1
 
 line=$(grep ';stuck_reader;' "$T/threads.folded")
 echo "$line"
