@@ -60,11 +60,11 @@ grep -q 'hearthd: drops: [0-9]* growth ring full in the last window: requests fo
 	fail "the journal does not name the growth ring's drops"
 ok "--json, --prometheus and the journal count them too"
 
-# What was lost is what the store lacks: grow_big's kept requests and
-# the lost ones (of every process) cover its N.
-"$HEARTH" snapshot $S --last 30s --pid "$g" --growth -o "$T/growth.folded" 2>/dev/null || fail "snapshot --growth failed"
-kept=$(sum "$T/growth.folded" ';grow_big;')
-echo "grow_big: $kept of $N requests kept, $lost lost on the host"
-[ "$kept" -lt "$N" ] || fail "every request was kept: the ring never filled"
-[ $((kept + lost)) -ge "$N" ] || fail "$kept kept and $lost lost do not cover grow_big's $N requests"
-ok "the requests kept and lost cover grow_big's $N"
+# While hearthd is stopped its 16 MiB ring takes at most 15,087 requests
+# (1,112 bytes each without a stack copy, the smallest), so at least the
+# rest of grow_big's are lost and counted. (Whether every request kept
+# reaches the store is daemon_memory's question: on a busy host hearthd
+# takes windows to work through a full ring.)
+least=$((N - (16 << 20) / 1112))
+[ "$lost" -ge "$least" ] || fail "$lost requests counted lost; grow_big alone lost at least $least"
+ok "at least the $least requests of grow_big the ring could not hold are counted ($lost lost)"
