@@ -14,6 +14,7 @@
 
 #include "bpf/growth.h"
 #include "bpf/pid_filter.bpf.h"
+#include "bpf/stack_copy.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -25,7 +26,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAP_ANONYMOUS 0x20
 #define PROT_NONE 0
 #define MAX_ERRNO 4095
-#define STACK_PAGE 4096
 
 /* Most stack copies per second per CPU; past it a request is sent with
  * its frame-pointer walk alone, unless its process has a share of its
@@ -40,11 +40,6 @@ struct {
 	__type(key, int);
 	__type(value, __u64);
 } brk_at SEC(".maps");
-
-struct copy_budget {
-	__u64 window;
-	__u64 used;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -115,52 +110,7 @@ static __always_inline bool own_budget_allows(struct task_struct *task)
 	return true;
 }
 
-static __always_inline bool budget_allows(void)
-{
-	__u64 now = bpf_ktime_get_ns();
-	struct copy_budget *b;
-	__u32 zero = 0;
-
-	if (!copies_per_sec)
-		return true;
-	b = bpf_map_lookup_elem(&budget, &zero);
-	if (!b)
-		return false;
-	if (now - b->window >= 1000000000ULL) {
-		b->window = now;
-		b->used = 0;
-	}
-	if (b->used >= copies_per_sec)
-		return false;
-	b->used++;
-	return true;
-}
-
-/* Copies the user stack from @sp up, a chunk at a time, to the end of
- * its mapping. Returns the bytes copied. */
-static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
-{
-	__u32 got = 0;
-
-	for (int i = 0; i < HEARTH_GROW_STACK / HEARTH_GROW_CHUNK; i++) {
-		__u64 at = sp + i * HEARTH_GROW_CHUNK;
-
-		if (bpf_probe_read_user(dst + i * HEARTH_GROW_CHUNK, HEARTH_GROW_CHUNK,
-					(void *)at)) {
-			/* the part before the stack's end, where the
-			 * outermost frames are */
-			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
-
-			if (n < HEARTH_GROW_CHUNK &&
-			    !bpf_probe_read_user(dst + i * HEARTH_GROW_CHUNK,
-						 n & (HEARTH_GROW_CHUNK - 1), (void *)at))
-				got += n;
-			break;
-		}
-		got += HEARTH_GROW_CHUNK;
-	}
-	return got;
-}
+_Static_assert(HEARTH_GROW_STACK % STACK_COPY_CHUNK == 0, "a copy is whole chunks");
 
 /* Sends a request for @bytes more of @kind, made with user registers
  * @regs. */
@@ -171,11 +121,13 @@ static __always_inline void send(void *ctx, struct pt_regs *regs, __u32 kind,
 	__u64 id = bpf_get_current_pid_tgid();
 	struct hearth_grow_copy *c = NULL;
 	struct hearth_grow_event *e;
+	bool cut = false;
 	long n;
 
 	/* Past the budget, a request goes without a copy, an eighth the
 	 * size. */
-	if (budget_allows() || own_budget_allows(task)) {
+	if (copy_budget_take(&budget, copies_per_sec, bpf_ktime_get_ns()) ||
+	    own_budget_allows(task)) {
 		c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
 		e = c ? &c->ev : NULL;
 	} else {
@@ -198,7 +150,7 @@ static __always_inline void send(void *ctx, struct pt_regs *regs, __u32 kind,
 	e->nfp = n > 0 ? (__u32)(n / sizeof(__u64)) : 0;
 	e->size = 0;
 	if (c)
-		e->size = copy_stack(c->data, e->sp);
+		e->size = stack_copy(c->data, e->sp, HEARTH_GROW_STACK, HEARTH_GROW_STACK, &cut);
 	else
 		count(HEARTH_GROW_CNT_NO_COPY, 1);
 	count(HEARTH_GROW_CNT_BRK + kind, 1);

@@ -15,6 +15,7 @@
 #include "bpf/pid_filter.bpf.h"
 #include "bpf/python.h"
 #include "bpf/sampler.h"
+#include "bpf/stack_copy.bpf.h"
 #include "bpf/unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -329,11 +330,6 @@ struct {
 SIG_COUNTS_MAP(sig_counts0);
 SIG_COUNTS_MAP(sig_counts1);
 
-struct copy_budget {
-	__u64 window;
-	__u64 used;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -549,38 +545,17 @@ static __always_inline void get_stacks(void *ctx, __u32 gen, bool want_user,
 	}
 }
 
-/* x86-64 pages: a stack mapping ends on a multiple of this. */
-#define STACK_PAGE 4096
+_Static_assert(HEARTH_MAX_STACK_BYTES % STACK_COPY_CHUNK == 0, "a copy is whole chunks");
 
-/* Copies up to @want bytes of user stack from @sp, in chunks, stopping at
- * the end of the stack mapping. Returns the bytes copied. */
+/* Copies up to @want bytes of user stack from @sp (stack_copy()),
+ * counting the copies the stack's end cut short. */
 static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 want)
 {
-	__u32 got = 0;
+	bool cut = false;
+	__u32 got = stack_copy(dst, sp, want, HEARTH_MAX_STACK_BYTES, &cut);
 
-	for (int i = 0; i < HEARTH_MAX_STACK_BYTES / HEARTH_STACK_CHUNK; i++) {
-		if (got >= want)
-			break;
-		__u64 at = sp + i * HEARTH_STACK_CHUNK;
-
-		if (bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK, HEARTH_STACK_CHUNK,
-					(void *)at)) {
-			/* The chunk crossed the stack's end, a page boundary:
-			 * take the part before it, where the outermost frames
-			 * live. (One read of a bounded size: the loop of small
-			 * reads it replaces was half of what the verifier
-			 * walked in on_cpu.) */
-			__u32 n = (__u32)((at | (STACK_PAGE - 1)) + 1 - at);
-
-			if (n < HEARTH_STACK_CHUNK &&
-			    !bpf_probe_read_user(dst + i * HEARTH_STACK_CHUNK,
-						 n & (HEARTH_STACK_CHUNK - 1), (void *)at))
-				got += n;
-			count(HEARTH_CNT_COPY_TRUNCATED);
-			break;
-		}
-		got += HEARTH_STACK_CHUNK;
-	}
+	if (cut)
+		count(HEARTH_CNT_COPY_TRUNCATED);
 	return got;
 }
 
@@ -1185,26 +1160,6 @@ static __always_inline bool send_oncpu_copy(void *ctx, struct task_struct *task,
 	return true;
 }
 
-static __always_inline bool budget_allows(__u64 now)
-{
-	__u32 zero = 0;
-	struct copy_budget *b;
-
-	if (!copy_offcpu_per_sec)
-		return true;
-	b = bpf_map_lookup_elem(&copy_budget, &zero);
-	if (!b)
-		return false;
-	if (now - b->window >= 1000000000ULL) {
-		b->window = now;
-		b->used = 0;
-	}
-	if (b->used >= copy_offcpu_per_sec)
-		return false;
-	b->used++;
-	return true;
-}
-
 /* Fills @sig for the current task from its user registers and a hash of
  * the top of its stack. Returns false when the stack cannot be read. */
 static __always_inline bool make_sig(struct task_struct *task, __u32 tid,
@@ -1242,7 +1197,7 @@ static __always_inline bool keep_offcpu_copy(void *ctx, struct task_struct *task
 
 	/* Waits can come in the hundreds of thousands a second: they leave
 	 * the ring's second half to on-CPU samples, which are few. */
-	if (!budget_allows(now)) {
+	if (!copy_budget_take(&copy_budget, copy_offcpu_per_sec, now)) {
 		count(HEARTH_CNT_COPY_FALLBACK);
 		return false;
 	}
