@@ -383,6 +383,36 @@ static bool evict_one(struct cfi_tables *t)
 	return true;
 }
 
+/* Deletes the tables the walker built (struct hearth_cfi_proc) that list
+ * a module no longer loaded: it adds modules it found through cfi_files,
+ * for which no process holds a reference, and their rows are about to be
+ * overwritten. Called after the eviction grace, so that no program still
+ * adds a module from a file entry deleted before it. */
+static void built_forget(struct cfi_tables *t)
+{
+	struct hearth_cfi_proc *bp = malloc(sizeof(*bp));
+	uint32_t key, next;
+	void *prev = NULL;
+
+	if (!bp)
+		return;
+	while (bpf_map_get_next_key(t->o.procs_fd, prev, &next) == 0) {
+		bool stale = false;
+
+		if (bpf_map_lookup_elem(t->o.procs_fd, &next, bp) == 0 && bp->built)
+			for (uint32_t i = 0; i < bp->n && i < HEARTH_CFI_MAX_MAPPINGS; i++)
+				stale |= bp->m[i].module >= t->nmods ||
+					 t->mods[bp->m[i].module].state != MOD_LOADED;
+		/* deleting the current key would restart the walk: the
+		 * previous one stays */
+		if (stale && bpf_map_delete_elem(t->o.procs_fd, &next) == 0)
+			continue;
+		key = next;
+		prev = &key;
+	}
+	free(bp);
+}
+
 /* Writes @n slots (rows or index entries, 12 bytes each) from @first. */
 static int write_rows(struct cfi_tables *t, uint32_t first, const void *slots, uint32_t n)
 {
@@ -453,8 +483,10 @@ static void module_place_rows(struct cfi_tables *t, struct module *m,
 		}
 		evicted = true;
 	}
-	if (evicted)
+	if (evicted) {
 		usleep(EVICT_GRACE_US);
+		built_forget(t);
+	}
 	m->n = (uint32_t)tab->n;
 	m->nindex = nindex;
 	m->npages = npages;
@@ -751,6 +783,13 @@ static int load_mapping(void *arg, const struct sym_exec_map *em)
 	if (m->state == MOD_NO_ROOM && module_may_fit(t, m)) {
 		int cfd = sym_unwind_open_mapped(l->pid, em);
 
+		/* Its segment, so that it is published by file once placed:
+		 * the walker then finds it in every process mapping it. */
+		if (cfd >= 0 && !m->seg_known && sym_unwind_seg_bias(cfd, em->pgoff, &bias) == 0) {
+			m->seg_known = true;
+			m->seg_off = em->pgoff;
+			m->seg_bias = bias;
+		}
 		if (cfd >= 0)
 			module_compile(t, id, cfd);
 	}

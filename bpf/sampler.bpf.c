@@ -132,6 +132,14 @@ struct {
 	__uint(max_entries, HEARTH_CFI_MAX_MODULES);
 } cfi_files SEC(".maps");
 
+/* Where a process's table is rebuilt with one mapping more (table_add). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct hearth_cfi_proc);
+	__uint(max_entries, 1);
+} cfi_build SEC(".maps");
+
 /* When each process last asked user space for its tables. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -192,7 +200,9 @@ struct walk_state {
 	__u32 n;
 	__u32 fp_ok;  /* fp holds the caller's rbp */
 	__u32 status; /* enum walk_status */
-	__u32 by_vma; /* a frame was found through its file: ask for tables */
+	__u32 by_vma; /* no table, or a frame was found through its file */
+	__u32 seen_ok; /* seen holds the mapping found through its file */
+	struct hearth_cfi_mapping seen;
 	/* The last frame's mapping and module: a caller is most often in
 	 * the same, and then costs no search and no lookup. */
 	__u64 map_start, map_end, map_delta;
@@ -681,8 +691,76 @@ static __always_inline struct hearth_cfi_row *find_row(struct walk_state *w, __u
 	return &v->row;
 }
 
+struct table_merge {
+	struct hearth_cfi_proc *old, *out;
+	struct hearth_cfi_mapping add;
+	__u32 placed;
+};
+
+static __always_inline void table_push(struct hearth_cfi_proc *out,
+				       const struct hearth_cfi_mapping *m)
+{
+	__u32 i = out->n;
+
+	if (i >= HEARTH_CFI_MAX_MAPPINGS)
+		return;
+	out->m[i & (HEARTH_CFI_MAX_MAPPINGS - 1)] = *m;
+	out->n = i + 1;
+}
+
+/* Copies the old table's mapping @i to the new one, the added mapping
+ * first when it comes before, and none it overlaps (it replaced them).
+ * Returns 1 past the old table's end. */
+static long merge_step(__u64 i, void *arg)
+{
+	struct table_merge *c = arg;
+	struct hearth_cfi_mapping *e;
+
+	if (i >= c->old->n || i >= HEARTH_CFI_MAX_MAPPINGS)
+		return 1;
+	e = &c->old->m[i & (HEARTH_CFI_MAX_MAPPINGS - 1)];
+	if (e->start < c->add.end && c->add.start < e->end)
+		return 0;
+	if (!c->placed && c->add.start < e->start) {
+		table_push(c->out, &c->add);
+		c->placed = 1;
+	}
+	table_push(c->out, e);
+	return 0;
+}
+
+/*
+ * Adds mapping @add to process @tgid's table of image @exec_id (a new
+ * one when it has none for that image), in a copy that replaces it:
+ * walks on other CPUs read the old or the new, never half of one. The
+ * table is marked built (struct hearth_cfi_proc): it holds modules user
+ * space counts no reference for.
+ */
+static __always_inline void table_add(__u32 tgid, __u64 exec_id,
+				      const struct hearth_cfi_mapping *add)
+{
+	struct table_merge c = {};
+	struct hearth_cfi_proc *out;
+	__u32 zero = 0;
+
+	out = bpf_map_lookup_elem(&cfi_build, &zero);
+	if (!out)
+		return;
+	c.old = bpf_map_lookup_elem(&cfi_procs, &tgid);
+	out->exec_id = exec_id;
+	out->n = 0;
+	out->built = 1;
+	c.out = out;
+	c.add = *add;
+	if (c.old && c.old->exec_id == exec_id)
+		bpf_loop(HEARTH_CFI_MAX_MAPPINGS, merge_step, &c, 0);
+	if (!c.placed)
+		table_push(out, add);
+	bpf_map_update_elem(&cfi_procs, &tgid, out, BPF_ANY);
+}
+
 struct vma_seen {
-	__u64 start, pgoff;
+	__u64 start, end, pgoff;
 	struct hearth_cfi_file_key key;
 	__u32 found;
 };
@@ -696,6 +774,7 @@ static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void
 	if (!f)
 		return 0;
 	v->start = vma->vm_start;
+	v->end = vma->vm_end;
 	v->pgoff = vma->vm_pgoff;
 	v->key.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	v->key.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
@@ -703,10 +782,13 @@ static long vma_found(struct task_struct *task, struct vm_area_struct *vma, void
 	return 0;
 }
 
-/* The module and delta of @pc through the file mapped there, for an
- * address the process's table does not cover. Returns false when the
- * file is no loaded module (or the lookup failed: the mmap lock busy). */
-static __always_inline bool module_by_vma(__u64 pc, __u32 *module, __u64 *delta)
+/* The mapping @m of a loaded module that holds @pc, through the file
+ * mapped there, for an address the process's table does not cover.
+ * Returns false when the file is no loaded module, or the lookup failed:
+ * the mmap lock busy, or taken already since interrupts were last on
+ * (the lock is released by an irq_work that must run before the next
+ * take): one lookup per walk. */
+static __always_inline bool module_by_vma(__u64 pc, struct hearth_cfi_mapping *m)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vma_seen v = {};
@@ -717,8 +799,11 @@ static __always_inline bool module_by_vma(__u64 pc, __u32 *module, __u64 *delta)
 	f = bpf_map_lookup_elem(&cfi_files, &v.key);
 	if (!f || v.pgoff << 12 != f->seg_off)
 		return false;
-	*module = f->module;
-	*delta = v.start - f->seg_off - f->seg_bias + f->base;
+	m->start = v.start;
+	m->end = v.end;
+	m->delta = v.start - f->seg_off - f->seg_bias + f->base;
+	m->module = f->module;
+	m->pad = 0;
 	return true;
 }
 
@@ -747,8 +832,8 @@ static __always_inline bool module_in_vdso(__u64 pc, __u64 *start, __u64 *end,
 
 /* The module and delta of @w->pc: the last frame's mapping, else the
  * process's table, the vDSO, or the file mapped there (then @w->by_vma
- * is set: the process's table lacks it). Returns false when none holds
- * it. */
+ * is set and the mapping kept in @w->seen: the process's table lacks
+ * it). Returns false when none holds it. */
 static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi_proc *proc,
 					 __u32 *module, __u64 *delta)
 {
@@ -767,10 +852,14 @@ static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi
 		*module = m->module;
 		*delta = m->delta;
 	} else if (!module_in_vdso(pc, &w->map_start, &w->map_end, module, delta)) {
-		if (!module_by_vma(pc, module, delta))
+		if (!module_by_vma(pc, &w->seen))
 			return false;
 		w->by_vma = 1;
-		return true; /* not kept: the file's mapping bounds are unknown */
+		w->seen_ok = 1;
+		w->map_start = w->seen.start;
+		w->map_end = w->seen.end;
+		*module = w->seen.module;
+		*delta = w->seen.delta;
 	}
 	w->map_module = *module;
 	w->map_delta = *delta;
@@ -1081,6 +1170,7 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 	ws->fp_ok = 1;
 	ws->status = WALK_GOING;
 	ws->by_vma = !w.proc;
+	ws->seen_ok = 0;
 	ws->out.ips[0] = r.ip;
 	ws->hash = (FNV_OFFSET ^ r.ip) * FNV_PRIME;
 	ws->n = 1;
@@ -1089,7 +1179,14 @@ static __always_inline __s32 walk_user(struct task_struct *task, __u32 tgid, __u
 	ws->memo.nwords = 0;
 	ws->memo_full = 0;
 	bpf_loop(HEARTH_STACK_DEPTH, walk_step, &w, 0);
-	if (ws->by_vma || ws->status == WALK_NO_TABLE)
+	/* A module found by its file joins the process's table: the next
+	 * walks find it there, and may look up another file. Only a file
+	 * that is no loaded module needs user space. An exiting process is
+	 * walked past its exit event, which dropped its table: it must not
+	 * leave a new one. */
+	if (ws->seen_ok && !(task->flags & PF_EXITING))
+		table_add(tgid, task->self_exec_id, &ws->seen);
+	if (ws->status == WALK_NO_TABLE)
 		cfi_ask(task, tgid);
 	if (ws->status == WALK_NO_TABLE) {
 		count(HEARTH_CNT_CFI_NO_TABLE);

@@ -75,11 +75,14 @@ struct hearth_cfi_mapping {
 
 /* A process's executable mappings, sorted by start and disjoint. Valid
  * only while the process's task->self_exec_id equals @exec_id: an exec
- * (which maps another image) makes it stale without a race. */
+ * (which maps another image) makes it stale without a race. @built: the
+ * walker built it from the process's address space and cfi_files (the
+ * loaded modules only, holding no reference user space counts): user
+ * space deletes such a table when it evicts a module it lists. */
 struct hearth_cfi_proc {
 	__u64 exec_id;
 	__u32 n;
-	__u32 pad;
+	__u32 built;
 	struct hearth_cfi_mapping m[HEARTH_CFI_MAX_MAPPINGS];
 };
 
