@@ -155,7 +155,7 @@ static void test_snapshot_refusals(void **state)
 	n = snap_payload(p); p[36] = 65; expect_refused(CTL_SNAPSHOT, p, n); /* too many pids */
 	n = snap_payload(p); p[45] = 0;  expect_refused(CTL_SNAPSHOT, p, n); /* NUL in comm */
 	n = snap_payload(p); p[46] = '\n'; expect_refused(CTL_SNAPSHOT, p, n);
-	n = snap_payload(p); p[32] = 0x40; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
+	n = snap_payload(p); p[32] = 0x80; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
 	n = snap_payload(p); p[32] = CTL_SNAP_OFFCPU | CTL_SNAP_WALL;
 	expect_refused(CTL_SNAPSHOT, p, n); /* two kinds */
 	for (uint8_t f = 1; f <= CTL_SNAP_GROWTH; f <<= 1) { /* each kind alone */
