@@ -192,7 +192,7 @@ int push_split(const struct prof_profile *src, enum push_kind kind,
 			s.fmap[s.touched[i]] = 0;
 		s.ntouched = 0;
 	}
-	if (!rc)
+	if (!rc && out->n > 1) /* none: out->v may be NULL */
 		qsort(out->v, out->n, sizeof(*out->v), key_cmp);
 out:
 	free(which);
