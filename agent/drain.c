@@ -663,8 +663,10 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	 * its unwind (exits seen now wait for the next drain). */
 	/* Bounded: when copies come faster than they unwind (a loaded host
 	 * under an exec storm), the ring never empties, and the window must
-	 * still close; copies left over go to the next window. */
-	sampler_consume_for(s, DRAIN_COPIES_NS);
+	 * still close; copies left over go to the next window. Once the
+	 * sampler is stopped there is no next window, and the ring only
+	 * empties: the last drain takes every copy. */
+	sampler_consume_for(s, s->stopped ? 0 : DRAIN_COPIES_NS);
 	/* Every write to the old side came after the flip that made it
 	 * active and before the end of this grace: with the counter where
 	 * it was at that flip, the side is empty, and its stack map holds

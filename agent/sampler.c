@@ -559,7 +559,7 @@ int sampler_consume_for(struct sampler *s, uint64_t slice_ns)
 {
 	int rc;
 
-	s->poll_until_ns = mono_ns() + slice_ns;
+	s->poll_until_ns = slice_ns ? mono_ns() + slice_ns : 0;
 	rc = ring_buffer__consume(s->rb);
 	s->poll_until_ns = 0;
 	return rc < 0 && rc != -EAGAIN ? rc : 0;
@@ -703,6 +703,7 @@ void sampler_stop(struct sampler *s)
 	s->ncpus = 0;
 	if (s->skel)
 		sampler_bpf__detach(s->skel);
+	s->stopped = true;
 }
 
 void sampler_close(struct sampler *s)

@@ -40,6 +40,7 @@ struct sampler {
 	uint64_t poll_until_ns;        /* CLOCK_MONOTONIC: sampler_poll()
 					* stops taking copies after it; 0:
 					* never (a drain takes them all) */
+	bool stopped;                  /* sampler_stop(): nothing new comes */
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
 	struct cfi_tables *cfi; /* unwind auto: the walker's tables */
@@ -126,7 +127,8 @@ int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
 			 struct prof_profile *offcpu);
 
 /* Takes process events and stack copies from the rings for at most
- * @slice_ns (then the rest wait there). Returns 0 or a negative errno. */
+ * @slice_ns (then the rest wait there), or until they are empty when
+ * @slice_ns is 0. Returns 0 or a negative errno. */
 int sampler_consume_for(struct sampler *s, uint64_t slice_ns);
 
 #endif
