@@ -7,8 +7,8 @@
  * capture, and a thread asleep through the whole capture (a hung one)
  * is not seen at all.
  *
- * At the start, a task iterator's pass notes each chosen thread off its
- * CPU, with its stacks, and gives it a start in offcpu_start as of now,
+ * At the start, a task iterator's pass gives each chosen thread off its
+ * CPU a start in offcpu_start as of now, and notes it with its stacks,
  * of kind HEARTH_OFF_CPU_EDGE, unless the sampler already holds one: the
  * sampler then counts its wait from now when it ends, and the drain
  * gives it the stacks noted here. At the end, once the sampler is
@@ -93,19 +93,20 @@ static void take_stacks(struct sampler *s, const struct hearth_thread *r, const 
 	t->nu = n > 0 ? (uint32_t)n : 0;
 }
 
-/* The start's pass: each thread off its CPU is noted and given a start
- * as of e->t0, unless the sampler saw it go off its CPU itself. */
+/* The start's pass: each thread off its CPU that the iterator gave a
+ * start as of e->t0 (the sampler did not see it go off its CPU) is
+ * noted with its stacks. */
 static int note_start(const struct hearth_thread *r, const uint8_t *stack, void *arg)
 {
 	struct sampler_edges *e = arg;
 	struct sampler *s = e->s;
-	struct hearth_offcpu_start st = {
-		.ts = e->t0, .kstack = -1, .ustack = -1, .kind = HEARTH_OFF_CPU_EDGE,
-		.gen = s->skel->bss->active,
-	};
-	uint32_t tid = r->tid;
 
-	if (r->state == HEARTH_THREAD_RUNNING)
+	if (r->noted == HEARTH_THREAD_NOTE_FULL) {
+		/* offcpu_start is full: its wait is lost, and counted. */
+		s->edge_full++;
+		return 0;
+	}
+	if (r->noted != HEARTH_THREAD_NOTED)
 		return 0;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 64;
@@ -115,13 +116,6 @@ static int note_start(const struct hearth_thread *r, const uint8_t *stack, void 
 			return -ENOMEM;
 		e->t = t;
 		e->cap = cap;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.offcpu_start), &tid, &st, BPF_NOEXIST)) {
-		/* The sampler saw it go off its CPU itself, or the map is
-		 * full: its wait is lost, and counted. */
-		if (errno != EEXIST)
-			s->edge_full++;
-		return 0;
 	}
 	take_stacks(s, r, stack, &e->t[e->n++]);
 	return 0;
@@ -172,6 +166,7 @@ int sampler_edges_begin(struct sampler *s, uint64_t *t0_ns, char *err, size_t er
 	/* The sampler has run since it was attached: a wait begun before
 	 * t0 counts from t0, a sample taken before it not at all. */
 	__atomic_store_n(&s->skel->bss->capture_from, e->t0, __ATOMIC_SEQ_CST);
+	thread_iter_note_edges(e->it, e->t0, s->skel->bss->active);
 	rc = thread_iter_run(e->it, note_start, e);
 	s->stats.edge_pass_ns += mono_ns() - e->t0;
 	if (rc < 0) {

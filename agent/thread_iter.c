@@ -131,8 +131,15 @@ int thread_iter_run(struct thread_iter *it, thread_iter_fn fn, void *arg)
 	return rc;
 }
 
+void thread_iter_note_edges(struct thread_iter *it, uint64_t ts_ns, uint32_t gen)
+{
+	it->skel->bss->edge_ts = ts_ns;
+	it->skel->bss->edge_gen = gen;
+}
+
 void thread_iter_skip_unmoved(struct thread_iter *it)
 {
+	it->skel->bss->edge_ts = 0;
 	it->skel->bss->skip_unmoved = true;
 }
 

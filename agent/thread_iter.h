@@ -24,6 +24,7 @@ struct thread_iter_opts {
 	uint32_t stack_bytes; /* user stack copied per thread, at most
 			       * HEARTH_THREAD_STACK; 0 = that */
 	int offcpu_start_fd;  /* the sampler's open waits, for
+			       * thread_iter_note_edges() and
 			       * thread_iter_skip_unmoved(), or -1 */
 };
 
@@ -43,7 +44,13 @@ typedef int (*thread_iter_fn)(const struct hearth_thread *t, const uint8_t *stac
  * negative errno (-EBADMSG when the records make no sense). */
 int thread_iter_run(struct thread_iter *it, thread_iter_fn fn, void *arg);
 
-/* From now on, a thread whose start in the sampler's offcpu_start is
+/* The next pass gives each thread off its CPU a start of kind
+ * HEARTH_OFF_CPU_EDGE as of @ts_ns (CLOCK_MONOTONIC) on the sampler's
+ * side @gen in offcpu_start, unless it holds one, and says so in the
+ * record's `noted`. Needs offcpu_start_fd. */
+void thread_iter_note_edges(struct thread_iter *it, uint64_t ts_ns, uint32_t gen);
+
+/* From now on (and no longer noting edges), a thread whose start in the sampler's offcpu_start is
  * still of kind HEARTH_OFF_CPU_EDGE comes with `unmoved` set and no
  * stacks (the caller has them). Needs offcpu_start_fd. */
 void thread_iter_skip_unmoved(struct thread_iter *it);

@@ -28,6 +28,14 @@ const volatile __u32 stack_bytes = HEARTH_THREAD_STACK;
 /* Set by user space for the end's pass: a thread whose start is still
  * the one the start's pass gave it has the stacks noted then. */
 bool skip_unmoved = false;
+/* Set by user space for the start's pass: each thread off its CPU gets
+ * a start in offcpu_start as of edge_ts, on the sampler's side
+ * edge_gen, unless the sampler holds one. Given here, as the thread is
+ * seen off its CPU, not later from user space: a thread that wakes
+ * meanwhile would find no start, and the time it slept since edge_ts
+ * would be lost. */
+__u64 edge_ts = 0;
+__u32 edge_gen = 0;
 
 
 /* The sampler's open waits, shared with it. */
@@ -119,6 +127,20 @@ int snap_threads(struct bpf_iter__task *ctx)
 	r->nk = 0;
 	r->size = 0;
 	r->unmoved = 0;
+	r->noted = HEARTH_THREAD_NOT_NOTED;
+	if (edge_ts && r->state != HEARTH_THREAD_RUNNING) {
+		struct hearth_offcpu_start st = {
+			.ts = edge_ts, .kstack = -1, .ustack = -1,
+			.kind = HEARTH_OFF_CPU_EDGE, .gen = edge_gen,
+		};
+		__u32 tid = r->tid;
+		long err = bpf_map_update_elem(&offcpu_start, &tid, &st, BPF_NOEXIST);
+
+		if (!err)
+			r->noted = HEARTH_THREAD_NOTED;
+		else if (err != -17 /* EEXIST: the sampler saw it stop */)
+			r->noted = HEARTH_THREAD_NOTE_FULL;
+	}
 	if (skip_unmoved) {
 		__u32 tid = r->tid;
 		struct hearth_offcpu_start *st = bpf_map_lookup_elem(&offcpu_start, &tid);

@@ -26,6 +26,13 @@ enum hearth_thread_state {
 	HEARTH_THREAD_BLOCKED = 2,  /* asleep: waiting for something */
 };
 
+/* What the start's pass did with a thread's start (edge_ts set). */
+enum hearth_thread_noted {
+	HEARTH_THREAD_NOT_NOTED = 0,  /* running, or the sampler has one */
+	HEARTH_THREAD_NOTED = 1,      /* given a start as of edge_ts */
+	HEARTH_THREAD_NOTE_FULL = 2,  /* offcpu_start had no room */
+};
+
 struct hearth_thread {
 	__u32 tgid;
 	__u32 tid;
@@ -37,6 +44,8 @@ struct hearth_thread {
 	__u32 unmoved;  /* asleep since the start's pass noted it (its
 			 * start in offcpu_start is still of that pass):
 			 * stacks not read again */
+	__u32 noted;    /* enum hearth_thread_noted */
+	__u32 pad;
 	char comm[HEARTH_THREAD_COMM];  /* its process's (group leader's) */
 	char tcomm[HEARTH_THREAD_COMM]; /* its own */
 	__u64 kips[HEARTH_THREAD_DEPTH];

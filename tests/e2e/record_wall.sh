@@ -20,7 +20,7 @@ n=0
 thread_totals "$T/wall.folded" >"$T/totals"
 while read -r row ns; do
 	echo "$row: $ns ns"
-	within "$ns" "$len" 5 || fail "thread $row holds $ns ns, the capture lasted $len ns (+-5%)"
+	within "$ns" "$len" 5 || { cat "$T/wall.err"; fail "thread $row holds $ns ns, the capture lasted $len ns (+-5%)"; }
 	n=$((n + 1))
 done <"$T/totals"
 [ "$n" -eq 7 ] || { cat "$T/totals"; fail "$n thread rows, time_work runs 7 threads"; }
