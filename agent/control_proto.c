@@ -60,6 +60,7 @@ static bool comm_valid(const uint8_t *s, size_t len)
 
 static int snap_mode_check(const struct ctl_snapshot_req *r, const char **why)
 {
+	uint32_t kind = r->flags & ~(uint32_t)CTL_SNAP_WAKER;
 	int modes = (r->last_ns > 0) + (r->next_ns > 0) +
 		    (r->since_ns > 0 || r->until_ns > 0);
 
@@ -73,8 +74,10 @@ static int snap_mode_check(const struct ctl_snapshot_req *r, const char **why)
 		return *why = "since must be earlier than until", -EINVAL;
 	if (r->flags & ~(uint32_t)CTL_SNAP_KNOWN)
 		return *why = "unknown snapshot flags", -EINVAL;
-	if (r->flags & (r->flags - 1))
+	if (kind & (kind - 1))
 		return *why = "a snapshot is of one kind: off-CPU, wall, locks, growth, alloc or held", -EINVAL;
+	if ((r->flags & CTL_SNAP_WAKER) && (!(kind & CTL_SNAP_WAITS) || !r->next_ns))
+		return *why = "a waker snapshot is of the next seconds' off-CPU, wall or lock waits", -EINVAL;
 	if ((r->flags & CTL_SNAP_PROBES) && (!r->next_ns || !r->npids || r->comm[0]))
 		return *why = "an allocation snapshot is of the next seconds of chosen pids", -EINVAL;
 	if (r->sample_bytes > CTL_SAMPLE_BYTES_MAX)

@@ -72,9 +72,17 @@ enum ctl_snap_flags {
 	/* Each thread's elapsed time (ns), one row the same width each;
 	 * threads asleep the whole time found as the request arrives. */
 	CTL_SNAP_THREADS = 1u << 6,
+	/* Beside OFFCPU, WALL or LOCKS, not a kind of its own: each wait
+	 * with the stacks of the task that woke it above a frame "--".
+	 * Not from the store either: hearthd notes wake-ups for the next
+	 * seconds only (next only). */
+	CTL_SNAP_WAKER = 1u << 7,
 	CTL_SNAP_KNOWN = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS | CTL_SNAP_GROWTH |
-			 CTL_SNAP_ALLOC | CTL_SNAP_HELD | CTL_SNAP_THREADS,
+			 CTL_SNAP_ALLOC | CTL_SNAP_HELD | CTL_SNAP_THREADS | CTL_SNAP_WAKER,
 	CTL_SNAP_PROBES = CTL_SNAP_ALLOC | CTL_SNAP_HELD,
+	CTL_SNAP_WAITS = CTL_SNAP_OFFCPU | CTL_SNAP_WALL | CTL_SNAP_LOCKS, /* what WAKER takes */
+	/* Answered by an on-demand session of the next seconds. */
+	CTL_SNAP_SESSIONS = CTL_SNAP_PROBES | CTL_SNAP_WAKER,
 };
 
 struct ctl_hdr {

@@ -157,16 +157,22 @@ static void store_limits_from(const struct hearthd_config *c, struct store_limit
 	l->max_bytes = c->retention_bytes;
 }
 
+void daemon_sampler_opts(const struct daemon *d, struct sampler_opts *o,
+			 char cfi_dir[DAEMON_CFI_DIR_MAX])
+{
+	sampler_opts_from(&d->cfg, o);
+	o->debuginfod = d->dbgd;
+	/* Compiled unwind tables survive a restart beside the store. */
+	if (snprintf(cfi_dir, DAEMON_CFI_DIR_MAX, "%s/cfi", d->cfg.state_dir) < DAEMON_CFI_DIR_MAX)
+		o->cfi_cache_dir = cfi_dir;
+}
+
 static int open_sampler(struct daemon *d)
 {
 	struct sampler_opts o;
-	char err[256] = "", cfi_dir[sizeof(d->cfg.state_dir) + 8];
+	char err[256] = "", cfi_dir[DAEMON_CFI_DIR_MAX];
 
-	sampler_opts_from(&d->cfg, &o);
-	o.debuginfod = d->dbgd;
-	/* Compiled unwind tables survive a restart beside the store. */
-	if (snprintf(cfi_dir, sizeof(cfi_dir), "%s/cfi", d->cfg.state_dir) < (int)sizeof(cfi_dir))
-		o.cfi_cache_dir = cfi_dir;
+	daemon_sampler_opts(d, &o, cfi_dir);
 	d->smp = sampler_open(&o, err, sizeof(err));
 	if (!d->smp) {
 		daemon_log("%s", err[0] ? err : "the sampler could not start");
@@ -744,7 +750,7 @@ static void loop(struct daemon *d)
 				growth_poll(d->growth, 0);
 			last_take = daemon_mono_ns();
 		}
-		daemon_mem_tick(d, false);
+		daemon_session_tick(d, false);
 		if (d->smp && daemon_mono_ns() >= d->next_cut_mono_ns) {
 			last_take = daemon_mono_ns(); /* the drain takes the events */
 			cut_window(d);
@@ -843,7 +849,7 @@ int daemon_run(const struct daemon_args *a)
 		}
 		release_held(d);
 		daemon_answer_pending(d, true);
-		daemon_mem_tick(d, true);
+		daemon_session_tick(d, true);
 		flush_clients(d);
 		write_metrics(d, false);
 		status = d->smp ? 0 : 1;
@@ -854,8 +860,8 @@ int daemon_run(const struct daemon_args *a)
 	/* Growth's and the allocation sessions' last reads ask the sampler
 	 * which processes are excluded: they close before it. */
 	growth_close(d->growth);
-	for (size_t i = 0; i < d->nmem; i++)
-		mem_close(d->mem[i].t);
+	for (size_t i = 0; i < d->nsess; i++)
+		daemon_session_free(&d->sess[i]);
 	sampler_close(d->smp);
 	sym_debuginfod_free(d->dbgd);
 	store_close(d->store);

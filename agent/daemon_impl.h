@@ -17,9 +17,9 @@
 
 #define DAEMON_PENDING_MAX 64
 #define DAEMON_POLLFDS_MAX 1100
-/* Allocation snapshots probing at once: each holds uprobes and a
- * client slot. */
-#define DAEMON_MEM_SESSIONS_MAX 4
+/* On-demand snapshots at once (allocation probes, wakers): each holds
+ * what it attached and a client slot. */
+#define DAEMON_SESSIONS_MAX 4
 
 struct growth;
 struct mem_tracer;
@@ -33,13 +33,18 @@ struct pending_snap {
 	uint64_t until_ns;
 };
 
-/* An allocation snapshot of the next seconds: the chosen processes'
- * allocator probed until until_mono_ns (or until they all exit). */
-struct mem_session {
+/* An on-demand snapshot of the next seconds: what the always-on sampler
+ * does not attach (its cost would be paid all the time), attached for
+ * it alone until until_mono_ns (or until its processes all exit):
+ * either the chosen processes' allocator probed (--alloc, --held), or
+ * a sampler of its own that notes who woke each wait (--waker). */
+struct session {
 	uint64_t client;
 	struct ctl_snapshot_req req;
-	struct mem_tracer *t;
+	struct mem_tracer *t;       /* allocations: the probes, else NULL */
 	struct prof_profile *bytes, *objects; /* allocated, drained each second */
+	struct sampler *smp;        /* wakers: the session's sampler, else NULL */
+	struct prof_profile *on, *off; /* its samples and waits, drained each second */
 	uint64_t start_ns;          /* CLOCK_REALTIME */
 	uint64_t start_mono_ns, until_mono_ns, drained_mono_ns;
 };
@@ -86,8 +91,8 @@ struct daemon {
 
 	struct pending_snap pend[DAEMON_PENDING_MAX];
 	size_t npend;
-	struct mem_session mem[DAEMON_MEM_SESSIONS_MAX];
-	size_t nmem;
+	struct session sess[DAEMON_SESSIONS_MAX];
+	size_t nsess;
 
 	bool store_failing;
 	unsigned store_ok_streak;
@@ -117,6 +122,12 @@ uint64_t daemon_rss_bytes(void);
  * any other thread starts. */
 struct sym_debuginfod *daemon_debuginfod_open(const struct hearthd_config *c);
 
+/* The sampler's options as the configuration sets them, the unwind
+ * tables' cache folder written into @cfi_dir (which they point to). */
+#define DAEMON_CFI_DIR_MAX (CONFIG_PATH_MAX + 8)
+void daemon_sampler_opts(const struct daemon *d, struct sampler_opts *o,
+			 char cfi_dir[DAEMON_CFI_DIR_MAX]);
+
 /* Replies an error: @err (positive errno) and one sentence. */
 void daemon_reply_err(struct daemon *d, uint64_t client, int err, const char *msg);
 
@@ -141,14 +152,27 @@ void daemon_drops_open(struct daemon *d, const struct sampler_stats *s, struct d
  * (made here; none without growth). Returns 0 or a negative errno. */
 int daemon_growth_drain(struct daemon *d, struct store_window *w);
 
-/* Probes the allocator of @r's pids for the next @r->next_ns and replies
- * then, or replies an error now. */
-void daemon_mem_start(struct daemon *d, uint64_t client, const struct ctl_snapshot_req *r);
+/* Starts the on-demand session @r asks for (allocations, wakers) for
+ * the next @r->next_ns and replies then, or replies an error now. */
+void daemon_session_start(struct daemon *d, uint64_t client, const struct ctl_snapshot_req *r);
 
-/* Takes the allocation sessions' samples, and answers those whose time
- * is up or whose processes all exited (every one when @all, at
- * shutdown). */
-void daemon_mem_tick(struct daemon *d, bool all);
+/* Takes the sessions' samples, and answers those whose time is up or
+ * whose processes all exited (every one when @all, at shutdown); what
+ * they attached is detached first. A session whose client left is
+ * ended without an answer. */
+void daemon_session_tick(struct daemon *d, bool all);
+
+/* Closes everything session @s holds and zeroes it. */
+void daemon_session_free(struct session *s);
+
+/* Into free slot @s: probes the allocator of @r's pids. Returns 0, or -1
+ * after replying the error to @client. */
+int daemon_mem_open(struct daemon *d, struct session *s, uint64_t client,
+		    const struct ctl_snapshot_req *r);
+
+/* Ends allocation session @s: the probes go first, so that what it
+ * answers is exactly what was counted; then replies. */
+void daemon_mem_answer(struct daemon *d, struct session *s);
 
 /* hearthd's figures now, as `hearth status` shows them, into @st. */
 void daemon_status(struct daemon *d, struct ctl_status *st);

@@ -19,10 +19,6 @@
  * unwinder: hearthd's own cost is kept below record's budget. */
 #define DAEMON_GROWTH_COPIES 100
 
-/* An allocation session's samples are named this often, while their
- * processes still run. */
-#define MEM_DRAIN_NS 1000000000ull
-
 /* exclude_comm: their requests are not stored either. (The sampler
  * holds the list as configured now, reloads included.) */
 static bool growth_skip(void *arg, const char *comm)
@@ -105,52 +101,33 @@ int daemon_growth_drain(struct daemon *d, struct store_window *w)
 	return growth_drain(d->growth, w->growth_req, w->growth_bytes);
 }
 
-static void session_free(struct mem_session *s)
+int daemon_mem_open(struct daemon *d, struct session *s, uint64_t client,
+		    const struct ctl_snapshot_req *r)
 {
-	mem_close(s->t);
-	prof_free(s->bytes);
-	prof_free(s->objects);
-	memset(s, 0, sizeof(*s));
-}
-
-void daemon_mem_start(struct daemon *d, uint64_t client, const struct ctl_snapshot_req *r)
-{
-	struct mem_session *s;
 	struct mem_opts o = { .npids = r->npids, .sample_bytes = r->sample_bytes,
 			      .held = (r->flags & CTL_SNAP_HELD) != 0, .debuginfod = d->dbgd };
 	char err[512], msg[600];
 
-	if (d->nmem == DAEMON_MEM_SESSIONS_MAX)
-		return daemon_reply_err(d, client, EBUSY,
-					"hearthd probes allocations for 4 snapshots already; try again when one is done");
-	s = &d->mem[d->nmem];
 	for (uint32_t i = 0; i < r->npids; i++)
 		o.pids[i] = (pid_t)r->pids[i];
 	s->bytes = prof_new(PROF_UNIT_BYTES);
 	s->objects = prof_new(PROF_UNIT_SAMPLES);
 	if (!s->bytes || !s->objects) {
-		session_free(s);
-		return daemon_reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+		daemon_reply_err(d, client, ENOMEM, "hearthd ran out of memory");
+		return -1;
 	}
 	s->t = mem_open(&o, err, sizeof(err));
 	if (!s->t) {
-		session_free(s);
 		snprintf(msg, sizeof(msg), "hearthd cannot probe allocations: %s", err);
-		return daemon_reply_err(d, client, EINVAL, msg);
+		daemon_reply_err(d, client, EINVAL, msg);
+		return -1;
 	}
-	s->client = client;
-	s->req = *r;
-	s->start_ns = daemon_now_ns();
-	s->start_mono_ns = s->drained_mono_ns = daemon_mono_ns();
-	s->until_mono_ns = s->start_mono_ns + r->next_ns;
-	d->nmem++;
 	daemon_log("probing the allocator of %u process(es) for %llu s", r->npids,
 		   (unsigned long long)(r->next_ns / 1000000000ull));
+	return 0;
 }
 
-/* Ends session @s: the probes go first, so that what it answers is
- * exactly what was counted. */
-static void mem_answer(struct daemon *d, struct mem_session *s)
+void daemon_mem_answer(struct daemon *d, struct session *s)
 {
 	bool held = (s->req.flags & CTL_SNAP_HELD) != 0;
 	struct prof_profile *hb = NULL, *ho = NULL, *out, *out2;
@@ -184,30 +161,4 @@ static void mem_answer(struct daemon *d, struct mem_session *s)
 out:
 	prof_free(hb);
 	prof_free(ho);
-}
-
-void daemon_mem_tick(struct daemon *d, bool all)
-{
-	for (size_t i = 0; i < d->nmem;) {
-		struct mem_session *s = &d->mem[i];
-		uint64_t now = daemon_mono_ns();
-		int rc = mem_poll(s->t, 0);
-
-		if (!ctl_server_has_client(d->srv, s->client)) {
-			/* asked, then gone: the probes go now, not at the end */
-			daemon_log("the client of an allocation snapshot left; its probes are removed");
-		} else if (rc < 0 && rc != -EINTR) {
-			daemon_reply_err(d, s->client, -rc, "hearthd could not take the allocation samples");
-		} else if (all || now >= s->until_mono_ns || !mem_alive(s->t)) {
-			mem_answer(d, s);
-		} else {
-			if (now - s->drained_mono_ns >= MEM_DRAIN_NS &&
-			    mem_drain(s->t, s->bytes, s->objects) == 0)
-				s->drained_mono_ns = now;
-			i++;
-			continue;
-		}
-		session_free(s);
-		d->mem[i] = d->mem[--d->nmem];
-	}
 }

@@ -377,8 +377,8 @@ static void do_snapshot(struct daemon *d, uint64_t client,
 	uint64_t now = daemon_now_ns();
 	struct pending_snap *p;
 
-	if (r->flags & CTL_SNAP_PROBES)
-		return daemon_mem_start(d, client, r);
+	if (r->flags & CTL_SNAP_SESSIONS)
+		return daemon_session_start(d, client, r);
 	if (r->last_ns)
 		return snapshot_reply(d, client, r, now > r->last_ns ? now - r->last_ns : 1, now + 1);
 	if (!r->next_ns)

@@ -37,6 +37,9 @@ static void usage(FILE *out)
 		"                       asleep the whole span ends in '(blocked the whole\n"
 		"                       snapshot)' above the kernel function it waits in\n"
 		"      --locks          only the waits on locks and conditions (ns)\n"
+		"      --waker          with --next and --off-cpu, --wall or --locks: above\n"
+		"                       each wait, a frame '--' and the stack of the thread\n"
+		"                       that woke it; hearthd notes wake-ups for the next DUR\n"
 		"      --growth         requests for more memory (brk, anonymous mmap, a\n"
 		"                       growing mremap), their bytes beside\n"
 		"      --alloc          with --next and --pid: hearthd probes the processes'\n"
@@ -126,6 +129,7 @@ static int parse_opt(struct snap_args *a, int c, const char *v)
 	case 'w': a->req.flags |= CTL_SNAP_WALL; return 0;
 	case 'k': a->req.flags |= CTL_SNAP_LOCKS; return 0;
 	case 'T': a->req.flags |= CTL_SNAP_THREADS; return 0;
+	case 'W': a->req.flags |= CTL_SNAP_WAKER; return 0;
 	case 'g': a->req.flags |= CTL_SNAP_GROWTH; return 0;
 	case 'A': a->req.flags |= CTL_SNAP_ALLOC; return 0;
 	case 'H': a->req.flags |= CTL_SNAP_HELD; return 0;
@@ -156,6 +160,7 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "wall", no_argument, NULL, 'w' },
 		{ "locks", no_argument, NULL, 'k' },
 		{ "threads", no_argument, NULL, 'T' },
+		{ "waker", no_argument, NULL, 'W' },
 		{ "growth", no_argument, NULL, 'g' },
 		{ "alloc", no_argument, NULL, 'A' },
 		{ "held", no_argument, NULL, 'H' },
@@ -166,6 +171,7 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint32_t kind;
 	int c, modes;
 
 	optind = 1;
@@ -179,7 +185,8 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 		cli_error("unexpected argument '%s'; 'hearth snapshot --help' shows the options.", argv[optind]);
 		return -1;
 	}
-	if (a->req.flags & (a->req.flags - 1)) {
+	kind = a->req.flags & ~(uint32_t)CTL_SNAP_WAKER;
+	if (kind & (kind - 1)) {
 		cli_error("--off-cpu, --wall, --threads, --locks, --growth, --alloc and --held each ask for a snapshot of their own: choose one.");
 		return -1;
 	}
@@ -199,6 +206,14 @@ static int parse_args(struct snap_args *a, int argc, char **argv)
 	}
 	if ((a->req.flags & CTL_SNAP_PROBES) && (!a->req.npids || a->req.comm[0])) {
 		cli_error("--alloc and --held probe only the processes chosen with --pid (not --comm).");
+		return -1;
+	}
+	if ((a->req.flags & CTL_SNAP_WAKER) && !(kind & CTL_SNAP_WAITS)) {
+		cli_error("--waker names who woke each wait: use it with --off-cpu, --wall or --locks.");
+		return -1;
+	}
+	if ((a->req.flags & CTL_SNAP_WAKER) && !a->req.next_ns) {
+		cli_error("hearthd notes who wakes each wait only from now on, so --waker takes --next DUR, not --last or --since.");
 		return -1;
 	}
 	if (a->req.until_ns && !a->req.since_ns) {
@@ -266,8 +281,9 @@ int cmd_snapshot(int argc, char **argv)
 		return 1;
 	cli_format_time(info.from_ns, from, sizeof(from));
 	cli_format_time(info.to_ns, to, sizeof(to));
-	/* (an allocation snapshot is not cut from the store's windows) */
-	if (info.windows == 0 && !(a.req.flags & CTL_SNAP_PROBES)) {
+	/* (an allocation or waker snapshot is not cut from the store's
+	 * windows) */
+	if (info.windows == 0 && !(a.req.flags & CTL_SNAP_SESSIONS)) {
 		prof_free(p);
 		prof_free(second);
 		cli_error("hearthd has no windows stored for that time yet.");
@@ -280,6 +296,8 @@ int cmd_snapshot(int argc, char **argv)
 	rc = cli_write_profile_pair(a.out, p, second, a.out_flags);
 	if (rc == 0 && (a.req.flags & CTL_SNAP_PROBES))
 		fprintf(stderr, "hearth: %u process(es), %s to %s, %s\n", a.req.npids, from, to, total);
+	else if (rc == 0 && (a.req.flags & CTL_SNAP_WAKER))
+		fprintf(stderr, "hearth: wakers noted %s to %s, %s\n", from, to, total);
 	else if (rc == 0)
 		fprintf(stderr, "hearth: %u windows, %s to %s, %s\n", info.windows, from, to, total);
 	if (rc == 0)

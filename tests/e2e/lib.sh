@@ -223,6 +223,32 @@ time_work_start() {
 	sleep 1
 }
 
+# woken_check FILE WAIT WAKER NAMED MIN: the waits matching WAIT that have
+# a waker (one still going when the capture ends has none yet), at least
+# MIN ns, all have a waker stack matching WAKER above their "--", and at
+# least half one matching NAMED. Until the kernel walker has a process's tables (its
+# first seconds, more on a busy machine), a waker's user stack is walked by frame pointers,
+# which skip the caller of a libc function built without them (and a
+# kernel stack may be lost to the stack map): NAMED is the path walked
+# with the tables, WAKER the thread that any walk tells.
+woken_check() {
+	waits=$(sum "$1" "$2;--;")
+	woken=$(sum "$1" "$2;--;$3")
+	named=$(sum "$1" "$2;--;$4")
+	echo "$waits ns of waits $2 woken, $woken ns of them by $3, $named ns by $4"
+	[ "$waits" -gt "$5" ] || { cat "$1"; fail "only $waits ns of waits $2 were woken"; }
+	within "$woken" "$waits" 1 || { cat "$1"; fail "only $woken of $waits ns of waits $2 have $3 above --"; }
+	[ "$named" -ge $((waits / 2)) ] || { cat "$1"; fail "only $named of $waits ns of waits $2 have $4 above --"; }
+}
+
+# waking_links PID: the ids of the BPF links process PID holds on
+# sched_waking (a waker session's), one a line, read from its
+# descriptors' fdinfo.
+waking_links() {
+	grep -l '^tp_name:[[:space:]]*sched_waking$' /proc/"$1"/fdinfo/* 2>/dev/null |
+		xargs -r sed -n 's/^link_id:[[:space:]]*//p'
+}
+
 # capture_window ERRFILE: "FROM TO" in nanoseconds since the epoch, from
 # the line hearth record writes for a question of time.
 capture_window() {

@@ -10,23 +10,6 @@ require_root
 time_work_start
 "$HEARTH" record --locks --waker -p "$p" -d 8 -o "$T/locks.folded" 2>"$T/locks.err" || { cat "$T/locks.err"; fail "record --locks --waker exited non-zero"; }
 
-# woken_check FILE WAIT WAKER NAMED MIN: the waits matching WAIT that have
-# a waker (one still going when the capture ends has none yet), at least
-# MIN ns, all have a waker stack matching WAKER above their "--", and at
-# least half one matching NAMED. Until the kernel walker has a process's tables (its
-# first seconds, more on a busy machine), a waker's user stack is walked by frame pointers,
-# which skip the caller of a libc function built without them (and a
-# kernel stack may be lost to the stack map): NAMED is the path walked
-# with the tables, WAKER the thread that any walk tells.
-woken_check() {
-	waits=$(sum "$1" "$2;--;")
-	woken=$(sum "$1" "$2;--;$3")
-	named=$(sum "$1" "$2;--;$4")
-	echo "$waits ns of waits $2 woken, $woken ns of them by $3, $named ns by $4"
-	[ "$waits" -gt "$5" ] || { cat "$1"; fail "only $waits ns of waits $2 were woken"; }
-	within "$woken" "$waits" 1 || { cat "$1"; fail "only $woken of $waits ns of waits $2 have $3 above --"; }
-	[ "$named" -ge $((waits / 2)) ] || { cat "$1"; fail "only $named of $waits ns of waits $2 have $4 above --"; }
-}
 # Only the holder and the waiter take the mutex: every wait of the waiter
 # ends at the holder's unlock, in its thread, in release_held().
 woken_check "$T/locks.folded" ';lock_waiter;.*futex_wait_\[k\].*' \

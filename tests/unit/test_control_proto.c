@@ -155,7 +155,17 @@ static void test_snapshot_refusals(void **state)
 	n = snap_payload(p); p[36] = 65; expect_refused(CTL_SNAPSHOT, p, n); /* too many pids */
 	n = snap_payload(p); p[45] = 0;  expect_refused(CTL_SNAPSHOT, p, n); /* NUL in comm */
 	n = snap_payload(p); p[46] = '\n'; expect_refused(CTL_SNAPSHOT, p, n);
-	n = snap_payload(p); p[32] = 0x80; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag */
+	n = snap_payload(p); p[33] = 1; expect_refused(CTL_SNAPSHOT, p, n); /* unknown flag (bit 8) */
+	/* Wakers: beside off-CPU, wall or locks, of the next seconds only. */
+	n = snap_payload(p); p[32] = CTL_SNAP_WAKER; expect_refused(CTL_SNAPSHOT, p, n);
+	n = snap_payload(p); p[32] = CTL_SNAP_WAKER | CTL_SNAP_LOCKS;
+	expect_refused(CTL_SNAPSHOT, p, n); /* last */
+	n = snap_payload(p); memset(p + 16, 0, 8); p[27] = 1; /* next */
+	p[32] = CTL_SNAP_WAKER | CTL_SNAP_THREADS; expect_refused(CTL_SNAPSHOT, p, n);
+	p[32] = CTL_SNAP_WAKER | CTL_SNAP_WALL | CTL_SNAP_LOCKS; expect_refused(CTL_SNAPSHOT, p, n);
+	p[32] = CTL_SNAP_WAKER | CTL_SNAP_LOCKS;
+	assert_int_equal(ctl_request_decode(CTL_SNAPSHOT, p, n, &out, &why), 0);
+	assert_int_equal(out.u.snap.flags, CTL_SNAP_WAKER | CTL_SNAP_LOCKS);
 	n = snap_payload(p); p[32] = CTL_SNAP_OFFCPU | CTL_SNAP_WALL;
 	expect_refused(CTL_SNAPSHOT, p, n); /* two kinds */
 	for (uint8_t f = 1; f <= CTL_SNAP_GROWTH; f <<= 1) { /* each kind alone */
