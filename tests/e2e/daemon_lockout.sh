@@ -61,7 +61,15 @@ for k in $(seq 16); do
 	"$HEARTH" snapshot --next 10m $S -o "$T/next.$k" 2> "$T/next.$k.err" &
 	HOLDERS="$HOLDERS $!"
 done
-sleep 2
+# Those told busy exit; on a loaded host hearthd answers them late.
+i=0
+while :; do
+	busy=$(grep -l "busy" "$T"/next.*.err 2>/dev/null | wc -l)
+	[ "$busy" -ge 8 ] || [ $i -ge 30 ] && break
+	sleep 1
+	i=$((i + 1))
+done
+sleep 1
 busy=$(grep -l "busy" "$T"/next.*.err 2>/dev/null | wc -l)
 held=0
 for p in $HOLDERS; do kill -0 "$p" 2>/dev/null && held=$((held + 1)); done
