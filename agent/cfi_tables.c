@@ -2,6 +2,7 @@
 /* The in-kernel walker's tables: modules in a row pool, process mappings. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -969,10 +970,17 @@ void cfi_tables_sweep(struct cfi_tables *t)
 	for (size_t i = 0; i < t->nprocs;) {
 		uint32_t key = (uint32_t)t->procs[i].pid;
 
-		if (bpf_map_lookup_elem(t->o.procs_fd, &key, bp) && errno == ENOENT)
+		/* A process gone with its exit event lost, or whose tables
+		 * were written after it exited (a load or a fork taken late
+		 * under an exec storm), holds its entry: deleted here. */
+		if (kill((pid_t)key, 0) && errno == ESRCH) {
+			bpf_map_delete_elem(t->o.procs_fd, &key);
+			proc_drop(t, &t->procs[i]);
+		} else if (bpf_map_lookup_elem(t->o.procs_fd, &key, bp) && errno == ENOENT) {
 			proc_drop(t, &t->procs[i]); /* the last one moved to i */
-		else
+		} else {
 			i++;
+		}
 	}
 	free(bp);
 }

@@ -89,7 +89,8 @@ int cfi_tables_fork(struct cfi_tables *t, pid_t parent, pid_t child);
 void cfi_tables_forget(struct cfi_tables *t, pid_t pid);
 
 /* Forgets processes whose kernel entry is gone (the kernel drops them at
- * exec and exit, and the event saying so may have been lost). */
+ * exec and exit, and the event saying so may have been lost), and those
+ * no longer alive, with their kernel entry. */
 void cfi_tables_sweep(struct cfi_tables *t);
 
 /*

@@ -20,6 +20,7 @@
 #    whose callers a loaded host left to frame pointers (their tables not
 #    loaded, the copy ring full) are counted apart: that is the unwinder's
 #    completeness, printed, not asserted here;
+#  - no process gone since leaves its tables in the walker's cfi_procs;
 #  - hearthd's CPU (user+sys from /proc) is printed, and stays below 25%
 #    of one core (75% sanitized): a per-process cost that went wrong
 #    shows as a core.
@@ -49,6 +50,16 @@ c1=$(awk '{ print $14 + $15 }' "/proc/$HD/stat"); t1=$(date +%s.%N)
 sleep 3
 "$HEARTH" snapshot $S --last 60s --plain -o "$T/p.folded" || fail "snapshot failed"
 "$HEARTH" status $S >"$T/status" 2>&1 || fail "status failed"
+# The walker's tables of processes that are gone: none may stay. An id
+# dead at two looks 3 s apart (more than a window, whose drain sweeps)
+# is a leftover, not a process that just exited.
+dead_keys cfi_procs >"$T/dead1"
+sleep 3
+dead_keys cfi_procs >"$T/dead2"
+grep FAIL "$T/dead2" && fail "cannot read cfi_procs"
+left=$(sort "$T/dead1" "$T/dead2" | uniq -d | wc -l)
+echo "cfi_procs: $(map_keys cfi_procs | wc -l) entries, $left of processes gone for 3 s"
+[ "$left" -eq 0 ] || fail "cfi_procs keeps the tables of $left processes that are gone"
 kill -TERM "$HD"; wait "$HD"; HD=
 echo "storm: $(cat "$T/storm.out")"
 grep -E '^(drops|unwinder|symbols):' "$T/status"

@@ -18,35 +18,6 @@ S="--socket $T/ctl.sock"
 hearthd_traps
 N=$FIXTURES/unwind_nofp
 chain='main;level1;level2;level3;level4;level5;leaf'
-# map_keys NAME: the keys (u32, one a line) of hearthd's BPF map NAME
-# (found through the map descriptors hearthd holds).
-map_keys() {
-	python3 - "$1" "$HD" <<'PY' || echo "FAIL: no BPF map $1 held by hearthd"
-import json, os, subprocess, sys
-name, pid = sys.argv[1], sys.argv[2]
-for fd in os.listdir(f"/proc/{pid}/fd"):
-    try:
-        if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
-            continue
-        info = dict(l.split(":", 1) for l in open(f"/proc/{pid}/fdinfo/{fd}") if ":" in l)
-    except OSError:
-        continue
-    mid = info.get("map_id", "").strip()
-    show = json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", mid], capture_output=True, text=True).stdout or "{}")
-    if show.get("name") == name:
-        dump = subprocess.run(["bpftool", "-j", "map", "dump", "id", mid], capture_output=True, text=True).stdout
-        for e in json.loads(dump):
-            k = e.get("key")
-            # a process or thread id, first in a struct key (walk_memos)
-            if isinstance(k, dict):
-                k = k.get("tid", k)
-            if isinstance(k, list):
-                k = int.from_bytes(bytes(int(b, 16) for b in k[:4]), "little")
-            print(k)
-        sys.exit(0)
-sys.exit(1)
-PY
-}
 # cpu_wait PID SECONDS: waits until process PID ran SECONDS on a CPU (a
 # loaded host gives it less than wall time), 60 s at most.
 cpu_wait() {
