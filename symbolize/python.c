@@ -350,7 +350,16 @@ struct py_code {
 
 struct sym_py_names {
 	struct py_code slot[PY_CACHE_SIZE];
+	/* Bit pid % PY_CACHE_SIZE set while a slot may hold a code object
+	 * of such a pid: forgetting any other (every exit and exec of a
+	 * host, Python or not) looks at one bit instead of 4096 slots. */
+	uint64_t pid_bits[PY_CACHE_SIZE / 64];
 };
+
+static size_t pid_bit(pid_t pid)
+{
+	return (size_t)(uint32_t)pid % PY_CACHE_SIZE;
+}
 
 struct sym_py_names *sym_py_names_new(void)
 {
@@ -374,9 +383,23 @@ void sym_py_names_free(struct sym_py_names *n)
 
 void sym_py_names_forget(struct sym_py_names *n, pid_t pid)
 {
-	for (size_t i = 0; n && i < PY_CACHE_SIZE; i++)
-		if (n->slot[i].used && n->slot[i].pid == pid)
-			code_clear(&n->slot[i]);
+	size_t b = pid_bit(pid);
+	bool others = false;
+
+	if (!n || !(n->pid_bits[b / 64] & (1ull << (b % 64))))
+		return;
+	for (size_t i = 0; i < PY_CACHE_SIZE; i++) {
+		struct py_code *c = &n->slot[i];
+
+		if (!c->used)
+			continue;
+		if (c->pid == pid)
+			code_clear(c);
+		else if (pid_bit(c->pid) == b)
+			others = true;
+	}
+	if (!others)
+		n->pid_bits[b / 64] &= ~(1ull << (b % 64));
 }
 
 /* Reads the str object at @addr as UTF-8 into @buf (ASCII and Latin-1
@@ -472,8 +495,12 @@ int sym_py_name(struct sym_py_names *n, pid_t pid, const struct hearth_py_proc *
 	*out = (struct sym_frame){ .name = "[unknown python frame]", .module = "python",
 				   .cls = PROF_CLASS_UNKNOWN, .lang = PROF_LANG_PYTHON,
 				   .flags = SYM_FRAME_UNRESOLVED };
-	if (!c->used || c->pid != pid || c->code != f->code)
+	if (!c->used || c->pid != pid || c->code != f->code) {
+		size_t b = pid_bit(pid);
+
+		n->pid_bits[b / 64] |= 1ull << (b % 64);
 		rc = code_load(c, pid, py, f->code);
+	}
 	if (rc) {
 		code_clear(c);
 		return rc;

@@ -251,7 +251,17 @@ static void test_frames_of_a_stopped_process(void **state)
 	assert_int_equal(sym_py_find(getpid(), &py, NULL), -ENOENT);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	/* Gone, its names are cached: forgetting other processes (one
+	 * whose pid shares the slot of the cache's pid bitmap, one that
+	 * does not) keeps them; forgetting it drops them, and with the
+	 * process gone they cannot be read again. */
+	sym_py_names_forget(names, pid + 4096);
+	sym_py_names_forget(names, pid + 1);
+	expect(names, pid, &py, &f[0], "sleeper", line_of("SLEEP LINE"), PROF_CLASS_YOURS);
 	sym_py_names_forget(names, pid);
+	struct sym_frame sf;
+	assert_true(sym_py_name(names, pid, &py, &f[0], &sf) != 1);
+	assert_string_equal(sf.name, "[unknown python frame]");
 	sym_py_names_free(names);
 }
 
