@@ -55,7 +55,14 @@ static size_t stack_of(struct growth *g, const struct hearth_grow_event *e, size
 	};
 	int complete = 0, n = 0;
 
+	/* Rules shared by module first: sym_unwind()'s libdw session per
+	 * process opened every module of each new process again (libc's
+	 * debug file inflated whole), a fifth of hearthd's CPU under an
+	 * exec storm. What they cannot say goes to the session. */
 	if (c.size)
+		n = sym_unwind_shared(g->sym, (pid_t)e->tgid, &c, pcs, HEARTH_GROW_DEPTH,
+				      &complete);
+	if (c.size && n < 0)
 		n = sym_unwind(g->unw, (pid_t)e->tgid, (pid_t)e->tid, &c, pcs, HEARTH_GROW_DEPTH,
 			       &complete);
 	if (n > 0 && complete) {
