@@ -208,20 +208,32 @@ static uint32_t copy_ring_bytes(int ncpus)
 	return bytes;
 }
 
+/* Per stack of stack_map_size: aggregation entries (threads share
+ * stacks) and user stacks walked in the kernel. Every walked stack a
+ * window keeps takes an aggregation entry too, so the walked maps stay
+ * well below the aggregation map: room for more walks under a stack
+ * storm only moves the loss there, where every process's samples are
+ * lost, not the storm's waits (bench/stack_storm.sh: walked at 8 per
+ * stack lost 40% of the host's on-CPU samples, at 2 none). */
+#define COUNTS_PER_STACK 4u
+#define WALKED_PER_STACK 2u
+_Static_assert(2 * WALKED_PER_STACK <= COUNTS_PER_STACK,
+	       "walked stacks leave half the aggregation map to the rest");
+
 /* Room for @n distinct stacks per window and side: stack maps and
- * signature counts @n, the aggregation map 4 @n (threads share stacks),
- * walked user stacks @walked. The walked maps are allocated as they fill
- * and take every switch-out's user stack, a recorded wait's or not: a
- * busy host fills them first (bench/stack_storm.sh), so they get twice
- * the room at no cost until used. */
+ * signature counts @n, the aggregation map COUNTS_PER_STACK @n, walked
+ * user stacks @walked. The walked maps are allocated as they fill and
+ * take every switch-out's user stack, a recorded wait's or not: a busy
+ * host fills them first (bench/stack_storm.sh), so they get more room
+ * than the stack maps at no cost until used. */
 static void size_stacks(struct sampler_bpf *skel, uint32_t n, uint32_t walked)
 {
 	bpf_map__set_max_entries(skel->maps.stacks0, n);
 	bpf_map__set_max_entries(skel->maps.stacks1, n);
 	bpf_map__set_max_entries(skel->maps.walked0, walked);
 	bpf_map__set_max_entries(skel->maps.walked1, walked);
-	bpf_map__set_max_entries(skel->maps.counts0, 4 * n);
-	bpf_map__set_max_entries(skel->maps.counts1, 4 * n);
+	bpf_map__set_max_entries(skel->maps.counts0, COUNTS_PER_STACK * n);
+	bpf_map__set_max_entries(skel->maps.counts1, COUNTS_PER_STACK * n);
 	bpf_map__set_max_entries(skel->maps.sig_counts0, n);
 	bpf_map__set_max_entries(skel->maps.sig_counts1, n);
 }
@@ -335,10 +347,10 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 	if (o->npids || o->comm[0])
 		size_for_few_tasks(skel);
 	if (o->stack_map_size)
-		size_stacks(skel, o->stack_map_size, 2 * o->stack_map_size);
+		size_stacks(skel, o->stack_map_size, WALKED_PER_STACK * o->stack_map_size);
 	else
 		size_stacks(skel, o->npids || o->comm[0] ? SAMPLER_STACK_MAP_SIZE / 8
-			    : SAMPLER_STACK_MAP_SIZE, 2 * SAMPLER_STACK_MAP_SIZE);
+			    : SAMPLER_STACK_MAP_SIZE, WALKED_PER_STACK * SAMPLER_STACK_MAP_SIZE);
 	/* The start's pass gives every chosen thread asleep a start: room
 	 * for as many as a busy host has. */
 	if (o->edges)
