@@ -98,7 +98,7 @@ const char *drops_advice(enum drop_cause c, const struct drop_counts *n,
 			 "no setting avoids it (a full process event ring makes it likelier)");
 		break;
 	case DROP_GROWTH_RING:
-		/* The ring holds thousands of requests (16 MiB): it fills
+		/* The ring holds thousands of requests (4 MiB a CPU): it fills
 		 * only while hearthd gets no CPU for seconds. */
 		snprintf(buf, len, "requests for more memory lost, in no growth profile; %s fell "
 			 "behind their ring (it had no CPU for a while)%s",

@@ -31,3 +31,13 @@ int ring_poll_past(uint64_t until)
 {
 	return now_ns() > until ? -EAGAIN : 0;
 }
+
+uint32_t ring_poll_bytes(int ncpus, uint32_t per_cpu, uint32_t min, uint32_t max)
+{
+	uint64_t want = (uint64_t)(ncpus > 0 ? ncpus : 1) * per_cpu;
+	uint32_t bytes = min;
+
+	while (bytes < want && bytes < max)
+		bytes <<= 1;
+	return bytes;
+}

@@ -23,4 +23,10 @@ int ring_poll(struct ring_buffer *rb, int timeout_ms, uint64_t *until);
  * the deadline @until is past, else 0. */
 int ring_poll_past(uint64_t until);
 
+/* A ring's size for @ncpus CPUs: @per_cpu bytes each, rounded up to a
+ * power of two and kept between @min and @max (both powers of two). The
+ * kernel's ring pages are allocated whole at load, and mapped twice into
+ * the reader (RSS counts both), so the size is memory paid from start. */
+uint32_t ring_poll_bytes(int ncpus, uint32_t per_cpu, uint32_t min, uint32_t max);
+
 #endif

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/preflight.h"
+#include "agent/ring_poll.h"
 #include "agent/trusted_dir.h"
 #include "agent/sampler.h"
 #include "bpf/sampler.h"
@@ -197,15 +198,16 @@ static int handle_copy(void *ctx, void *data, size_t len)
 	return rc;
 }
 
-/* Ring room for stack copies: 4 MiB per CPU (about 220 copies), as a
- * power of two between 8 and 64 MiB. */
-static uint32_t copy_ring_bytes(int ncpus)
+/* Ring room for stack copies (about 16 KiB each), drained every 100 ms
+ * and at half full. Copying every sample (dwarf): 4 MiB per CPU, 8 to
+ * 64 MiB. As the in-kernel walker's fallback (auto), copies are budgeted
+ * (256 off-CPU a second per CPU, with the on-CPU samples' 99): 2 MiB per
+ * CPU holds a third of a second of the whole budget, 4 to 64 MiB. */
+static uint32_t copy_ring_bytes(int ncpus, enum sampler_unwind unwind)
 {
-	uint32_t bytes = 8u << 20;
-
-	while (bytes < (uint32_t)ncpus * (4u << 20) && bytes < (64u << 20))
-		bytes <<= 1;
-	return bytes;
+	if (unwind == SAMPLER_UNWIND_AUTO)
+		return ring_poll_bytes(ncpus, 2u << 20, 4u << 20, 64u << 20);
+	return ring_poll_bytes(ncpus, 4u << 20, 8u << 20, 64u << 20);
 }
 
 /* Per stack of stack_map_size: aggregation entries (threads share
@@ -333,7 +335,7 @@ static void tune(struct sampler *s, const struct sampler_opts *o)
 		skel->rodata->copy_offcpu_bytes = bytes;
 		skel->rodata->copy_offcpu_per_sec = o->unwind == SAMPLER_UNWIND_AUTO
 			? (o->offcpu_copies ? o->offcpu_copies : 256) : 100000;
-		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible));
+		bpf_map__set_max_entries(skel->maps.stack_events, copy_ring_bytes(s->npossible, o->unwind));
 	}
 	if (o->unwind == SAMPLER_UNWIND_AUTO) {
 		skel->rodata->cfi_walk = true;

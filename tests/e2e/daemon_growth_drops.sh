@@ -3,7 +3,7 @@
 # drops like the sampler's: `hearth status` names it with how many since
 # start and in the last window and what avoids it, --json and
 # --prometheus carry it, the journal says it, and the total counts it.
-# The ring (16 MiB, some 15,000 requests) fills the way it does on a
+# The ring (4 MiB a CPU, 8 MiB here: some 7,000 requests) fills the way it does on a
 # host: hearthd gets no CPU (here SIGSTOP) while a process asks for
 # memory 40,000 times.
 set -u
