@@ -37,6 +37,7 @@ void config_defaults(struct hearthd_config *c)
 	c->max_clients = 16;
 	c->full_disk_hold_ns = 5 * 60 * NS_PER_S;
 	c->symbol_cache_bytes = 32ull << 20;
+	c->rollup_memory = 16ull << 20;
 	c->push_timeout_ns = 10 * NS_PER_S;
 }
 
@@ -238,6 +239,8 @@ static int apply(struct hearthd_config *c, const char *k, const char *v)
 		return config_parse_size(v, &c->retention_bytes);
 	if (!strcmp(k, "symbol_cache"))
 		return config_parse_size(v, &c->symbol_cache_bytes);
+	if (!strcmp(k, "rollup_memory"))
+		return config_parse_size(v, &c->rollup_memory);
 	if (!strcmp(k, "full_disk_hold"))
 		return config_parse_duration(v, &c->full_disk_hold_ns);
 	if (!strcmp(k, "frequency"))

@@ -58,6 +58,8 @@ struct hearthd_config {
 	size_t nexclude;
 	uint32_t max_clients;
 	uint64_t symbol_cache_bytes;      /* the symbolizer's module cache */
+	uint64_t rollup_memory;           /* the open roll-up's merge (store_limits
+					   * rollup_bytes); 0 = no bound */
 	uint64_t full_disk_hold_ns;       /* windows kept in memory while the
 					   * store cannot write; 0 = none */
 	char debuginfod_urls[CONFIG_URLS_MAX]; /* "" = DEBUGINFOD_URLS */

@@ -155,6 +155,7 @@ static void store_limits_from(const struct hearthd_config *c, struct store_limit
 	memset(l, 0, sizeof(*l));
 	l->max_age_ns = c->retention_age_ns;
 	l->max_bytes = c->retention_bytes;
+	l->rollup_bytes = c->rollup_memory;
 }
 
 void daemon_sampler_opts(const struct daemon *d, struct sampler_opts *o,
@@ -387,7 +388,18 @@ static void store_result(struct daemon *d, int rc)
  * disk was full included, when they are written at last). */
 static void window_stored(struct daemon *d, uint64_t start_ns, uint64_t end_ns, size_t len)
 {
+	struct store_stats st;
+
 	push_notify(d->push, end_ns);
+	store_get_stats(d->store, &st);
+	if (st.rollups_bounded && !d->rollup_bound_said) {
+		/* Once: it goes on as long as the host's stacks do. */
+		daemon_log("roll-ups reached rollup_memory (%.1f MiB): they now stand for fewer "
+			   "windows each, so long snapshots read more records (nothing is lost); "
+			   "a larger rollup_memory keeps them whole",
+			   (double)d->cfg.rollup_memory / (1 << 20));
+		d->rollup_bound_said = true;
+	}
 	if (getenv("HEARTHD_LOG_WINDOWS"))
 		daemon_log("stored window %llu %llu (%zu bytes)", (unsigned long long)start_ns,
 			   (unsigned long long)end_ns, len);

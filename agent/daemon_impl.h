@@ -70,6 +70,7 @@ struct daemon {
 	uint64_t growth_ring_cut;   /* requests lost to a full ring, at the
 				     * last cut */
 	uint64_t growth_said_ns;    /* when they were (CLOCK_MONOTONIC) */
+	bool rollup_bound_said;     /* the journal said rollup_memory was reached */
 	int sigfd;
 	bool stopping;
 

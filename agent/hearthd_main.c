@@ -34,6 +34,7 @@ static void usage(FILE *out)
 		"  --retention-age DURATION      delete older windows (0: never)\n"
 		"  --retention-size SIZE         the store's size limit (0: none)\n"
 		"  --symbol-cache SIZE           memory for symbols and debug information\n"
+		"  --rollup-memory SIZE          memory for the open 10 minutes' roll-up\n"
 		"  --full-disk-hold DURATION     newest windows kept in memory while the\n"
 		"                                store cannot write (0: none)\n"
 		"  --frequency HZ                on-CPU samples per second per CPU\n"

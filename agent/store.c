@@ -432,10 +432,14 @@ static void write_rollup(struct store *s, int l)
 		e.cover = r->cover;
 	} else {
 		rc = store_rollup_build(s->dirfd, s->segs[s->nsegs - 1].start, r->cover,
-					s->cur_end, &blob, &len, &e);
+					s->cur_end, (size_t)s->lim.rollup_bytes, &blob, &len, &e);
 	}
 	if (rc == -ENODATA)
 		return;
+	if (rc == -EFBIG) {
+		s->st.rollups_bounded++;
+		return;
+	}
 	if (!rc && len > STORE_REC_MAX)
 		rc = -EFBIG;
 	if (!rc) {
@@ -504,8 +508,13 @@ static void rollup_after(struct store *s, uint64_t off, uint64_t start, uint64_t
 		if (end / s->span[l] != r->bucket)
 			top = l;
 	}
-	if (top >= 0)
+	if (top >= 0) {
 		flush_runs(s, top);
+	} else if (s->run[0].open && s->lim.rollup_bytes && s->acc.parts >= 2 &&
+		   store_acc_memory(&s->acc) > s->lim.rollup_bytes) {
+		s->st.rollups_bounded++;
+		write_rollup(s, 0);
+	}
 }
 
 int store_live_part(struct store *s, struct store_live *lp)

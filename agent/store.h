@@ -85,6 +85,16 @@ struct store_limits {
 	 * 0 = the default (STORE_ROLLUP_SPAN0, SPAN1); STORE_ROLLUP_OFF
 	 * turns a level (and those above it) off. */
 	uint64_t rollup_ns[STORE_ROLLUP_LEVELS];
+	/* Heap bytes a roll-up in the making may hold (0 = no bound): the
+	 * open 10 minutes' merge lives as long as hearthd, and a host of
+	 * many distinct stacks (a build, an exec storm) would grow it to
+	 * hundreds of MiB. Past it (once two parts are in: a roll-up stands
+	 * for two windows at least, so the bound is this or two windows'
+	 * merge, whichever is more) the open run ends early, with a roll-up
+	 * of the windows so far (the next one starts with the next window),
+	 * and a bigger level's merge is not written: readers take the
+	 * smaller roll-ups. Nothing is lost either way. */
+	uint64_t rollup_bytes;
 };
 
 struct store_stats {
@@ -96,6 +106,8 @@ struct store_stats {
 	uint64_t deleted_segs;  /* segments removed by retention */
 	uint64_t rollups;       /* roll-ups written since open */
 	uint64_t rollups_skipped; /* roll-ups not written (failure, no space) */
+	uint64_t rollups_bounded; /* runs ended early or merges not written
+				   * for rollup_bytes */
 	int last_error;         /* negative errno of the last failed append */
 };
 

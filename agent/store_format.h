@@ -219,12 +219,16 @@ int store_acc_pack(struct store_acc *a, bool stored, void **blob, size_t *len,
 /* Frees what @a holds and empties it. */
 void store_acc_clear(struct store_acc *a);
 
+/* Heap bytes @a's merged profiles hold (prof_memory() of each). */
+size_t store_acc_memory(const struct store_acc *a);
+
 /* Merges the records at [@lo, @hi) of segment @seg into a new roll-up
  * blob *@blob of *@len bytes (free()), and fills @e's time range,
  * windows, cover (@lo) and newest start. Returns 0, -ENODATA when the
  * range holds fewer than two records, -EBADMSG when one is damaged or not
- * a window blob, -ENOMEM. Defined in store_rollup.c. */
+ * a window blob, -EFBIG when the merge of two parts or more came to
+ * hold more than @max_bytes (0: no bound), -ENOMEM. Defined in store_rollup.c. */
 int store_rollup_build(int dirfd, uint64_t seg, uint64_t lo, uint64_t hi,
-		       void **blob, size_t *len, struct store_idx *e);
+		       size_t max_bytes, void **blob, size_t *len, struct store_idx *e);
 
 #endif /* HEARTH_STORE_FORMAT_H */

@@ -99,29 +99,50 @@ void store_acc_clear(struct store_acc *a)
 	memset(a, 0, sizeof(*a));
 }
 
+size_t store_acc_memory(const struct store_acc *a)
+{
+	const struct prof_profile *p[] = { a->sum.oncpu, a->sum.offcpu, a->sum.growth_req,
+					   a->sum.growth_bytes };
+	size_t b = 0;
+
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		b += p[i] ? prof_memory(p[i]) : 0;
+	return b;
+}
+
+struct build {
+	struct store_acc acc;
+	size_t max_bytes;
+};
+
 static int add_part(const struct store_part *part, const void *payload,
 		    size_t len, void *arg)
 {
-	int rc = store_acc_add(arg, part, payload, len);
+	struct build *b = arg;
+	int rc = store_acc_add(&b->acc, part, payload, len);
 
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		return rc;
+	return b->max_bytes && b->acc.parts >= 2 && store_acc_memory(&b->acc) > b->max_bytes
+	       ? -EFBIG : 0;
 }
 
 int store_rollup_build(int dirfd, uint64_t seg, uint64_t lo, uint64_t hi,
-		       void **blob, size_t *len, struct store_idx *e)
+		       size_t max_bytes, void **blob, size_t *len, struct store_idx *e)
 {
-	struct store_acc a = { 0 };
+	struct build b = { .max_bytes = max_bytes };
+	struct store_acc *a = &b.acc;
 	struct store_scan_report rep;
-	int rc = store_scan_range(dirfd, seg, lo, hi, add_part, &a, &rep);
+	int rc = store_scan_range(dirfd, seg, lo, hi, add_part, &b, &rep);
 
 	/* Something it would stand for is unreadable or undecodable: a roll-up
 	 * would not be the merge of what a reader finds. */
 	if (!rc && (rep.corrupt || rep.torn || rep.bad_segments || rep.rollups_bad))
 		rc = -EBADMSG;
 	if (!rc)
-		rc = store_acc_pack(&a, false, blob, len, e);
+		rc = store_acc_pack(a, false, blob, len, e);
 	if (!rc)
 		e->cover = lo;
-	store_acc_clear(&a);
+	store_acc_clear(a);
 	return rc;
 }

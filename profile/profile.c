@@ -526,6 +526,26 @@ uint32_t prof_node_count(const struct prof_profile *p)
 	return p->nnodes;
 }
 
+size_t prof_memory(const struct prof_profile *p)
+{
+	size_t b = sizeof(*p);
+
+	for (const struct str_chunk *c = p->chunks; c; c = c->next)
+		b += sizeof(*c) + c->cap;
+	b += (size_t)p->str_cap * (sizeof(*p->strs) + sizeof(*p->str_len));
+	b += (size_t)p->str_index.cap * sizeof(*p->str_index.slots);
+	b += (size_t)p->frame_cap * sizeof(*p->frames);
+	b += (size_t)p->frame_index.cap * sizeof(*p->frame_index.slots);
+	b += (size_t)p->mapping_cap * sizeof(*p->mappings);
+	b += (size_t)p->mapping_index.cap * sizeof(*p->mapping_index.slots);
+	b += (size_t)p->place_cap * sizeof(*p->places);
+	b += (size_t)p->node_cap * sizeof(*p->nodes);
+	b += (size_t)p->last_child_cap * sizeof(*p->last_child);
+	b += (size_t)p->edge_index.cap * sizeof(*p->edge_index.slots);
+	b += p->last_cap * (sizeof(*p->last_frames) + sizeof(*p->last_nodes));
+	return b;
+}
+
 const struct prof_node *prof_nodes(const struct prof_profile *p)
 {
 	return p->nodes;

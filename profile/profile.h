@@ -221,6 +221,10 @@ const struct prof_node *prof_node_get(const struct prof_profile *p,
 /* Number of nodes, including the root. */
 uint32_t prof_node_count(const struct prof_profile *p);
 
+/* Bytes @p holds from the heap: its arrays and tables at their capacity
+ * and its strings' chunks (what a bound on a long-lived profile counts). */
+size_t prof_memory(const struct prof_profile *p);
+
 /* The nodes as one array: node i is at [i], for i < prof_node_count().
  * For walks over every node (the same as prof_node_get() of each, without
  * a call per node). Invalidated by prof_add_stack() like node pointers. */

@@ -151,16 +151,7 @@ ok=0 k=0
 while [ $ok -lt 2 ] && [ $k -lt 20 ]; do
 	k=$((k + 1))
 	q=; [ $((k % 2)) -eq 0 ] && q=off
-	flags=; [ -n "$q" ] && flags=--off-cpu
-	"$HEARTH" snapshot $S --plain --since "@$((t0 - 5))" --until "@$((t0 + 3600))" $flags -o "$T/got.folded" \
-		2> "$T/got.err" || fail "live snapshot failed: $(cat "$T/got.err")"
-	"$TOOL" merge "$T/live" "$(( (t0 - 5) * 1000000000 ))" "$(( (t0 + 3600) * 1000000000 ))" $q \
-		> "$T/want.folded" 2> "$T/want.err" || fail "the reference merge failed"
-	got_w=$(sed -n 's/^hearth: \([0-9]*\) windows,.*/\1/p' "$T/got.err")
-	want_w=$(awk '/^windows/ { print $2 }' "$T/want.err")
-	[ "$got_w" = "$want_w" ] || continue # a window landed in between
-	cmp -s "$T/want.folded" "$T/got.folded" ||
-		fail "live snapshot ($q) of $got_w windows differs from merging them: $(diff "$T/want.folded" "$T/got.folded" | head -5)"
+	snapshot_vs_windows "$T/live" $((t0 - 5)) $((t0 + 3600)) $q || continue # a window landed in between
 	echo "live: $got_w windows ($q), identical"
 	ok=$((ok + 1))
 done

@@ -362,3 +362,22 @@ dead_keys() {
 		kill -0 "$p" 2>/dev/null || echo "$p"
 	done
 }
+
+# snapshot_vs_windows DIR SINCE UNTIL [off]: `hearth snapshot` ($S) of
+# [@SINCE, @UNTIL) (seconds) into $T/got.folded against the store tool's
+# merge ($TOOL) of DIR's windows one by one, which reads no roll-up, into
+# $T/want.folded; got_w and want_w are their window counts. Returns 1
+# when the counts differ (a window landed in between); fails when they
+# agree and the texts do not.
+snapshot_vs_windows() {
+	sv_flags=; [ -n "${4:-}" ] && sv_flags=--off-cpu
+	"$HEARTH" snapshot $S --plain --since "@$2" --until "@$3" $sv_flags -o "$T/got.folded" \
+		2> "$T/got.err" || fail "snapshot failed: $(cat "$T/got.err")"
+	"$TOOL" merge "$1" "$(($2 * 1000000000))" "$(($3 * 1000000000))" ${4:-} \
+		> "$T/want.folded" 2> "$T/want.err" || fail "the reference merge failed"
+	got_w=$(sed -n 's/^hearth: \([0-9]*\) windows,.*/\1/p' "$T/got.err")
+	want_w=$(awk '/^windows/ { print $2 }' "$T/want.err")
+	[ "$got_w" = "$want_w" ] || return 1
+	cmp -s "$T/want.folded" "$T/got.folded" ||
+		fail "the snapshot (${4:-on-CPU}) of $got_w windows differs from merging them: $(diff "$T/want.folded" "$T/got.folded" | head -5)"
+}

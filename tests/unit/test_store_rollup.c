@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -510,6 +511,53 @@ static void test_live(void **state)
 	store_close(s);
 }
 
+/* A bound on the open merge's memory: runs end early, an hour that would
+ * not fit is not rolled up, and every range still merges exactly as its
+ * windows do, the writer's open run too; nothing is lost. */
+static void test_bounded(void **state)
+{
+	const char *dir = *state;
+	struct store_limits l = { .rollup_bytes = 256 << 10 };
+	struct store *s = open_store(dir, &l);
+	struct store_stats st;
+	struct store_live live;
+	uint64_t end = T0 + 400 * WIN;
+	uint32_t parts, windows;
+	char other[256];
+
+	append_windows(s, 0, 400);
+	store_get_stats(s, &st);
+	assert_int_equal(st.windows, 400);
+	assert_int_equal(st.rollups_skipped, 0);
+	/* Each 10 minutes (60 windows) is cut into roll-ups of a few windows,
+	 * and the hour would not fit. */
+	assert_true(st.rollups_bounded >= 6 + 2);
+	assert_true(st.rollups >= 6 * 2);
+	assert_int_equal(store_live_part(s, &live), 0);
+	assert_true(live.part.windows >= 2 && live.part.windows < 40);
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		check_live(dir, 1, 0, &queries[k], &live, NULL);
+		check_live(dir, T0 + 333 * SEC, end - 5 * SEC, &queries[k], &live, NULL);
+		check_range(dir, T0 + 593 * SEC, T0 + 1193 * SEC, &queries[k], NULL);
+		check_range(dir, end - 3600 * SEC, end + 1, &queries[k], NULL);
+	}
+	parts = check_live(dir, 1, 0, &queries[1], &live, &windows);
+	assert_int_equal(windows, 400);
+	/* Still far fewer reads than windows. */
+	assert_true(parts < 400 / 8);
+	store_close(s);
+
+	snprintf(other, sizeof(other), "%s/unbounded", dir);
+	assert_int_equal(mkdir(other, 0700), 0);
+	l.rollup_bytes = 0;
+	s = open_store(other, &l);
+	append_windows(s, 0, 400);
+	store_get_stats(s, &st);
+	assert_int_equal(st.rollups_bounded, 0);
+	store_close(s);
+	assert_int_equal(st.rollups, 7); /* six 10 minutes and an hour */
+}
+
 /* Roll-ups off: no roll-up is written and merged scans read windows. */
 static void test_off(void **state)
 {
@@ -633,6 +681,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_version1, setup, teardown),
 	};
