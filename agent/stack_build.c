@@ -47,18 +47,25 @@ struct memo {
 
 /* The frames one address became in one profile (this epoch). */
 struct addr_entry {
-	uint64_t ip;
-	uint32_t tgid;     /* 0 for kernel addresses */
+	uint64_t ip;       /* ADDR_FILE: the ELF virtual address */
+	uint64_t who;      /* ADDR_USER: the tgid; ADDR_FILE: the file's
+			    * number (sym_place); 0 for kernel addresses */
 	uint32_t epoch;
 	uint32_t first;    /* in pool */
-	uint32_t gen;      /* tgid_gen of its process's bucket when put */
+	uint32_t gen;      /* ADDR_USER: tgid_gen of its process's bucket
+			    * when put; ADDR_FILE: the file's class */
 	uint8_t prof;      /* profile slot + 1, 0 = empty */
 	uint8_t kind;      /* enum addr_kind */
 	uint8_t n;
 	uint8_t unstable;
 };
 
-enum addr_kind { ADDR_USER, ADDR_KERNEL, ADDR_KERNEL_WAIT };
+/* A user address in a file is cached by its place in the file, not by
+ * process: an exec storm's processes of one binary, each new, share
+ * their frames (by process, each named every frame again: a quarter of
+ * hearthd's CPU at 200 execs a second). Other user addresses (JIT code,
+ * the vDSO) by process. */
+enum addr_kind { ADDR_USER, ADDR_KERNEL, ADDR_KERNEL_WAIT, ADDR_FILE };
 
 /* A profile filled in this epoch: dictionary frame id -> its frame id. */
 struct target {
@@ -211,29 +218,49 @@ static bool may_change(const struct sym_frame *sf)
 	return (sf->flags & SYM_FRAME_UNRESOLVED) && (!sf->module || sf->module[0] == '[');
 }
 
-/* The cache entry of @ip (@tgid, @kind) in the current profile; NULL when
- * no profile is set. */
-static struct addr_entry *addr_entry(struct stack_builder *b, uint32_t tgid,
-				     uint64_t ip, uint8_t kind)
+/* The key of a cached address: what it is in whose (struct addr_entry). */
+struct addr_key {
+	uint64_t ip, who;
+	uint32_t gen;
+	uint8_t kind;
+};
+
+/* The key of kernel address @ip. */
+static struct addr_key kernel_key(uint64_t ip, uint8_t kind)
 {
-	uint64_t h = (ip ^ (uint64_t)tgid << 40 ^ (uint64_t)b->cur << 56 ^ kind) *
+	return (struct addr_key){ .ip = ip, .kind = kind };
+}
+
+/* The key of user address @ip of process @tgid: its place in the file
+ * that holds it, else the process's address. */
+static struct addr_key user_key(const struct stack_builder *b, struct sym_ctx *sym,
+				uint32_t tgid, uint64_t ip)
+{
+	struct sym_place pl;
+
+	if (b->cur >= 0 && sym_user_place(sym, (pid_t)tgid, ip, &pl) == 0)
+		return (struct addr_key){ .ip = pl.vaddr, .who = pl.module, .gen = pl.cls,
+					  .kind = ADDR_FILE };
+	return (struct addr_key){ .ip = ip, .who = tgid, .kind = ADDR_USER,
+				  .gen = tgid ? b->tgid_gen[tgid % TGID_BUCKETS] : 0 };
+}
+
+/* The cache entry of @k in the current profile; NULL when no profile is
+ * set. */
+static struct addr_entry *addr_entry(struct stack_builder *b, const struct addr_key *k)
+{
+	uint64_t h = (k->ip ^ k->who << 40 ^ k->who >> 24 ^ (uint64_t)b->cur << 56 ^ k->kind) *
 		     0x9e3779b97f4a7c15ULL;
 
 	return b->cur < 0 ? NULL : &b->addr[h >> (64 - ADDR_BITS)];
 }
 
-/* The generation an address of @tgid is cached under (0 for the kernel's). */
-static uint32_t addr_gen(const struct stack_builder *b, uint32_t tgid)
+/* Pushes the cached frames of @e when it holds @k; returns whether. */
+static bool addr_take(struct stack_builder *b, const struct addr_entry *e,
+		      const struct addr_key *k, size_t *n)
 {
-	return tgid ? b->tgid_gen[tgid % TGID_BUCKETS] : 0;
-}
-
-/* Pushes the cached frames of @e when it holds @ip; returns whether. */
-static bool addr_take(struct stack_builder *b, const struct addr_entry *e, uint32_t tgid,
-		      uint64_t ip, uint8_t kind, size_t *n)
-{
-	if (!e || e->prof != b->cur + 1 || e->epoch != b->epoch || e->ip != ip ||
-	    e->tgid != tgid || e->kind != kind || e->gen != addr_gen(b, tgid))
+	if (!e || e->prof != b->cur + 1 || e->epoch != b->epoch || e->ip != k->ip ||
+	    e->who != k->who || e->kind != k->kind || e->gen != k->gen)
 		return false;
 	for (uint32_t j = 0; j < e->n && *n < MAX_FRAMES; j++)
 		b->frames[(*n)++] = b->pool[e->first + j];
@@ -241,16 +268,14 @@ static bool addr_take(struct stack_builder *b, const struct addr_entry *e, uint3
 	return true;
 }
 
-/* Remembers that @ip became b->frames[@from..@to) for this epoch. Out of
+/* Remembers that @k became b->frames[@from..@to) for this epoch. Out of
  * room or memory, it is not remembered. */
-static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgid,
-		     uint64_t ip, uint8_t kind, size_t from, size_t to, bool unstable)
+static void addr_put(struct stack_builder *b, struct addr_entry *e, const struct addr_key *k,
+		     size_t from, size_t to, bool unstable)
 {
-	size_t k = to - from;
-
-	if (!e || !(k <= MAX_INLINE) || !(b->npool + k <= ADDR_POOL_MAX))
+	if (!e || !(to - from <= MAX_INLINE) || !(b->npool + (to - from) <= ADDR_POOL_MAX))
 		return;
-	if (b->npool + k > b->cappool) {
+	if (b->npool + (to - from) > b->cappool) {
 		size_t cap = b->cappool ? b->cappool * 2 : 4096;
 		uint32_t *v = realloc(b->pool, cap * sizeof(*v));
 
@@ -259,12 +284,13 @@ static void addr_put(struct stack_builder *b, struct addr_entry *e, uint32_t tgi
 		b->pool = v;
 		b->cappool = cap;
 	}
-	memcpy(b->pool + b->npool, b->frames + from, k * sizeof(*b->frames));
-	*e = (struct addr_entry){ .ip = ip, .tgid = tgid, .epoch = b->epoch,
-				  .first = (uint32_t)b->npool, .gen = addr_gen(b, tgid),
+	memcpy(b->pool + b->npool, b->frames + from, (to - from) * sizeof(*b->frames));
+	*e = (struct addr_entry){ .ip = k->ip, .who = k->who, .epoch = b->epoch,
+				  .first = (uint32_t)b->npool, .gen = k->gen,
 				  .prof = (uint8_t)(b->cur + 1),
-				  .kind = kind, .n = (uint8_t)k, .unstable = unstable };
-	b->npool += k;
+				  .kind = k->kind, .n = (uint8_t)(to - from),
+				  .unstable = unstable };
+	b->npool += to - from;
 }
 
 /* Gives the frames of user address @ip, b->frames[@from..@to), their
@@ -371,12 +397,13 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 	 * found. The leaf (index 0) is the sampled instruction itself. */
 	for (size_t i = in->nu; i-- > 0;) {
 		uint64_t ip = in->uips[i] - (i > 0 ? 1 : 0);
-		struct addr_entry *e = addr_entry(b, in->tgid, ip, ADDR_USER);
+		struct addr_key key = user_key(b, sym, in->tgid, ip);
+		struct addr_entry *e = addr_entry(b, &key);
 		size_t from = *n;
 		bool unstable = false;
 		int k;
 
-		if (addr_take(b, e, in->tgid, ip, ADDR_USER, n)) {
+		if (addr_take(b, e, &key, n)) {
 			if (py_next >= 0 && splice_python(b, p, in, from, n, &py_next) < 0)
 				return -ENOMEM;
 			continue;
@@ -393,7 +420,7 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 		b->unstable |= unstable;
 		if (place_user(sym, p, in->tgid, ip, b->frames + from, *n - from) < 0)
 			return -ENOMEM;
-		addr_put(b, e, in->tgid, ip, ADDR_USER, from, *n, unstable);
+		addr_put(b, e, &key, from, *n, unstable);
 		if (py_next >= 0 && splice_python(b, p, in, from, n, &py_next) < 0)
 			return -ENOMEM;
 	}
@@ -411,13 +438,13 @@ static int add_user(struct stack_builder *b, struct sym_ctx *sym,
 static int add_kernel_frame(struct stack_builder *b, struct sym_ctx *sym,
 			    struct prof_profile *p, uint64_t ip, bool off_cpu, size_t *n)
 {
-	uint8_t kind = off_cpu ? ADDR_KERNEL_WAIT : ADDR_KERNEL;
-	struct addr_entry *e = addr_entry(b, 0, ip, kind);
+	struct addr_key key = kernel_key(ip, off_cpu ? ADDR_KERNEL_WAIT : ADDR_KERNEL);
+	struct addr_entry *e = addr_entry(b, &key);
 	size_t from = *n;
 	struct sym_frame sf;
 	bool unstable;
 
-	if (addr_take(b, e, 0, ip, kind, n))
+	if (addr_take(b, e, &key, n))
 		return 0;
 	if (sym_kernel(sym, ip, &sf) < 1) {
 		b->unstable = true;
@@ -431,7 +458,7 @@ static int add_kernel_frame(struct stack_builder *b, struct sym_ctx *sym,
 				   off_cpu ? PROF_CLASS_WAITING : sf.cls)) < 0)
 		return -ENOMEM;
 	b->unstable |= unstable;
-	addr_put(b, e, 0, ip, kind, from, *n, unstable);
+	addr_put(b, e, &key, from, *n, unstable);
 	return 0;
 }
 

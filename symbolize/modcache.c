@@ -160,6 +160,7 @@ static int module_add(struct sym_ctx *ctx, struct sym_module *m)
 		ctx->capmods = cap;
 	}
 	ctx->mods[ctx->nmods++] = m;
+	m->serial = ++ctx->mod_serial;
 	return 0;
 }
 

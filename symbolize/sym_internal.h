@@ -102,6 +102,8 @@ struct sym_module {
 	ino_t ino;
 	char *path;         /* as the process sees it */
 	const char *base;   /* basename of path */
+	uint64_t serial;    /* its number in the context, never reused:
+			     * what sym_user_place() says */
 	struct sym_seg *segs;
 	size_t nsegs;
 	uint16_t e_type;    /* ET_EXEC or ET_DYN */
@@ -433,6 +435,7 @@ struct sym_ctx {
 
 	struct sym_module **mods;
 	size_t nmods, capmods;
+	uint64_t mod_serial; /* the last module's serial */
 	size_t mod_fds;      /* descriptors modules hold open */
 	size_t loaded_bytes; /* bytes of loaded modules */
 	size_t max_bytes;    /* eviction threshold */

@@ -336,6 +336,23 @@ static int user_file(struct sym_ctx *ctx, pid_t pid, struct sym_module *mod,
 	return (int)n;
 }
 
+/* Process @pid, read when new, its use counted on the LRU clock; NULL
+ * when it cannot be read. */
+static struct sym_proc *proc_used(struct sym_ctx *ctx, pid_t pid)
+{
+	struct sym_proc *p = sym_proc_find(ctx, pid);
+
+	if (!p) {
+		sym_proc_load(ctx, pid);
+		if (!(p = sym_proc_find(ctx, pid)))
+			return NULL;
+	}
+	ctx->tick++;
+	ctx->last_proc = p;
+	p->last_use = ctx->tick;
+	return p;
+}
+
 int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	     struct sym_frame *out, size_t max)
 {
@@ -343,18 +360,11 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 		return -EINVAL;
 	if (ctx->dbgd_pending)
 		sym_modcache_fetched(ctx);
-	ctx->tick++;
 	ctx->st.lookups++;
-	struct sym_proc *p = sym_proc_find(ctx, pid);
-	if (!p) {
-		sym_proc_load(ctx, pid);
-		p = sym_proc_find(ctx, pid);
-		if (!p)
-			return frame_synthetic(ctx, out, "[unknown]", addr,
-					       PROF_CLASS_UNKNOWN);
-	}
-	ctx->last_proc = p;
-	p->last_use = ctx->tick;
+	struct sym_proc *p = proc_used(ctx, pid);
+	if (!p)
+		return frame_synthetic(ctx, out, "[unknown]", addr,
+				       PROF_CLASS_UNKNOWN);
 	const struct sym_map *map = sym_proc_map_lookup(ctx, p, addr);
 	if (!map)
 		return frame_synthetic(ctx, out, "[unknown]", addr,
@@ -378,6 +388,23 @@ int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 				       map->name ? map->name : "[unknown]",
 				       addr - map->start, PROF_CLASS_SYSTEM);
 	}
+}
+
+int sym_user_place(struct sym_ctx *ctx, pid_t pid, uint64_t addr, struct sym_place *out)
+{
+	struct sym_proc *p = proc_used(ctx, pid);
+	const struct sym_map *map = p ? sym_proc_map_lookup(ctx, p, addr) : NULL;
+
+	if (!map || map->kind != SYM_MAP_FILE || !map->mod)
+		return -ENOENT;
+	/* a use, as sym_user() counts it: a module named from the caller's
+	 * cache must not look unused to eviction */
+	map->mod->last_use = ctx->tick;
+	*out = (struct sym_place){
+		.module = map->mod->serial, .cls = map->cls,
+		.vaddr = sym_module_vaddr(map->mod, addr - map->start + map->pgoff),
+	};
+	return 0;
 }
 
 int sym_user_mapping(struct sym_ctx *ctx, pid_t pid, uint64_t addr,

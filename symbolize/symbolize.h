@@ -144,6 +144,24 @@ void sym_free(struct sym_ctx *ctx);
 int sym_user(struct sym_ctx *ctx, pid_t pid, uint64_t addr,
 	     struct sym_frame *out, size_t max);
 
+/* Where a user address lies in the ELF file that holds it: the same code
+ * of two processes of one binary has the same place, whatever their
+ * load addresses, so what was named for one names the other. */
+struct sym_place {
+	uint64_t module; /* the file's number in the context, never given
+			  * to another file */
+	uint64_t vaddr;  /* the address as an ELF virtual address of it */
+	uint8_t cls;     /* the file's class in this process */
+};
+
+/* Fills @out with the place of user address @addr of process @pid,
+ * reading the process's mappings when it is new to @ctx (as sym_user()
+ * does). Frames sym_user() gives for the address are the same for every
+ * address of the same place, until the file's names change (a debug file
+ * fetched: SYM_FRAME_PENDING). Returns 0, or -ENOENT when no ELF file
+ * holds the address (anonymous memory, the vDSO, an unknown process). */
+int sym_user_place(struct sym_ctx *ctx, pid_t pid, uint64_t addr, struct sym_place *out);
+
 /* The file mapping that holds a user address, as the process mapped it:
  * what pprof's Mapping says, so that other tools find the file again. */
 struct sym_mapping {

@@ -32,7 +32,7 @@ struct world {
 	struct sym_ctx *sym;
 	struct stack_builder *b;
 	struct prof_profile *p, *next;
-	struct child c;
+	struct child c, c2;
 };
 
 /* The fixtures folder: FIXTURES, else next to this test's build folder. */
@@ -158,6 +158,37 @@ static void test_exec_within_epoch(void **state)
 	assert_folded(w->next, "exec_spin;spin_other 3\n");
 }
 
+/* Two processes of one binary (an exec storm's): the second's addresses
+ * are named from what the first's were, by their place in the file, with
+ * no lookup of their own, and the frames are the same. */
+static void test_one_binary_two_processes(void **state)
+{
+	struct world *w = *state;
+	struct sym_stats before, after;
+	uint64_t ip, ip2;
+
+	start(&w->c);
+	start(&w->c2);
+	ip = spin_addr(&w->c);
+	ip2 = spin_addr(&w->c2);
+	assert_int_equal(sym_proc_load(w->sym, w->c.pid), 0);
+	assert_int_equal(sym_proc_load(w->sym, w->c2.pid), 0);
+	add(w->b, w->sym, w->p, w->c.pid, &ip, 1);
+	sym_stats(w->sym, &before);
+	add(w->b, w->sym, w->p, w->c2.pid, &ip2, 1);
+	sym_stats(w->sym, &after);
+	assert_int_equal(after.lookups, before.lookups);
+	assert_folded(w->p, "exec_spin;spin_first 2\n");
+
+	/* A process of another binary at the same address is its own. */
+	kill(w->c2.pid, SIGUSR1);
+	assert_true(spin_addr(&w->c2) == ip2);
+	assert_int_equal(sym_proc_load(w->sym, w->c2.pid), 0);
+	stack_builder_forget_tgid(w->b, (uint32_t)w->c2.pid);
+	add(w->b, w->sym, w->p, w->c2.pid, &ip2, 1);
+	assert_folded(w->p, "exec_spin;spin_first 2\nexec_spin;spin_other 1\n");
+}
+
 static int setup(void **state)
 {
 	struct sym_options so = { 0 };
@@ -178,12 +209,14 @@ static int teardown(void **state)
 	struct world *w = *state;
 	int st;
 
-	if (w->c.pid > 0) {
-		kill(w->c.pid, SIGKILL);
-		waitpid(w->c.pid, &st, 0);
+	for (struct child *c = &w->c; c <= &w->c2; c++) {
+		if (c->pid > 0) {
+			kill(c->pid, SIGKILL);
+			waitpid(c->pid, &st, 0);
+		}
+		if (c->out)
+			fclose(c->out);
 	}
-	if (w->c.out)
-		fclose(w->c.out);
 	stack_builder_free(w->b);
 	prof_free(w->p);
 	prof_free(w->next);
@@ -196,6 +229,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exec_within_epoch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_binary_two_processes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
