@@ -67,6 +67,12 @@ struct addr_entry {
  * the vDSO) by process. */
 enum addr_kind { ADDR_USER, ADDR_KERNEL, ADDR_KERNEL_WAIT, ADDR_FILE };
 
+/* The process row last pushed into one profile (this epoch). */
+struct row_memo {
+	uint32_t epoch, line, id; /* id 0 = none */
+	char comm[16];
+};
+
 /* A profile filled in this epoch: dictionary frame id -> its frame id. */
 struct target {
 	const struct prof_profile *p;
@@ -87,6 +93,10 @@ struct stack_builder {
 	uint32_t tgid_gen[TGID_BUCKETS];
 	uint64_t seen[SEEN_SLOTS];
 	struct addr_entry addr[1u << ADDR_BITS];
+	/* by profile slot (the dictionary's last): a process's stacks come
+	 * in runs (its requests for memory a burst), each of a new process
+	 * of a storm built once, its row interned again for each */
+	struct row_memo rows[MAX_TARGETS + 1];
 	uint32_t *pool;
 	size_t npool, cappool;
 	int cur; /* profile slot of the build under way, -1 = none */
@@ -136,6 +146,7 @@ void stack_builder_forget(struct stack_builder *b)
 	prof_free(b->dict);
 	b->dict = NULL;
 	memset(b->addr, 0, sizeof(b->addr));
+	memset(b->rows, 0, sizeof(b->rows));
 	b->npool = 0;
 }
 
@@ -506,6 +517,26 @@ static int add_waker(struct stack_builder *b, struct sym_ctx *sym,
 	return push(b, n, intern_frame(p, &sf, PROF_KIND_USER, PROF_CLASS_WAITING));
 }
 
+/* Pushes the process row @comm (@line) onto b->frames. Returns 0 or
+ * -ENOMEM. */
+static int push_row(struct stack_builder *b, struct prof_profile *p, size_t *n,
+		    const char *comm, uint32_t line)
+{
+	struct row_memo *r = b->cur >= 0 ? &b->rows[b->cur] : NULL;
+	size_t len = strlen(comm);
+
+	if (r && r->id && r->epoch == b->epoch && r->line == line && len < sizeof(r->comm) &&
+	    !memcmp(r->comm, comm, len + 1))
+		return push(b, n, r->id);
+	if (push_named(b, p, n, comm, PROF_KIND_PROCESS, line) < 0)
+		return -ENOMEM;
+	if (r && len < sizeof(r->comm)) {
+		*r = (struct row_memo){ .epoch = b->epoch, .line = line, .id = b->frames[*n - 1] };
+		memcpy(r->comm, comm, len + 1);
+	}
+	return 0;
+}
+
 /* Symbolizes @in into b->frames; returns how many, or -ENOMEM. */
 static long build(struct stack_builder *b, struct sym_ctx *sym,
 		  struct prof_profile *p, const struct stack_input *in)
@@ -515,7 +546,7 @@ static long build(struct stack_builder *b, struct sym_ctx *sym,
 	char thread[64];
 
 	b->unstable = false;
-	if (push_named(b, p, &n, comm, PROF_KIND_PROCESS, in->pid_row ? in->tgid : 0) < 0)
+	if (push_row(b, p, &n, comm, in->pid_row ? in->tgid : 0) < 0)
 		return -ENOMEM;
 	if (in->per_thread) {
 		snprintf(thread, sizeof(thread), "%s-%u", in->tcomm, in->tid);
