@@ -18,7 +18,8 @@ enum hearth_cfa_rule {
 	HEARTH_CFA_PLT = 2,   /* a PLT stub: CFA = SP + 8, or SP + 16 when
 			       * (pc & 15) >= 11 (after the push) */
 	HEARTH_CFA_END = 3,   /* outermost frame (_start, thread start, RA
-			       * undefined): the stack is whole, stop */
+			       * undefined, a program's entry point without
+			       * CFI): the stack is whole, stop */
 	HEARTH_CFA_MORE = 4,  /* needs more than this table says (DWARF
 			       * expression, signal frame, register other
 			       * than SP/FP): fall back for this sample */

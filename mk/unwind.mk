@@ -15,3 +15,6 @@ $(UNW_FIX)/libnofp.so: tests/fixtures/unwindlib/nofp_lib.cc
 	$(Q)g++ $(NOFP_FLAGS) -fPIC -shared -o $@ $<
 
 fixtures: $(UNW_FIX)/libnofp.so
+
+# Its entry point has no CFI (musl's _start has none either).
+$(UNW_FIX)/start_nocfi: FIXTURE_FLAGS := $(NOFP_FLAGS) -nostartfiles

@@ -33,7 +33,9 @@ struct sym_cfi_table {
  * adjacent equal rows merged. Rows are HEARTH_CFA_MORE where the CFI says
  * more than a row can (DWARF expressions other than the PLT's, signal
  * frames, a CFA or a saved rbp on another register, offsets beyond 16
- * bits, an FDE libdw cannot read). @fd is only read, its offset unused.
+ * bits, an FDE libdw cannot read). A program's entry point that no CFI
+ * covers (musl's _start) gets a HEARTH_CFA_END row: nothing called it.
+ * @fd is only read, its offset unused.
  * Returns 0 with *@out filled (free with sym_cfi_table_free), -ENOENT
  * when the file has no CFI, -EINVAL when it is not a 64-bit x86-64 ELF or
  * is damaged, -ENOMEM.

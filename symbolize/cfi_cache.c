@@ -30,7 +30,7 @@
 #define DISK_MAGIC "HRTHCFI"
 /* Bumped whenever sym_cfi_compile's rules change: older files are then
  * compiled again, not trusted. */
-#define DISK_VERSION 1
+#define DISK_VERSION 2
 #define DISK_SUFFIX ".cfi"
 #define TMP_SUFFIX ".cfi-tmp"
 /* A temporary file older than this was left by a writer that died. */

@@ -29,6 +29,10 @@
  * stops there and its remaining FDEs become HEARTH_CFA_MORE rows. */
 #define WORK_PER_CFI_BYTE 256
 #define WORK_MIN (1ULL << 22)
+/* Most bytes from a program's entry point that an END row covers when no
+ * CFI does: an entry function (_start) clears rbp and calls the C start;
+ * musl's is 22 bytes. */
+#define ENTRY_MAX 64
 
 enum { SRC_EH = 0, SRC_DEBUG = 1 };
 
@@ -475,6 +479,137 @@ static int build_rows(struct compile *c)
 	return 0;
 }
 
+/* ---- the entry point ----------------------------------------------------- */
+
+/* Whether @e is a program or the dynamic loader, not a library: ET_EXEC,
+ * or ET_DYN with an interpreter, the PIE flag (a static PIE has no
+ * interpreter), or needing no other file (the loader, which the kernel
+ * enters for every dynamic program). A library's e_entry may point
+ * anywhere in its text. */
+static bool is_program(Elf *e, const GElf_Ehdr *eh)
+{
+	Elf_Scn *scn = NULL;
+	bool needs = false;
+	size_t nph;
+
+	if (eh->e_type == ET_EXEC)
+		return true;
+	if (eh->e_type != ET_DYN || elf_getphdrnum(e, &nph) != 0)
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)i, &dyn))
+				continue;
+			if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+				return true;
+			needs |= dyn.d_tag == DT_NEEDED;
+		}
+	}
+	return !needs;
+}
+
+/* The lowest address of a defined symbol above @vaddr (.symtab and
+ * .dynsym), or UINT64_MAX when none is known. */
+static uint64_t next_symbol(Elf *e, uint64_t vaddr)
+{
+	uint64_t best = UINT64_MAX;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    sym.st_shndx < SHN_LORESERVE && sym.st_value > vaddr &&
+			    sym.st_value < best)
+				best = sym.st_value;
+		}
+	}
+	return best;
+}
+
+/* Inserts @r at index @at of the rows. */
+static int insert_row(struct compile *c, size_t at, struct hearth_cfi_row r)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		struct hearth_cfi_row *v = realloc(c->rows, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->rows = v;
+		c->cap = cap;
+	}
+	memmove(c->rows + at + 1, c->rows + at, (c->n - at) * sizeof(*c->rows));
+	c->rows[at] = r;
+	c->n++;
+	return 0;
+}
+
+/*
+ * A program's entry function is where the kernel (or the dynamic loader)
+ * jumps with a fresh stack: nothing called it, so a return address in it
+ * is the outermost frame. glibc's _start says so in its CFI; musl's, the
+ * dynamic loader's own (glibc's ld.so: every stack while it loads and
+ * relocates a program) and hand-written ones have none, and their every
+ * stack would need more.
+ * When no CFI covers the entry point, an END row covers it, up to the
+ * next row, the next symbol and ENTRY_MAX bytes, whichever comes first.
+ */
+static int mark_entry(struct compile *c, const GElf_Ehdr *eh)
+{
+	uint64_t entry = eh->e_entry, rel, end, sym;
+	size_t s = seg_at(c, entry), k = 0;
+	int rc;
+
+	if (!entry || s == c->nsegs || entry < c->seg_lo[s] || entry < c->base ||
+	    !is_program(c->elf, eh))
+		return 0;
+	rel = entry - c->base;
+	while (k < c->n && c->rows[k].pc <= rel)
+		k++;
+	if (k == 0 || c->rows[k - 1].cfa_rule != HEARTH_CFA_NONE)
+		return 0;
+	end = k < c->n ? c->rows[k].pc : c->seg_hi[s] - c->base;
+	if (end > rel + ENTRY_MAX)
+		end = rel + ENTRY_MAX;
+	sym = next_symbol(c->elf, entry);
+	if (sym != UINT64_MAX && sym - c->base < end)
+		end = sym - c->base;
+	if (c->rows[k - 1].pc == rel) {
+		c->rows[k - 1].cfa_rule = HEARTH_CFA_END;
+		k--;
+	} else if ((rc = insert_row(c, k, (struct hearth_cfi_row){ .pc = (uint32_t)rel,
+								   .cfa_rule = HEARTH_CFA_END })) < 0) {
+		return rc;
+	}
+	/* the gap's rest, when the entry function ends before it */
+	if (k + 1 < c->n ? end < c->rows[k + 1].pc : end < c->seg_hi[s] - c->base)
+		return insert_row(c, k + 1, (struct hearth_cfi_row){ .pc = (uint32_t)end,
+								     .cfa_rule = HEARTH_CFA_NONE });
+	return 0;
+}
+
 /* ---- the file ----------------------------------------------------------- */
 
 static int sort_segs(struct compile *c)
@@ -589,7 +724,7 @@ static int compile_elf(struct compile *c, struct sym_cfi_table *out)
 	if ((rc = read_segments(c)) < 0)
 		return rc;
 	c->work = WORK_MIN;
-	if ((rc = open_cfi(c)) < 0 || (rc = build_rows(c)) < 0)
+	if ((rc = open_cfi(c)) < 0 || (rc = build_rows(c)) < 0 || (rc = mark_entry(c, &eh)) < 0)
 		return rc;
 	if (c->n == 0)
 		return -ENOENT;

@@ -32,6 +32,7 @@
 #include "tests/unit/sym_child.h"
 
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LD_SO "/lib64/ld-linux-x86-64.so.2"
 
 /* ---- what readelf says -------------------------------------------------- */
 
@@ -459,6 +460,71 @@ static void test_libc_special_rows(void **state)
 	sym_cfi_table_free(&t);
 }
 
+/* The entry point of @path, and the compiled rows of @path in @t. */
+static uint64_t compile_with_entry(const char *path, struct sym_cfi_table *t)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	GElf_Ehdr eh;
+
+	assert_true(fd >= 0);
+	assert_int_equal(sym_cfi_compile(fd, t), 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_non_null(gelf_getehdr(e, &eh));
+	elf_end(e);
+	close(fd);
+	return eh.e_entry;
+}
+
+/* A program whose _start has no CFI (as musl's): its entry function is
+ * the outermost frame, up to the next function and no further; glibc's
+ * _start keeps the rule its own CFI gives, a library's entry point
+ * (libc's prints its version) is left alone, and the loader's _start,
+ * without CFI, is the outermost frame too. */
+static void test_entry_without_cfi(void **state)
+{
+	struct sym_cfi_table t;
+	uint64_t entry = compile_with_entry(fix("start_nocfi"), &t);
+	const struct hearth_cfi_row *r;
+
+	(void)state;
+	r = sym_cfi_find(&t, entry - t.base);
+	assert_non_null(r);
+	assert_int_equal(r->cfa_rule, HEARTH_CFA_END);
+	/* the return address of its call to start_c (xor, mov, and, call:
+	 * 3 + 3 + 4 + 5 bytes) */
+	r = sym_cfi_find(&t, entry + 15 - t.base);
+	assert_int_equal(r->cfa_rule, HEARTH_CFA_END);
+	/* the next function has CFI: an SP rule, not the entry's */
+	r = sym_cfi_find(&t, entry + 16 - t.base);
+	assert_true(r->cfa_rule == HEARTH_CFA_NONE || r->cfa_rule == HEARTH_CFA_SP);
+	for (size_t i = 0; i < t.n; i++) {
+		if (i)
+			assert_true(t.rows[i - 1].pc < t.rows[i].pc);
+		if (t.rows[i].cfa_rule == HEARTH_CFA_END)
+			assert_true(t.rows[i].pc + t.base == entry);
+	}
+	sym_cfi_table_free(&t);
+
+	entry = compile_with_entry(fix("unwind_nofp"), &t);
+	r = sym_cfi_find(&t, entry - t.base);
+	assert_true(r->cfa_rule != HEARTH_CFA_NONE && r->cfa_rule != HEARTH_CFA_MORE);
+	sym_cfi_table_free(&t);
+
+	entry = compile_with_entry(LIBC, &t);
+	r = sym_cfi_find(&t, entry - t.base);
+	assert_int_equal(r->cfa_rule, HEARTH_CFA_SP);
+	sym_cfi_table_free(&t);
+
+	/* glibc's loader: its _start calls _dl_start without CFI */
+	entry = compile_with_entry(LD_SO, &t);
+	r = sym_cfi_find(&t, entry - t.base);
+	assert_int_equal(r->cfa_rule, HEARTH_CFA_END);
+	sym_cfi_table_free(&t);
+}
+
 static void test_not_elf_or_no_cfi(void **state)
 {
 	struct sym_cfi_table t;
@@ -823,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_nopie_fixture_matches_readelf),
 		cmocka_unit_test(test_cxx_library_matches_readelf),
 		cmocka_unit_test(test_libc_special_rows),
+		cmocka_unit_test(test_entry_without_cfi),
 		cmocka_unit_test(test_not_elf_or_no_cfi),
 		cmocka_unit_test(test_walk_spinning_stack),
 		cmocka_unit_test(test_walk_blocked_stacks),
