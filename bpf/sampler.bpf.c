@@ -831,9 +831,10 @@ static __always_inline bool module_in_vdso(__u64 pc, __u64 *start, __u64 *end,
 }
 
 /* The module and delta of @w->pc: the last frame's mapping, else the
- * process's table, the vDSO, or the file mapped there (then @w->by_vma
- * is set and the mapping kept in @w->seen: the process's table lacks
- * it). Returns false when none holds it. */
+ * process's table, the mapping an earlier frame found through its file,
+ * the vDSO, or the file mapped there (then @w->by_vma is set and the
+ * mapping kept in @w->seen: the process's table lacks it). Returns false
+ * when none holds it. */
 static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi_proc *proc,
 					 __u32 *module, __u64 *delta)
 {
@@ -851,6 +852,14 @@ static __always_inline bool frame_module(struct walk_state *w, struct hearth_cfi
 		w->map_end = m->end;
 		*module = m->module;
 		*delta = m->delta;
+	} else if (w->seen_ok && pc - w->seen.start < w->seen.end - w->seen.start) {
+		/* found through its file by an earlier frame: a walk gets
+		 * one such lookup, and a library's frames often come back
+		 * above the program's (libc's start code under main) */
+		w->map_start = w->seen.start;
+		w->map_end = w->seen.end;
+		*module = w->seen.module;
+		*delta = w->seen.delta;
 	} else if (!module_in_vdso(pc, &w->map_start, &w->map_end, module, delta)) {
 		if (!module_by_vma(pc, &w->seen))
 			return false;
@@ -1618,6 +1627,69 @@ int BPF_PROG(off_cpu, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+#define VM_EXEC 0x00000004
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __ksym __weak;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __ksym __weak;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __ksym __weak;
+
+/* Adds @vma to @out when it maps the executable segment of a loaded
+ * module (as module_by_vma finds one). */
+static __always_inline void exec_vma(struct hearth_cfi_proc *out, struct vm_area_struct *vma)
+{
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct hearth_cfi_file_key k;
+	struct hearth_cfi_mapping m;
+	struct hearth_cfi_file *f;
+
+	if (!file || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+		return;
+	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f = bpf_map_lookup_elem(&cfi_files, &k);
+	if (!f || BPF_CORE_READ(vma, vm_pgoff) << 12 != f->seg_off)
+		return;
+	m.start = BPF_CORE_READ(vma, vm_start);
+	m.end = BPF_CORE_READ(vma, vm_end);
+	m.delta = m.start - f->seg_off - f->seg_bias + f->base;
+	m.module = f->module;
+	m.pad = 0;
+	table_push(out, &m);
+}
+
+/*
+ * At exec: @task's table for its new image from the mappings the kernel
+ * made (the program and its loader) whose files are loaded modules, so
+ * that a program run again walks from its first switch on, not only once
+ * user space has read its maps (an exec event away: a short-lived
+ * process has done most of its switches by then). Marked built (struct
+ * hearth_cfi_proc). The mappings come in address order: sorted and
+ * disjoint. Without the task VMA iterator, nothing.
+ */
+static __always_inline void table_at_exec(struct task_struct *task, __u32 tgid)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct hearth_cfi_proc *out;
+	__u32 zero = 0;
+
+	if (!bpf_iter_task_vma_new)
+		return;
+	out = bpf_map_lookup_elem(&cfi_build, &zero);
+	if (!out)
+		return;
+	out->exec_id = task->self_exec_id;
+	out->n = 0;
+	out->built = 1;
+	if (bpf_iter_task_vma_new(&it, task, 0) == 0)
+		while ((vma = bpf_iter_task_vma_next(&it)))
+			exec_vma(out, vma);
+	bpf_iter_task_vma_destroy(&it);
+	if (out->n)
+		bpf_map_update_elem(&cfi_procs, &tgid, out, BPF_ANY);
+}
+
 static __always_inline void emit(__u32 type, struct task_struct *task,
 				 __u32 ppid)
 {
@@ -1651,6 +1723,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid,
 	bpf_map_delete_elem(&copy_woken, &tgid);
 	bpf_map_delete_elem(&cfi_procs, &tgid);
 	bpf_map_delete_elem(&cfi_asked, &tgid);
+	if (cfi_walk && wanted(p, tgid))
+		table_at_exec(p, tgid);
 	emit(HEARTH_EV_EXEC, p, 0);
 	return 0;
 }
