@@ -198,7 +198,10 @@ static bool kernel_module(const struct line *mod)
 {
 	size_t n = (size_t)(mod->e - mod->s);
 
-	if (n >= 9 && memmem(mod->s, n, "unknown", 7))
+	/* [vdso] and [vsyscall] are user code in brackets, as perf's own
+	 * stackcollapse leaves them. */
+	if ((n >= 9 && memmem(mod->s, n, "unknown", 7)) || (n >= 6 && memmem(mod->s, n, "vdso", 4)) ||
+	    (n >= 10 && memmem(mod->s, n, "vsyscall", 8)))
 		return false;
 	return (n && mod->s[0] == '[') || (n >= 7 && !memcmp(mod->e - 7, "vmlinux", 7));
 }
