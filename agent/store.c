@@ -436,7 +436,7 @@ static void write_rollup(struct store *s, int l)
 	}
 	if (rc == -ENODATA)
 		return;
-	if (rc == -EFBIG) {
+	if (rc == -E2BIG) {
 		s->st.rollups_bounded++;
 		return;
 	}

@@ -226,8 +226,9 @@ size_t store_acc_memory(const struct store_acc *a);
  * blob *@blob of *@len bytes (free()), and fills @e's time range,
  * windows, cover (@lo) and newest start. Returns 0, -ENODATA when the
  * range holds fewer than two records, -EBADMSG when one is damaged or not
- * a window blob, -EFBIG when the merge of two parts or more came to
- * hold more than @max_bytes (0: no bound), -ENOMEM. Defined in store_rollup.c. */
+ * a window blob, -E2BIG when the merge of two parts or more came to
+ * hold more than @max_bytes (0: no bound), -EFBIG when the roll-up
+ * would be too large to pack, -ENOMEM. Defined in store_rollup.c. */
 int store_rollup_build(int dirfd, uint64_t seg, uint64_t lo, uint64_t hi,
 		       size_t max_bytes, void **blob, size_t *len, struct store_idx *e);
 

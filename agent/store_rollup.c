@@ -124,7 +124,7 @@ static int add_part(const struct store_part *part, const void *payload,
 	if (rc < 0)
 		return rc;
 	return b->max_bytes && b->acc.parts >= 2 && store_acc_memory(&b->acc) > b->max_bytes
-	       ? -EFBIG : 0;
+	       ? -E2BIG : 0;
 }
 
 int store_rollup_build(int dirfd, uint64_t seg, uint64_t lo, uint64_t hi,

@@ -93,31 +93,30 @@ fallback:
 	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
-/* No separate debug files for unwinding: libdw opens one only for
- * .debug_frame (after .eh_frame had no rule: an entry point, hand-written
- * code, where the debug file has none either), and opening it inflates
- * every compressed section at once: milliseconds for libc's, in every
- * process of an exec storm (40% of hearthd's CPU under 10 new processes
- * a second). A file stripped of .eh_frame is not unwound here. */
-static int find_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			     Dwarf_Addr base, const char *file_name,
-			     const char *debuglink_file, GElf_Word debuglink_crc,
-			     char **debuginfo_file_name)
+/* A separate debug file only for a module without .eh_frame: libdw asks
+ * for one for .debug_frame, after .eh_frame had no rule (an entry point,
+ * hand-written code), and opening it inflates every compressed section
+ * at once: milliseconds for libc's, in every process of an exec storm
+ * (40% of hearthd's CPU under 10 new processes a second). A file built
+ * without .eh_frame and stripped keeps its CFI in the debug file, and
+ * gets it. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	(void)mod;
-	(void)userdata;
-	(void)modname;
-	(void)base;
-	(void)file_name;
-	(void)debuglink_file;
-	(void)debuglink_crc;
-	*debuginfo_file_name = NULL;
-	return -1;
+	Dwarf_Addr bias;
+
+	if (dwfl_module_eh_cfi(mod, &bias)) {
+		*debuginfo_file_name = NULL;
+		return -1;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = find_no_debuginfo,
+	.find_debuginfo = find_debuginfo,
 };
 
 /* dwfl_getmodules callback: hands each module its session. */
