@@ -566,6 +566,19 @@ static int insert_row(struct compile *c, size_t at, struct hearth_cfi_row r)
 	return 0;
 }
 
+/* Drops each row whose rule is its predecessor's: an END row put before
+ * the CFI's own END row (damaged CFI that starts past the entry point)
+ * says nothing new, and the table's rows stay merged. */
+static void merge_rows(struct compile *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (n == 0 || !same_rule(&c->rows[n - 1], &c->rows[i]))
+			c->rows[n++] = c->rows[i];
+	c->n = n;
+}
+
 /*
  * A program's entry function is where the kernel (or the dynamic loader)
  * jumps with a fresh stack: nothing called it, so a return address in it
@@ -604,9 +617,11 @@ static int mark_entry(struct compile *c, const GElf_Ehdr *eh)
 		return rc;
 	}
 	/* the gap's rest, when the entry function ends before it */
-	if (k + 1 < c->n ? end < c->rows[k + 1].pc : end < c->seg_hi[s] - c->base)
-		return insert_row(c, k + 1, (struct hearth_cfi_row){ .pc = (uint32_t)end,
-								     .cfa_rule = HEARTH_CFA_NONE });
+	if ((k + 1 < c->n ? end < c->rows[k + 1].pc : end < c->seg_hi[s] - c->base) &&
+	    (rc = insert_row(c, k + 1, (struct hearth_cfi_row){ .pc = (uint32_t)end,
+								.cfa_rule = HEARTH_CFA_NONE })) < 0)
+		return rc;
+	merge_rows(c);
 	return 0;
 }
 
