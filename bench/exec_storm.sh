@@ -43,9 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-[ "$(id -u)" = 0 ] || { echo "exec_storm: needs root" >&2; exit 1; }
-[ -x "$FIX/exec_storm" ] && [ -x "$FIX/unwind_nofp" ] ||
-	{ echo "exec_storm: build the fixtures first (make fixtures)" >&2; exit 1; }
+. bench/lib.sh
+need_storm exec_storm
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 HZ=$(getconf CLK_TCK)
 NOFP=$FIX/unwind_nofp

@@ -33,3 +33,11 @@ perf_fold() {
 	function emit(  s, i) { s = comm; for (i = n - 1; i >= 0; i--) s = s ";" f[i]; print s " 1" }
 	END { if (n) emit() }'
 }
+
+# need_storm NAME: exits unless run as root with tests/fixtures/exec_storm
+# and unwind_nofp built in $FIX (the scripts that start exec storms).
+need_storm() {
+	[ "$(id -u)" = 0 ] || { echo "$1: needs root" >&2; exit 1; }
+	[ -x "$FIX/exec_storm" ] && [ -x "$FIX/unwind_nofp" ] ||
+		{ echo "$1: build the fixtures first (make fixtures)" >&2; exit 1; }
+}
