@@ -128,22 +128,12 @@ struct cfi_tables {
  * free): from the cache when there is one. Worker thread only. */
 static int cache_get(struct lane *l, int fd, struct sym_cfi_table *out)
 {
-	const struct sym_cfi_table *tab;
-	int rc;
-
 	if (!l->cache)
 		return sym_cfi_compile(fd, out);
-	rc = sym_cfi_cache_get(l->cache, fd, &tab);
-	if (rc < 0)
-		return rc;
-	*out = *tab;
-	out->rows = malloc(tab->n * sizeof(*tab->rows));
-	if (out->rows)
-		memcpy(out->rows, tab->rows, tab->n * sizeof(*tab->rows));
-	/* A library larger than the memory budget goes at once: placed, its
-	 * rows live in the pool, and on disk for the next time. */
-	sym_cfi_cache_trim(l->cache);
-	return out->rows ? 0 : -ENOMEM;
+	/* A library larger than the memory budget is handed over, not
+	 * copied: placed, its rows live in the pool, and on disk for the
+	 * next time. */
+	return sym_cfi_cache_take(l->cache, fd, out);
 }
 
 static void *compile_loop(void *arg)

@@ -111,6 +111,14 @@ struct sym_cfi_cache *sym_cfi_cache_new(int dirfd, size_t max_bytes);
 int sym_cfi_cache_get(struct sym_cfi_cache *c, int fd,
 		      const struct sym_cfi_table **out);
 
+/*
+ * The same, into @out, the caller's own (free it with
+ * sym_cfi_table_free()): a table larger than the memory budget leaves the
+ * cache for it, any other is copied. Returns what sym_cfi_cache_get()
+ * does, with @out zeroed on error.
+ */
+int sym_cfi_cache_take(struct sym_cfi_cache *c, int fd, struct sym_cfi_table *out);
+
 /* Sets the budget of the folder to @bytes (by default the memory
  * budget): a table read back costs a read, compiling it again a tenth
  * of a second or more for a large library, so the folder may hold more

@@ -525,3 +525,35 @@ int sym_cfi_cache_get(struct sym_cfi_cache *c, int fd,
 	*out = &e->t;
 	return 0;
 }
+
+int sym_cfi_cache_take(struct sym_cfi_cache *c, int fd, struct sym_cfi_table *out)
+{
+	const struct sym_cfi_table *t;
+	int rc = sym_cfi_cache_get(c, fd, &t);
+
+	memset(out, 0, sizeof(*out));
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < c->n; i++) {
+		struct entry *e = c->v[i];
+
+		if (&e->t != t || e->bytes <= c->max_bytes)
+			continue;
+		/* Larger than the budget: no room would keep it, so the
+		 * caller gets these rows rather than a copy of them (a
+		 * large library's are tens of MiB). */
+		*out = e->t;
+		c->st.bytes -= e->bytes;
+		c->v[i] = c->v[--c->n];
+		free(e);
+		return 0;
+	}
+	*out = *t;
+	out->rows = malloc(t->n * sizeof(*t->rows));
+	if (!out->rows) {
+		memset(out, 0, sizeof(*out));
+		return -ENOMEM;
+	}
+	memcpy(out->rows, t->rows, t->n * sizeof(*t->rows));
+	return 0;
+}

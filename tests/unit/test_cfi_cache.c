@@ -2,7 +2,9 @@
 /*
  * The cache of compiled CFI tables: hits from memory, from disk after a
  * restart, files on disk that are damaged, truncated, foreign or planted
- * as links compiled again and replaced, and both byte bounds.
+ * as links compiled again and replaced, and both byte bounds; a table
+ * taken is the caller's own, handed over without a copy when it is
+ * larger than the memory budget.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -356,6 +358,49 @@ static void test_disk_budget_and_trim(void **state)
 	dir_remove(&d);
 }
 
+/* take, LIBC's table through @c: its rows are the compiled ones. */
+static struct sym_cfi_table take_checked(struct sym_cfi_cache *c)
+{
+	struct sym_cfi_table t, want;
+	int fd = open(LIBC, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sym_cfi_cache_take(c, fd, &t), 0);
+	assert_int_equal(sym_cfi_compile(fd, &want), 0);
+	close(fd);
+	assert_int_equal(t.n, want.n);
+	assert_int_equal(t.base, want.base);
+	assert_memory_equal(t.rows, want.rows, want.n * sizeof(*want.rows));
+	sym_cfi_table_free(&want);
+	return t;
+}
+
+/* Larger than the budget, the table leaves the cache for the caller (the
+ * compiling thread held it twice: 55 MiB for clang's libraries); within
+ * it, the caller gets a copy and the cache keeps its own. */
+static void test_take(void **state)
+{
+	struct sym_cfi_cache *small = sym_cfi_cache_new(-1, 1024);
+	struct sym_cfi_cache *big = sym_cfi_cache_new(-1, 64 * MiB);
+	struct sym_cfi_table a, b;
+
+	(void)state;
+	assert_true(small && big);
+	a = take_checked(small);
+	assert_int_equal(stats(small).tables, 0);
+	assert_int_equal(stats(small).bytes, 0);
+	b = take_checked(big);
+	assert_int_equal(stats(big).tables, 1);
+	assert_true(stats(big).bytes >= b.n * sizeof(*b.rows));
+	sym_cfi_table_free(&b);
+	b = take_checked(big); /* a hit: the cache's rows were not given away */
+	assert_int_equal(stats(big).hits, 1);
+	sym_cfi_table_free(&a);
+	sym_cfi_table_free(&b);
+	sym_cfi_cache_free(small);
+	sym_cfi_cache_free(big);
+}
+
 /* Without a build-id: memory only, by the file's identity. */
 static void test_no_build_id(void **state)
 {
@@ -422,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_file),
 		cmocka_unit_test(test_bound_evicts),
 		cmocka_unit_test(test_disk_budget_and_trim),
+		cmocka_unit_test(test_take),
 		cmocka_unit_test(test_no_build_id),
 		cmocka_unit_test(test_error_remembered),
 	};
