@@ -576,6 +576,7 @@ static void forget_gone(struct sampler *s, size_t n)
 		return;
 	memmove(s->gone, s->gone + n, (s->ngone - n) * sizeof(*s->gone));
 	s->ngone -= n;
+	s->gone_covered = s->gone_covered > n ? s->gone_covered - n : 0;
 }
 
 /* The BPF programs' write counter, summed over CPUs, in *@out. Returns
@@ -649,7 +650,8 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	int rc = 0;
 
 	/* Processes that exited before the flip have all their samples in
-	 * the side we are about to read: they are forgotten after it. */
+	 * the side we are about to read: they are forgotten after it (and
+	 * after their copies, below). */
 	sampler_poll(s, 0);
 	gone = s->ngone;
 	have_before = read_writes(s, &before);
@@ -667,6 +669,14 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	 * sampler is stopped there is no next window, and the ring only
 	 * empties: the last drain takes every copy. */
 	sampler_consume_for(s, s->stopped ? 0 : DRAIN_COPIES_NS);
+	/* A process's last waits can be copies still in the ring behind a
+	 * loaded host's backlog when the bound above cut the consume short:
+	 * unwound after their process is forgotten, they would lose all its
+	 * user frames (and seconds later). Only processes whose copies are
+	 * all taken are forgotten; the others wait for a consume that
+	 * empties the ring (at most SAMPLER_GONE_HOLD of them). */
+	if (gone > s->gone_covered && s->ngone < SAMPLER_GONE_HOLD)
+		gone = s->gone_covered;
 	/* Every write to the old side came after the flip that made it
 	 * active and before the end of this grace: with the counter where
 	 * it was at that flip, the side is empty, and its stack map holds

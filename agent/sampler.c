@@ -576,6 +576,11 @@ int sampler_consume_for(struct sampler *s, uint64_t slice_ns)
 	s->poll_until_ns = slice_ns ? mono_ns() + slice_ns : 0;
 	rc = ring_buffer__consume(s->rb);
 	s->poll_until_ns = 0;
+	/* Not cut short by the slice (nor failed): the copy ring, taken
+	 * after the event ring, is empty. A process's copies all precede
+	 * its exit event: those of every exit read so far are taken. */
+	if (rc >= 0)
+		s->gone_covered = s->ngone;
 	return rc < 0 && rc != -EAGAIN ? rc : 0;
 }
 

@@ -17,6 +17,9 @@
 /* Time for programs that read the old `active` to finish: they run for
  * microseconds with preemption off. */
 #define FLIP_GRACE_US 2000
+/* Most exited processes kept (their mappings, to unwind their last
+ * copies) while the copy ring has not been emptied since their exit. */
+#define SAMPLER_GONE_HOLD 1024
 /* Processes the pid filter holds when it follows children. */
 #define SAMPLER_MAX_FOLLOWED 8192
 /* Threads that may wait at once when a capture's edges are counted. */
@@ -57,8 +60,9 @@ struct sampler {
 	 * into the caller's profiles at sampler_drain(). */
 	struct prof_profile *pend_on, *pend_off;
 	struct stack_builder *builder;
-	pid_t *gone; /* processes that exited: forgotten after the next drain */
+	pid_t *gone; /* processes that exited: forgotten after a drain */
 	size_t ngone, capgone;
+	size_t gone_covered; /* the first ones, whose copies are all taken */
 	struct sampler_stats stats;
 	/* Processes left out of the profiles (sampler_set_exclude()). */
 	char exclude[SAMPLER_MAX_EXCLUDE][16];
