@@ -318,8 +318,8 @@ static int place_user(struct sym_ctx *sym, struct prof_profile *p, uint32_t tgid
 
 	if (!n || sym_user_mapping(sym, (pid_t)tgid, ip, &sm) < 0)
 		return 0;
-	for (size_t i = 0; i < sm.build_id_len && i < 64; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sm.build_id[i]);
+	/* (once per address named: snprintf a byte was 2% of hearthd) */
+	sym_build_id_hex(sm.build_id, sm.build_id_len < 64 ? sm.build_id_len : 64, hex);
 	m = (struct prof_mapping){ .start = sm.start, .limit = sm.limit,
 				   .offset = sm.offset,
 				   .file = prof_intern_cstr(p, sm.path),

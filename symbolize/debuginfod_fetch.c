@@ -29,6 +29,7 @@
 
 #include "symbolize/debuginfod.h"
 #include "symbolize/sym_internal.h"
+#include "symbolize/symbolize.h"
 
 #define NS 1000000000ull
 #define BACKOFF_FIRST_NS (30 * NS)
@@ -139,13 +140,6 @@ static int lib_load(struct dbgd_lib *l)
 	return 0;
 }
 
-static void hex(const uint8_t *id, size_t len, char *out)
-{
-	for (size_t i = 0; i < len; i++)
-		sprintf(out + 2 * i, "%02x", id[i]);
-	out[2 * len] = '\0';
-}
-
 
 /* The fetcher a client works for. The callback gets only the client;
  * the library is already loaded, so this takes another reference to it
@@ -230,7 +224,7 @@ static void finish(struct sym_debuginfod *d, long i, int rc, char *path,
 	uint64_t now = mono_ns();
 
 	note[0] = '\0';
-	hex(e->id, e->len, id);
+	sym_build_id_hex(e->id, e->len, id);
 	if (rc >= 0) {
 		free(e->path);
 		e->path = path;
@@ -388,7 +382,7 @@ static void *worker(void *arg)
 
 		int rc = fetch_one(d, c, id, len, &path);
 		bool cancelled = atomic_load(&d->cancel);
-		hex(id, (size_t)len, idhex);
+		sym_build_id_hex(id, (size_t)len, idhex);
 		if (rc >= 0) {
 			close(rc);
 			/* its last use, for the bound (libdebuginfod dates

@@ -44,6 +44,17 @@ static uint8_t richness(Elf *e)
 	return r;
 }
 
+void sym_build_id_hex(const uint8_t *id, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
 size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max)
 {
 	Elf_Scn *scn = NULL;

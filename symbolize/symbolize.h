@@ -172,6 +172,10 @@ struct sym_mapping {
 	size_t build_id_len;
 };
 
+/* Writes build-id @id (@len bytes) as lowercase hex into @out, which
+ * holds 2 * @len + 1 bytes, and terminates it. */
+void sym_build_id_hex(const uint8_t *id, size_t len, char *out);
+
 /* Fills @out with the mapping of an ELF file holding user address @addr
  * of process @pid, as sym_user() last read the process's mappings (it
  * does not read them again). Returns 0, or -ENOENT when no file holds the
