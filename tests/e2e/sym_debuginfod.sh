@@ -110,12 +110,16 @@ t1=$(now_ns)
 cat "$T/l.err"
 grep -q '^hearth: 1 debug files did not arrive in 0.[0-9] s: their frames stay unnamed' "$T/l.err" || fail "the limit is not said"
 [ "$(sum "$T/l.folded" 'sym_dbgd\+0x')" -gt 0 ] || fail "frames named though the file did not arrive"
-[ $(( (t1 - t0) / 1000000 )) -lt 3000 ] || fail "record took $(( (t1 - t0) / 1000000 )) ms with a 0.5 s limit"
+# The wait as hearth timed it (the whole run's length is mostly BPF
+# loading, seconds on a loaded machine): at its limit, not the file's 2 s.
+waited=$(sed -n 's/.*; waited \([0-9.]*\) s at the end$/\1/p' "$T/l.err")
+[ -n "$waited" ] || fail "the wait's length is not said"
+awk -v w="$waited" 'BEGIN { exit !(w < 1.5) }' || fail "the wait lasted $waited s with a 0.5 s limit (the file comes after 2 s)"
 [ -e "$T/cache/$ID/debuginfo" ] && fail "the given-up fetch left $T/cache/$ID/debuginfo"
 DEBUGINFOD_URLS=$URL "$HEARTH" record -d 0.5 -F 499 -p $FX --no-kernel -o "$T/l2.folded" 2>"$T/l2.err" ||
 	{ cat "$T/l2.err"; fail "record after the limit failed"; }
 check_names "$T/l2.folded" "record after a given-up fetch"
-ok "record: the wait ends at its limit ($(( (t1 - t0) / 1000000 )) ms in all), and the next record fetches"
+ok "record: the wait ends at its limit ($waited s; $(( (t1 - t0) / 1000000 )) ms in all), and the next record fetches"
 
 # not asked at all without servers: frames stay unnamed
 env -u DEBUGINFOD_URLS "$HEARTH" record -d 1 -p $FX --no-kernel -o "$T/n.folded" 2>"$T/n.err" || fail "record without servers failed"
