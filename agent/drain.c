@@ -674,9 +674,17 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 	 * unwound after their process is forgotten, they would lose all its
 	 * user frames (and seconds later). Only processes whose copies are
 	 * all taken are forgotten; the others wait for a consume that
-	 * empties the ring (at most SAMPLER_GONE_HOLD of them). */
-	if (gone > s->gone_covered && s->ngone < SAMPLER_GONE_HOLD)
-		gone = s->gone_covered;
+	 * empties the ring: the newest SAMPLER_GONE_HOLD of them at most
+	 * (an exec storm, the backlog's usual cause, ends thousands of
+	 * processes a window; the oldest have had the longest for theirs). */
+	if (gone > s->gone_covered) {
+		size_t keep_from = s->ngone > SAMPLER_GONE_HOLD ? s->ngone - SAMPLER_GONE_HOLD : 0;
+
+		size_t upto = s->gone_covered > keep_from ? s->gone_covered : keep_from;
+
+		if (upto < gone)
+			gone = upto;
+	}
 	/* Every write to the old side came after the flip that made it
 	 * active and before the end of this grace: with the counter where
 	 * it was at that flip, the side is empty, and its stack map holds

@@ -138,8 +138,8 @@ static int handle_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* A process exited with these mappings: they name its samples until the
- * drain after its exit event forgets it, and the files of one the walker
+/* A process exited with these mappings: they name its samples until a
+ * drain forgets it (once its copies are taken), and the files of one the walker
  * asked tables for are learned, so the next process running them walks
  * in the kernel however short its life. */
 static void take_exit(void *arg, pid_t pid, const struct sym_exit_map *maps, size_t n)
@@ -571,16 +571,19 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 
 int sampler_consume_for(struct sampler *s, uint64_t slice_ns)
 {
+	size_t seen = s->ngone;
 	int rc;
 
 	s->poll_until_ns = slice_ns ? mono_ns() + slice_ns : 0;
 	rc = ring_buffer__consume(s->rb);
 	s->poll_until_ns = 0;
 	/* Not cut short by the slice (nor failed): the copy ring, taken
-	 * after the event ring, is empty. A process's copies all precede
-	 * its exit event: those of every exit read so far are taken. */
+	 * after the event ring, was empty once. A process's copies all
+	 * precede its exit event: those of every exit read before this
+	 * consume are taken. (Not the exits read during it: the exit-maps
+	 * ring, read after the copy ring, takes events too.) */
 	if (rc >= 0)
-		s->gone_covered = s->ngone;
+		s->gone_covered = seen;
 	return rc < 0 && rc != -EAGAIN ? rc : 0;
 }
 

@@ -132,7 +132,9 @@ int sampler_take_pending(struct sampler *s, struct prof_profile *oncpu,
 
 /* Takes process events and stack copies from the rings for at most
  * @slice_ns (then the rest wait there), or until they are empty when
- * @slice_ns is 0. Returns 0 or a negative errno. */
+ * @slice_ns is 0. When the rings were emptied, the exits read before
+ * the call are marked covered (gone_covered): their copies are all
+ * taken. Returns 0 or a negative errno. */
 int sampler_consume_for(struct sampler *s, uint64_t slice_ns);
 
 #endif
