@@ -557,6 +557,15 @@ static void cut_window(struct daemon *d)
 	malloc_trim(0);
 }
 
+uint64_t daemon_cut_now(struct daemon *d)
+{
+	if (!d->smp)
+		return daemon_now_ns();
+	cut_window(d);
+	d->next_cut_mono_ns = daemon_mono_ns() + d->cfg.window_ns;
+	return d->last_end_ns;
+}
+
 static void update_cpu(struct daemon *d)
 {
 	uint64_t cpu = daemon_cpu_ns(), mono = daemon_mono_ns();

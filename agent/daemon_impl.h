@@ -110,6 +110,10 @@ struct daemon {
 	struct pollfd fds[DAEMON_POLLFDS_MAX];
 };
 
+/* Cuts the open window now (a mark's instant, so that no window holds
+ * time on both sides of it) and starts the next full window there.
+ * Returns the cut's wall-clock time, or now when nothing samples. */
+uint64_t daemon_cut_now(struct daemon *d);
 void daemon_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t daemon_now_ns(void);
 uint64_t daemon_mono_ns(void);

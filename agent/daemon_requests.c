@@ -409,7 +409,11 @@ void daemon_answer_pending(struct daemon *d, bool all)
 
 static void do_mark(struct daemon *d, uint64_t client, const struct ctl_request *req)
 {
-	uint64_t at = req->u.mark.at_ns ? req->u.mark.at_ns : daemon_now_ns();
+	/* A mark made now ends the open window: the windows before it and
+	 * after it never share one, so a diff around it compares exactly
+	 * the two sides (a window cut at the mark holds only what came
+	 * before the reply). A mark given a time is only written down. */
+	uint64_t at = req->u.mark.at_ns ? req->u.mark.at_ns : daemon_cut_now(d);
 	uint8_t *b;
 	size_t len = 0;
 	int rc = store_mark_add(d->cfg.state_dir, req->u.mark.name, at);

@@ -11,7 +11,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: hearth mark NAME [options]\n\n"
-		     "Stamps NAME (1-63 of A-Z a-z 0-9 . _ : @ + -) on hearthd's timeline.\n\n"
+		     "Stamps NAME (1-63 of A-Z a-z 0-9 . _ : @ + -) on hearthd's timeline.\n"
+		     "A mark made now ends hearthd's open window there, so 'hearth diff --at'\n"
+		     "compares exactly the time before it against the time after.\n\n"
 		     "      --at TIME        when (default now): now, HH:MM[:SS],\n"
 		     "                       'YYYY-MM-DD HH:MM[:SS]', @EPOCH or -DURATION (ago)\n"
 		     "      --socket PATH    hearthd's control socket\n"

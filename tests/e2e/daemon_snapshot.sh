@@ -9,6 +9,7 @@
 #  - `--off-cpu` of a shell that always waits shows it blocked for most of
 #    the windows' span;
 #  - --since/--until take epoch, clock and relative times; mark --at too;
+#  - a mark made now ends the open window (a stored window ends at it);
 #  - `hearth mark` + behaviour change + `hearth diff --at` ranks `shifting`
 #    first, with a rise of its share; `hearth diff a b` on two snapshot
 #    files does the same;
@@ -101,6 +102,12 @@ grep -q ';main;steady_a' "$T/range.folded" || fail "the --since/--until range la
 kill -USR1 "$FX"
 sleep 0.2
 hearthd_wait_windows 8 20
+# A mark made now ends the open window there: a stored window ends at it.
+at=$("$HEARTH" marks $S --json | python3 -c "import json, sys; print([m['at_ns'] for m in json.load(sys.stdin)['marks'] if m['name'] == 'deploy-42'][0])")
+"$HEARTHD" --verify-store "$T/state" > "$T/verify" || fail "the store does not verify"
+awk -v at="$at" '$1 == "window" && $3 == at { f = 1 } END { exit !f }' "$T/verify" ||
+	fail "no stored window ends at the mark deploy-42 ($at)"
+ok "the mark deploy-42 ended the open window"
 "$HEARTH" snapshot $S --last 7s --pid "$FX" -o "$T/after.folded" || fail "snapshot after the change failed"
 a=$(share "$T/after.folded" steady_a); c=$(share "$T/after.folded" shifting)
 n=$(total "$T/after.folded")
