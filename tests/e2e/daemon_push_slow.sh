@@ -24,7 +24,8 @@ status_field() {
 # secs COMMAND...: how long COMMAND took, in seconds; fails when it does.
 secs() {
 	s0=$(now_ns)
-	"$@" > /dev/null 2>"$T/cmd.err" || { cat "$T/cmd.err"; fail "$* failed"; }
+	# its output is the caller's figure: a failure is told on stderr
+	"$@" > /dev/null 2>"$T/cmd.err" || { cat "$T/cmd.err"; fail "$* failed"; } >&2
 	awk -v a="$s0" -v b="$(now_ns)" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
 }
 # phase NAME: 12 s of hearthd under the backend's current mode; writes
