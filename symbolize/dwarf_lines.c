@@ -27,14 +27,6 @@
 #include "symbolize/dwarf_unit_ranges.h"
 
 #define SCOPE_DEPTH_MAX 64
-/* Heap that libdw keeps per line-table row once a lookup reads a unit's
- * table, until the file is closed: the row, its share of the file table,
- * and of the unit and the abbreviations its DIEs were read with. 40 to 46
- * bytes for the rows alone (mallinfo2() over every unit of libc's and
- * hearthd's DWARF), 64 with the rest after lookups all over libc
- * (test_sym_inflate). A busy host's tables outweighed the debug sections
- * (40 MiB under an exec storm): the symbol cache must see them. */
-#define LINE_ROW_BYTES 64
 
 static size_t debug_bytes(Elf *e)
 {
@@ -131,28 +123,6 @@ struct sym_dwarf *sym_dwarf_open_whole(int fd, size_t *bytes)
 size_t sym_dwarf_inflated(const struct sym_dwarf *d)
 {
 	return d ? sym_inflate_bytes(d->z) : 0;
-}
-
-size_t sym_dwarf_heap_bytes(const struct sym_dwarf *d)
-{
-	if (!d)
-		return 0;
-	return d->fn_bytes + d->table_bytes + d->names.bytes +
-	       d->cap * sizeof(*d->ranges) + d->capcus * sizeof(*d->cus);
-}
-
-/* Counts the line table of unit @cu, which libdw has just read for
- * @cudie, the first time. */
-static void count_lines(struct sym_dwarf *d, uint32_t cu, Dwarf_Die *cudie)
-{
-	Dwarf_Lines *lines;
-	size_t n;
-
-	if (d->cus[cu].lines_counted)
-		return;
-	d->cus[cu].lines_counted = true;
-	if (dwarf_getsrclines(cudie, &lines, &n) == 0)
-		d->table_bytes += n * LINE_ROW_BYTES;
 }
 
 void sym_dwarf_free(struct sym_dwarf *d)
@@ -424,7 +394,6 @@ size_t sym_dwarf_resolve(struct sym_dwarf *d, uint64_t vaddr,
 	const char *file = NULL;
 	uint32_t line = 0;
 	Dwarf_Line *l = dwarf_getsrc_die(&cudie, vaddr);
-	count_lines(d, cu, &cudie);
 	if (l) {
 		int ln = 0;
 		file = line_file(d, &cudie, dwarf_linesrc(l, NULL, NULL));
@@ -471,8 +440,6 @@ int sym_dwarf_line_addr(struct sym_dwarf *d, uint64_t vaddr, uint64_t *row)
 		return -ENOENT;
 	Dwarf_Line *l = dwarf_getsrc_die(&cudie, vaddr);
 	Dwarf_Addr a;
-
-	count_lines(d, cu, &cudie);
 	if (!l || dwarf_lineaddr(l, &a) != 0)
 		return -ENOENT;
 	*row = a;

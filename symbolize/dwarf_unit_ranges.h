@@ -33,7 +33,6 @@ struct cu_info {
 	size_t n, cap;
 	bool indexed;
 	bool line_ready;  /* its line program is inflated */
-	bool lines_counted; /* libdw's line table of it is in table_bytes */
 	uint64_t die_off; /* with hdr_offs: the unit DIE, 0 = not known yet */
 };
 
@@ -45,7 +44,6 @@ struct sym_dwarf {
 	struct cu_info *cus;
 	size_t ncus, capcus;
 	size_t fn_bytes;
-	size_t table_bytes; /* libdw's line tables read so far (estimated) */
 	uint64_t max_hi; /* end of the highest range */
 	bool indexed;
 	bool hdr_offs;   /* ranges hold unit header offsets, not DIEs */

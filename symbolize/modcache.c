@@ -324,8 +324,7 @@ static size_t module_bytes(const struct sym_module *m)
 	return sizeof(*m) + m->symtab.cap * sizeof(struct sym_elfsym) +
 	       m->symtab.names.cap + m->cache_cap * sizeof(*m->cache) +
 	       m->pool_cap * sizeof(*m->pool) + m->pool_names.bytes +
-	       m->dwarf_bytes + sym_dwarf_heap_bytes(m->dwarf) +
-	       sym_ucfi_bytes(m->ucfi);
+	       m->dwarf_bytes + sym_ucfi_bytes(m->ucfi);
 }
 
 /* Marks @m loaded with what it has (possibly nothing), so its resolved
@@ -640,11 +639,6 @@ const struct sym_frame *sym_module_resolve(struct sym_ctx *ctx,
 	e->n = (uint32_t)got;
 	m->cache_used++;
 	sym_modcache_account(ctx, m);
-	/* Lookups grow a module (libdw reads a unit's line table on its
-	 * first address): past the budget, the others make room, as at a
-	 * load. The frames returned are @m's, which stays. */
-	if (ctx->loaded_bytes > ctx->max_bytes)
-		evict_for(ctx, m);
 	*n = got;
 	return &m->pool[first];
 }

@@ -261,11 +261,6 @@ struct sym_dwarf *sym_dwarf_open_whole(int fd, size_t *bytes);
 /* Bytes of compressed sections inflated so far (0 when none is
  * compressed, or with sym_dwarf_open_whole()). */
 size_t sym_dwarf_inflated(const struct sym_dwarf *d);
-/* Heap held for @d beyond its sections, growing as lookups reach new
- * units: libdw's line tables (estimated by their rows), the units'
- * ranges, the index of each unit's functions and the file names joined.
- * 0 for NULL. */
-size_t sym_dwarf_heap_bytes(const struct sym_dwarf *d);
 void sym_dwarf_free(struct sym_dwarf *d);
 /* The start address of the line-table row holding @vaddr (tests use it
  * to explain eu-addr2line's answers). Returns 0 or -ENOENT. */

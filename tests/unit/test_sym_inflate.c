@@ -6,15 +6,12 @@
  * and a compressed copy of a fixture, in an order that jumps back and
  * forth; a lookup in libc's first units inflates a small part; and a
  * header that lies about the inflated size is refused, not followed.
- * What lookups leave on the heap (libdw's line tables) is counted, as the
- * symbol cache's budget needs.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,10 +22,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#ifdef __SANITIZE_ADDRESS__
-/* libasan's (gcc installs no header of it) */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#endif
 
 #include "symbolize/sym_internal.h"
 
@@ -272,49 +265,6 @@ static void test_libc_first_unit_inflates_little(void **state)
 	sym_dwarf_free(whole);
 }
 
-/* Bytes in use on the heap now (AddressSanitizer's allocator replaces
- * glibc's in the sanitizer build). */
-static size_t heap_in_use(void)
-{
-#ifdef __SANITIZE_ADDRESS__
-	return __sanitizer_get_current_allocated_bytes();
-#else
-	struct mallinfo2 mi = mallinfo2();
-
-	return mi.uordblks + mi.hblkhd; /* large blocks are mmapped */
-#endif
-}
-
-/* libdw keeps each unit's line table once a lookup reads it, until the
- * file is closed: what the heap grew by through lookups all over libc
- * is what sym_dwarf_heap_bytes() says, within 30% (the symbol cache,
- * which budgets by it, saw none of libdw's tables: 22 MiB for libc). */
-static void test_libc_heap_counted(void **state)
-{
-	(void)state;
-	char path[PATH_MAX];
-	libc_debug_file(path, sizeof(path));
-	uint64_t *a;
-	size_t n = addresses(path, &a);
-	struct sym_dwarf_frame f[SYM_INLINE_MAX];
-	struct sym_dwarf *d = open_path(path, false);
-	size_t before = heap_in_use(), grew, counted;
-
-	for (size_t i = 0; i < n; i++)
-		sym_dwarf_resolve(d, a[i], f, SYM_INLINE_MAX);
-	grew = heap_in_use();
-	assert_true(grew >= before);
-	grew -= before;
-	counted = sym_dwarf_heap_bytes(d);
-	print_message("libc: %zu lookups grew the heap by %zu bytes, %zu counted\n",
-		      n, grew, counted);
-	assert_true(grew > (1u << 20));
-	assert_true(counted > grew / 10 * 7);
-	assert_true(counted < grew / 10 * 13);
-	sym_dwarf_free(d);
-	free(a);
-}
-
 static void test_fixture_compressed_copy(void **state)
 {
 	(void)state;
@@ -405,7 +355,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libc_same_as_whole),
 		cmocka_unit_test(test_libc_first_unit_inflates_little),
-		cmocka_unit_test(test_libc_heap_counted),
 		cmocka_unit_test(test_fixture_compressed_copy),
 		cmocka_unit_test(test_lying_size_returns),
 	};
