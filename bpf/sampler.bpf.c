@@ -1431,6 +1431,31 @@ static __always_inline bool in_capture(__u64 now)
 	return now >= capture_from && (!capture_until || now <= capture_until);
 }
 
+static long vma_any(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	(void)task;
+	(void)vma;
+	*(__u32 *)data = 1;
+	return 0;
+}
+
+/* True when @task is in execve past the switch to its new image's memory:
+ * its user registers still hold the old image's (the execve call), whose
+ * code the new memory no longer maps, and the new image has no frames of
+ * its own until it first returns to user space. Its user frames would be
+ * addresses of a program that is gone. A lookup that cannot tell (the
+ * mmap lock held: the new image being mapped) counts as past the switch. */
+static __always_inline bool exec_stale(struct task_struct *task)
+{
+	struct pt_regs *regs;
+	__u32 found = 0;
+
+	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	return bpf_find_vma(task, BPF_CORE_READ(regs, ip), vma_any, &found, 0) || !found;
+}
+
 SEC("perf_event")
 int on_cpu(struct bpf_perf_event_data *ctx)
 {
@@ -1439,6 +1464,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	struct hearth_key key = {};
 	__u32 side = active;
 	__u64 t0 = time_samples ? bpf_ktime_get_ns() : 0;
+	bool user;
 
 	key.tgid = id >> 32;
 	key.pid = (__u32)id;
@@ -1455,7 +1481,8 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	key.kind = HEARTH_ON_CPU;
 	key.gen = side;
 	key.py = py_walk(key.tgid, key.pid);
-	if (cfi_walk && task->mm) {
+	user = task->mm && !exec_stale(task);
+	if (cfi_walk && user) {
 		bool replayed;
 		__s32 u = walk_user(task, key.tgid, key.gen, MEMO_ONCPU, &replayed);
 
@@ -1470,7 +1497,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 			return 0;
 		}
 	}
-	if (copy_oncpu_bytes && task->mm) {
+	if (copy_oncpu_bytes && user) {
 		if (send_oncpu_copy(ctx, task, &key)) {
 			count(HEARTH_CNT_SAMPLES);
 			if (time_samples)
@@ -1480,7 +1507,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 		count(HEARTH_CNT_COPY_FALLBACK);
 		count(HEARTH_CNT_COPY_RING_FULL);
 	}
-	get_stacks(ctx, key.gen, task->mm != NULL, &key.kstack, &key.ustack);
+	get_stacks(ctx, key.gen, user, &key.kstack, &key.ustack);
 	add(side, &key, task, 0);
 	count(HEARTH_CNT_SAMPLES);
 	if (time_samples)

@@ -20,6 +20,9 @@
 #    whose callers a loaded host left to frame pointers (their tables not
 #    loaded, the copy ring full) are counted apart: that is the unwinder's
 #    completeness, printed, not asserted here;
+#  - samples in execve (the new name is set after the switch to the new
+#    image's memory) carry none of the old image's user frames, whose
+#    code is gone;
 #  - no process gone since leaves its tables in the walker's cfi_procs;
 #  - hearthd's CPU (user+sys from /proc) is printed, and stays below 25%
 #    of one core (75% sanitized): a per-process cost that went wrong
@@ -101,4 +104,13 @@ echo "storm samples: $3; innermost frame named $1 ($(ratio "$1" $(($3 - $1)))%),
 between "$(ratio "$1" $(($3 - $1)))" 95 100 || {
 	awk 'index($0, "storm_nofp;") == 1' "$T/p.folded" | sort -t' ' -k2 -rn | head -5
 	fail "only $(ratio "$1" $(($3 - $1)))% of the storm's samples named"; }
+# The new name is set in execve after the switch to the new image's
+# memory: its samples in execve until the new image's first registers are
+# set hold the old image's, and must show no user frames (the old image's
+# execve call, an address the new maps do not hold). After, the new
+# entry point (_start) is a true frame.
+stale=$(awk 'index($0, "storm_nofp;") == 1 && /^storm_nofp;(\[unknown\]|[^;]*\+0x[0-9a-f]+);.*;__x64_sys_execve_\[k\];/ { t += $NF } END { print t + 0 }' "$T/p.folded")
+inexec=$(awk 'index($0, "storm_nofp;") == 1 && /;__x64_sys_execve_\[k\];/ { t += $NF } END { print t + 0 }' "$T/p.folded")
+echo "storm samples in execve: $inexec, with the old image's user frames $stale"
+[ "$stale" -eq 0 ] || { grep '^storm_nofp;[^;]*+0x[0-9a-f]*;entry_SYSCALL.*__x64_sys_execve' "$T/p.folded" | head -3; fail "$stale samples in execve carry the old image's user frames"; }
 ok "exec storm at $RATE/s: RSS under symbol_cache + 192 MiB and flat, storm processes named"
