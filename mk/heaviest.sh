@@ -6,7 +6,8 @@
 # "2.5 min"); "samples" shows them as they are. Long stacks keep their end.
 # Usage: sh mk/heaviest.sh FILE samples|ns
 f=$1 unit=$2
-awk '{ print $NF "\t" $0 }' "$f" | LC_ALL=C sort -t"$(printf '\t')" -k1,1nr | head -5 |
+# "# hearth-..." lines are the file's header and frame notes, not stacks.
+awk '!/^#/ { print $NF "\t" $0 }' "$f" | LC_ALL=C sort -t"$(printf '\t')" -k1,1nr | head -5 |
 awk -F'\t' -v unit="$unit" '
 function sig3(v, u) { # three significant digits
 	return sprintf(v >= 99.95 ? "%.0f %s" : v >= 9.995 ? "%.1f %s" : "%.2f %s", v, u)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # make run's "heaviest stacks" (mk/heaviest.sh): sorted on the count, the
-# last field, even where frames hold spaces; off-CPU time as durations.
+# last field, even where frames hold spaces; off-CPU time as durations;
+# the file's "# hearth-..." lines are not ranked.
 set -u
 . tests/e2e/lib.sh
 # A 50 s wait must rank above a 1 us one whose frames hold spaces.
@@ -25,7 +26,8 @@ cat "$T/got"
 cmp -s "$T/got" "$T/want" || { diff "$T/want" "$T/got"; fail "off-CPU stacks ranked or written wrong"; }
 ok "off-CPU: ranked by time, written as durations"
 
-printf 'a;b c;d 9\na;e 120\na;f 10\n' > "$T/on.folded"
+# hearth's header and frame notes are no stacks, whatever their last field.
+printf '# hearth-profile 1 unit=samples hz=99 #\n# hearth-frame\td\tuser\tyours\tc\ta\ta.c\t900 #\na;b c;d 9\na;e 120\na;f 10\n' > "$T/on.folded"
 sh mk/heaviest.sh "$T/on.folded" samples > "$T/got"
 printf '           120  a;e\n            10  a;f\n             9  a;b c;d\n' > "$T/want"
 cmp -s "$T/got" "$T/want" || { diff "$T/want" "$T/got"; fail "on-CPU stacks ranked or written wrong"; }
