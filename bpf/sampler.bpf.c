@@ -1444,13 +1444,15 @@ static long vma_any(struct task_struct *task, struct vm_area_struct *vma, void *
  * code the new memory no longer maps, and the new image has no frames of
  * its own until it first returns to user space. Its user frames would be
  * addresses of a program that is gone. A lookup that cannot tell (the
- * mmap lock held: the new image being mapped) counts as past the switch. */
+ * mmap lock held: the new image being mapped) counts as past the switch.
+ * A kernel without the in_execve bit keeps the old behaviour. */
 static __always_inline bool exec_stale(struct task_struct *task)
 {
 	struct pt_regs *regs;
 	__u32 found = 0;
 
-	if (!BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+	if (!bpf_core_field_exists(task->in_execve) ||
+	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	return bpf_find_vma(task, BPF_CORE_READ(regs, ip), vma_any, &found, 0) || !found;
