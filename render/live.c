@@ -71,10 +71,11 @@ static void nap(struct rd_live *l, uint64_t ns)
 	pthread_cond_timedwait(&l->cv, &l->mu, &ts);
 }
 
-/* Fetches the snapshot and builds its model; returns 0 or -errno. */
 /* Takes the newest window's profile and hands it over with @window_ns (the
  * daemon's window length, from the poll that saw it), so the status line
- * never shows new data without its cadence. */
+ * never shows new data without its cadence. Returns 0, 1 when the view
+ * was paused while the snapshot came (it is dropped: a paused view does
+ * not change, and the window is fetched again on resume), or -errno. */
 static int fetch_one(struct rd_live *l, uint64_t window_ns)
 {
 	struct rd_live_answer a = { 0 };
@@ -91,6 +92,12 @@ static int fetch_one(struct rd_live *l, uint64_t window_ns)
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&l->mu);
+	if (l->paused) {
+		pthread_mutex_unlock(&l->mu);
+		rd_model_free(m);
+		prof_free(a.p);
+		return 1;
+	}
 	rd_model_free(l->m);
 	prof_free(l->p);
 	l->p = a.p;
