@@ -705,6 +705,7 @@ int sampler_drain(struct sampler *s, struct prof_profile *oncpu,
 		rc = sampler_take_pending(s, oncpu, offcpu);
 	/* The profiles given may be freed now. */
 	stack_builder_next_epoch(s->builder);
+	sym_window_begin(s->sym);
 	forget_gone(s, gone);
 	return rc;
 }

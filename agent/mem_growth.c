@@ -262,6 +262,7 @@ int growth_drain(struct growth *g, struct prof_profile *requests, struct prof_pr
 		rc = prof_merge(bytes, g->pend_bytes);
 	/* The builder lets go of the pending profiles before they go. */
 	stack_builder_next_epoch(g->builder);
+	sym_window_begin(g->sym);
 	prof_free(g->pend_req);
 	prof_free(g->pend_bytes);
 	g->pend_req = r;

@@ -279,6 +279,7 @@ int mem_drain(struct mem_tracer *t, struct prof_profile *bytes,
 	struct add_ctx c = { t, bytes, objects };
 
 	stack_builder_next_epoch(t->builder);
+	sym_window_begin(t->sym);
 	return mem_stacks_take(&t->stacks, add_stack, &c);
 }
 

@@ -9,6 +9,8 @@
 # the end what holds it, from /proc/PID/smaps: the heap, the other threads'
 # malloc arenas (the unwind tables' compiling threads), the kernel's BPF
 # maps and rings mapped in, and files mapped (DWARF of the modules read).
+# Also each hearthd's user+sys CPU after the warm-up (% of one core) and
+# the modules its symbol caches evicted (`hearth status`).
 # AB=old/hearthd runs that one beside, under the same load.
 # Prints a Markdown table (the RSS section of bench/RESULTS.md). As root:
 #   make all fixtures
@@ -67,12 +69,15 @@ start new "$HEARTHD"
 [ -n "${AB:-}" ] && { NAMES="old new"; start old "$AB"; }
 
 rss_mib() { awk '/^VmRSS:/ { printf "%d\n", $2 / 1024 }' "/proc/$1/status"; }
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 t=0
 while [ "$t" -lt "$SECS" ]; do
 	sleep 10
 	t=$((t + 10))
 	for n in $NAMES; do
-		[ "$t" -gt "$WARMUP" ] && rss_mib "$(cat "$T/$n.pid")" >>"$T/$n.rss"
+		p=$(cat "$T/$n.pid")
+		[ "$t" -gt "$WARMUP" ] && rss_mib "$p" >>"$T/$n.rss"
+		[ "$t" -eq "$WARMUP" ] && ticks "$p" >"$T/$n.t0"
 	done
 	cut -d' ' -f1 /proc/loadavg >>"$T/load"
 done
@@ -86,13 +91,18 @@ parts() {
 		       else if (arena) a += $2 }
 	     END { printf "%d, %d, %d, %d", h / 1024, a / 1024, b / 1024, f / 1024 }' "/proc/$1/smaps"
 }
-echo "| hearthd | RSS after ${WARMUP} s (MiB) | VmHWM | at the end: heap, other anonymous (arenas), BPF maps, files (MiB) |"
-echo "|---|---|---|---|"
+HEARTH=${HEARTH:-$PWD/$BUILD/hearth}
+echo "| hearthd | RSS after ${WARMUP} s (MiB) | VmHWM | at the end: heap, other anonymous (arenas), BPF maps, files (MiB) | user+sys after ${WARMUP} s, % of one core | modules evicted |"
+echo "|---|---|---|---|---|---|"
 for n in $NAMES; do
 	p=$(cat "$T/$n.pid")
 	r=$(sort -n "$T/$n.rss" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%d-%d", lo, hi }')
 	hwm=$(awk '/^VmHWM:/ { printf "%d", $2 / 1024 }' "/proc/$p/status")
-	echo "| $n | $r | $hwm | $(parts "$p") |"
+	cpu=$(awk -v a="$(cat "$T/$n.t0")" -v b="$(ticks "$p")" -v hz="$(getconf CLK_TCK)" \
+		-v s=$((SECS - WARMUP)) 'BEGIN { printf "%.2f%%", 100 * (b - a) / hz / s }')
+	ev=$("$HEARTH" status --socket "$T/$n/ctl.sock" 2>/dev/null |
+		awk '/^symbols:/ { for (i = 1; i < NF; i++) if ($(i + 1) == "evicted") print $i }')
+	echo "| $n | $r | $hwm | $(parts "$p") | $cpu | ${ev:-?} |"
 done
 echo
 echo "load $(sort -n "$T/load" | sed -n '1p')-$(sort -n "$T/load" | tail -1), $SECS s, $RATE execs/s"

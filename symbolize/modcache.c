@@ -298,17 +298,34 @@ void sym_modcache_unref(struct sym_ctx *ctx, struct sym_module *m)
 		mod_close_fd(ctx, m); /* keep the symbols, not the descriptor */
 }
 
+/* The least recently used module but @keep, among those the current
+ * window has not used unless @any; NULL when none. */
+static struct sym_module *evict_pick(struct sym_ctx *ctx, const struct sym_module *keep,
+				     bool any)
+{
+	struct sym_module *lru = NULL;
+
+	for (size_t i = 0; i < ctx->nmods; i++) {
+		struct sym_module *m = ctx->mods[i];
+		if (!m->loaded || m == keep || (!any && m->last_use > ctx->window_tick))
+			continue;
+		if (!lru || m->last_use < lru->last_use)
+			lru = m;
+	}
+	return lru;
+}
+
+/* Brings the loaded modules under the budget. A module the current window
+ * used stays, up to twice the budget: a window's working set just over
+ * the budget made plain LRU read the same modules again and again (a
+ * build host: 311 evictions in 4 minutes, 2.5x hearthd's CPU, at 34 MiB
+ * of modules against 32). Reading a module twice in a window costs more
+ * than holding it until the window is cut. */
 static void evict_for(struct sym_ctx *ctx, const struct sym_module *keep)
 {
 	while (ctx->loaded_bytes > ctx->max_bytes) {
-		struct sym_module *lru = NULL;
-		for (size_t i = 0; i < ctx->nmods; i++) {
-			struct sym_module *m = ctx->mods[i];
-			if (!m->loaded || m == keep)
-				continue;
-			if (!lru || m->last_use < lru->last_use)
-				lru = m;
-		}
+		bool any = !ctx->windowed || ctx->loaded_bytes / 2 > ctx->max_bytes;
+		struct sym_module *lru = evict_pick(ctx, keep, any);
 		if (!lru)
 			break;
 		module_unload(ctx, lru);
@@ -317,6 +334,13 @@ static void evict_for(struct sym_ctx *ctx, const struct sym_module *keep)
 			module_remove(ctx, lru);
 	}
 	evict_unused(ctx);
+}
+
+void sym_window_begin(struct sym_ctx *ctx)
+{
+	ctx->window_tick = ctx->tick;
+	ctx->windowed = true;
+	evict_for(ctx, NULL);
 }
 
 static size_t module_bytes(const struct sym_module *m)

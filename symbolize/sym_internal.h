@@ -441,6 +441,8 @@ struct sym_ctx {
 	size_t max_bytes;    /* eviction threshold */
 
 	uint64_t tick;       /* bumps per lookup: LRU clock */
+	uint64_t window_tick; /* the tick when the current window began */
+	bool windowed;        /* sym_window_begin() was called */
 	struct sym_stats st;
 	uint64_t evictions;
 	uint64_t proc_reloads;

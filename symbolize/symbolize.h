@@ -244,6 +244,13 @@ struct sym_exit_map {
 int sym_proc_set_exit_maps(struct sym_ctx *ctx, pid_t pid, const struct sym_exit_map *maps,
 			   size_t n);
 
+/* A new window of samples begins (its stacks were drained): the modules
+ * used since the last call may be evicted from now on. Until it is first
+ * called, and past twice the budget, eviction is least recently used
+ * first; between, a module the current window used is kept over the
+ * budget. */
+void sym_window_begin(struct sym_ctx *ctx);
+
 /* Fills @st with the context's counters. */
 void sym_stats(const struct sym_ctx *ctx, struct sym_stats *st);
 

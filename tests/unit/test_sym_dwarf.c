@@ -557,6 +557,57 @@ static void test_eviction(void **state)
 	sym_free(ctx);
 }
 
+/* Budget @max: a round of lookups in sym_funcs then libc, three times,
+ * in one window. Returns the evictions. */
+static uint64_t window_rounds(size_t max, uint64_t v1, uint64_t v2, const char *libc,
+			      size_t *loaded)
+{
+	struct sym_options o = { .max_module_bytes = max };
+	struct sym_ctx *ctx = sym_new(&o);
+	struct sym_frame f[8];
+	struct sym_stats st;
+
+	assert_non_null(ctx);
+	sym_window_begin(ctx);
+	for (int round = 0; round < 3; round++) {
+		int n = sym_file(ctx, fix("sym_funcs"), v1, f, 8);
+		assert_string_equal(f[n - 1].name, "sym_alpha");
+		n = sym_file(ctx, libc, v2, f, 8);
+		assert_true(strstr(f[n - 1].name, "getpid") != NULL);
+	}
+	sym_stats(ctx, &st);
+	*loaded = st.budget_bytes;
+	uint64_t ev = st.evictions;
+	/* the next window: what the last one used may go */
+	if (max) {
+		sym_window_begin(ctx);
+		sym_stats(ctx, &st);
+		if (ev == 0) /* both were kept: one goes now */
+			assert_int_equal(st.evictions, 1);
+		assert_true(st.budget_bytes <= max);
+	}
+	sym_free(ctx);
+	return ev;
+}
+
+/* Over the budget, the modules the current window uses are kept (up to
+ * twice the budget): alternating between two does not read them again. */
+static void test_eviction_keeps_window(void **state)
+{
+	(void)state;
+	char libc[PATH_MAX];
+	mapped_lib("libc.so", libc, sizeof(libc));
+	uint64_t v1, v2, sz;
+	size_t both;
+	assert_int_equal(elf_symbol(fix("sym_funcs"), "sym_alpha", &v1, &sz), 0);
+	assert_int_equal(elf_symbol(libc, "getpid", &v2, &sz), 0);
+	assert_int_equal(window_rounds(0, v1, v2, libc, &both), 0);
+	/* over the budget, under twice it: kept, then one goes */
+	assert_int_equal(window_rounds(both - 1, v1, v2, libc, &sz), 0);
+	/* past twice the budget: least recently used again */
+	assert_true(window_rounds(both / 3, v1, v2, libc, &sz) >= 5);
+}
+
 int main(void)
 {
 	const char *d = getenv("FIXTURES");
@@ -572,6 +623,7 @@ int main(void)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inline_helper),
+		cmocka_unit_test(test_eviction_keeps_window),
 		cmocka_unit_test(test_stripped_and_debug_files),
 		cmocka_unit_test(test_classes_by_folder),
 		cmocka_unit_test(test_classes_configured),
