@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/sampler_impl.h"
+#include "agent/ring_reader.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler.skel.h"
 
@@ -45,7 +46,7 @@ static size_t unwind_event(struct sampler *s, const struct hearth_stack_event *e
 
 	if (n == -ESRCH && s->pm) {
 		/* Gone while its copy waited: its mappings came at its exit. */
-		ring_buffer__consume(s->rb_procs);
+		ring_reader_consume(s->rb_procs);
 		n = sym_unwind_shared(s->sym, (pid_t)e->tgid, &copy, pcs, HEARTH_STACK_DEPTH,
 				      &complete);
 	}

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/sampler_impl.h"
+#include "agent/ring_reader.h"
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
 #include "bpf/sampler.skel.h"
@@ -623,7 +624,7 @@ static int take_side(struct sampler *s, uint32_t old, struct prof_profile *oncpu
 		 * caching the mappings of processes that just started, before
 		 * the short-lived ones are gone. */
 		if (i % 256 == 255)
-			ring_buffer__consume(s->rb_procs);
+			ring_reader_consume(s->rb_procs);
 		e = add_entry(s, entry_key(&got, i), entry_val(&got, i), oncpu, offcpu);
 		if (e && rc == 0)
 			rc = e;

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/mem_growth.h"
+#include "agent/ring_reader.h"
 #include "agent/preflight.h"
 #include "agent/ring_poll.h"
 #include "agent/stack_build.h"
@@ -23,7 +24,7 @@
 struct growth {
 	struct growth_opts opts;
 	struct growth_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_reader *rb;
 	struct sym_ctx *sym;
 	struct sym_unwinder *unw;
 	struct stack_builder *builder;
@@ -170,8 +171,8 @@ static int load(struct growth *g, char *err, size_t errlen)
 		g->pidfds[i] = (int)syscall(SYS_pidfd_open, g->opts.pids[i], 0);
 		sym_proc_load(g->sym, g->opts.pids[i]);
 	}
-	g->rb = ring_buffer__new(bpf_map__fd(k->maps.events), on_request, g, NULL);
-	if (!g->rb || ring_buffer__add(g->rb, bpf_map__fd(k->maps.procs), on_proc, g) < 0) {
+	g->rb = ring_reader_new(bpf_map__fd(k->maps.events), on_request, g);
+	if (!g->rb || ring_reader_add(g->rb, bpf_map__fd(k->maps.procs), on_proc, g) < 0) {
 		snprintf(err, errlen, "cannot open the request ring buffer (%s)", strerror(errno));
 		return -1;
 	}
@@ -232,7 +233,7 @@ int growth_poll(struct growth *g, int timeout_ms)
 
 int growth_poll_fd(const struct growth *g)
 {
-	return ring_buffer__epoll_fd(g->rb);
+	return ring_reader_epoll_fd(g->rb);
 }
 
 /* Forgets what was cached for the processes that exec'd or exited. */
@@ -280,7 +281,7 @@ void growth_stop(struct growth *g)
 	/* (nothing adds to it now: all of it, whatever the deadline) */
 	g->until = UINT64_MAX;
 	if (g->rb)
-		ring_buffer__consume(g->rb);
+		ring_reader_consume(g->rb);
 }
 
 bool growth_alive(const struct growth *g)
@@ -318,7 +319,7 @@ void growth_close(struct growth *g)
 	for (size_t i = 0; i < GROWTH_MAX_PIDS; i++)
 		if (g->pidfds[i] >= 0)
 			close(g->pidfds[i]);
-	ring_buffer__free(g->rb);
+	ring_reader_free(g->rb);
 	growth_bpf__destroy(g->skel);
 	stack_builder_free(g->builder);
 	sym_unwinder_free(g->unw);

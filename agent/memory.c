@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/mem_stacks.h"
+#include "agent/ring_reader.h"
 #include "agent/memory.h"
 #include "agent/preflight.h"
 #include "agent/ring_poll.h"
@@ -62,7 +63,7 @@ struct mem_proc {
 struct mem_tracer {
 	struct mem_opts opts;
 	struct memory_bpf *skel;
-	struct ring_buffer *rb;
+	struct ring_reader *rb;
 	struct mem_proc procs[MEM_MAX_PIDS];
 	size_t nprocs;
 	struct sym_ctx *sym;
@@ -194,7 +195,7 @@ static int load(struct mem_tracer *t, char *err, size_t errlen)
 			 strerror(-rc));
 		return -1;
 	}
-	t->rb = ring_buffer__new(bpf_map__fd(k->maps.events), on_event, t, NULL);
+	t->rb = ring_reader_new(bpf_map__fd(k->maps.events), on_event, t);
 	if (!t->rb) {
 		snprintf(err, errlen, "cannot open the sample ring buffer (%s)", strerror(errno));
 		return -1;
@@ -346,7 +347,7 @@ void mem_stop(struct mem_tracer *t)
 	/* (no probe adds to it now: all of it, whatever the deadline) */
 	t->until = UINT64_MAX;
 	if (t->rb)
-		ring_buffer__consume(t->rb);
+		ring_reader_consume(t->rb);
 }
 
 bool mem_alive(const struct mem_tracer *t)
@@ -387,7 +388,7 @@ void mem_close(struct mem_tracer *t)
 	for (size_t i = 0; i < t->nprocs; i++)
 		if (t->procs[i].pidfd >= 0)
 			close(t->procs[i].pidfd);
-	ring_buffer__free(t->rb);
+	ring_reader_free(t->rb);
 	memory_bpf__destroy(t->skel);
 	mem_stacks_free(&t->stacks);
 	stack_builder_free(t->builder);

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/procmaps.h"
+#include "agent/ring_reader.h"
 #include "bpf/procmaps.h"
 #include "bpf/procmaps.skel.h"
 
@@ -128,11 +129,11 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-int procmaps_add_ring(struct procmaps *pm, struct ring_buffer *rb, procmaps_fn fn, void *arg)
+int procmaps_add_ring(struct procmaps *pm, struct ring_reader *rb, procmaps_fn fn, void *arg)
 {
 	pm->fn = fn;
 	pm->arg = arg;
-	return ring_buffer__add(rb, bpf_map__fd(pm->skel->maps.pm_events), on_event, pm);
+	return ring_reader_add(rb, bpf_map__fd(pm->skel->maps.pm_events), on_event, pm);
 }
 
 uint64_t procmaps_lost(const struct procmaps *pm)

@@ -15,7 +15,7 @@
 
 #include "symbolize/symbolize.h"
 
-struct ring_buffer;
+struct ring_reader;
 struct procmaps;
 
 /* Called for each process that exited, with its mappings (paths set
@@ -29,7 +29,7 @@ struct procmaps *procmaps_open(pid_t exclude_tgid);
 
 /* Adds the program's ring to @rb: consuming it calls @fn(@arg, ...) for
  * each exit. Returns 0 or a negative errno. */
-int procmaps_add_ring(struct procmaps *pm, struct ring_buffer *rb, procmaps_fn fn, void *arg);
+int procmaps_add_ring(struct procmaps *pm, struct ring_reader *rb, procmaps_fn fn, void *arg);
 
 /* Exits lost because the ring was full. */
 uint64_t procmaps_lost(const struct procmaps *pm);

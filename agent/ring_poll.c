@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Ring buffer polls with a deadline (ring_poll.h). */
 #include "agent/ring_poll.h"
+#include "agent/ring_reader.h"
 
 #include <errno.h>
 #include <time.h>
-
-#include <bpf/libbpf.h>
 
 /* How long past its timeout a poll may go on taking records. */
 #define SLACK_NS 100000000ULL
@@ -18,12 +17,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int ring_poll(struct ring_buffer *rb, int timeout_ms, uint64_t *until)
+int ring_poll(struct ring_reader *rb, int timeout_ms, uint64_t *until)
 {
 	int rc;
 
 	*until = now_ns() + (timeout_ms > 0 ? (uint64_t)timeout_ms * 1000000ULL : 0) + SLACK_NS;
-	rc = ring_buffer__poll(rb, timeout_ms);
+	rc = ring_reader_poll(rb, timeout_ms);
 	return rc == -EAGAIN ? 0 : rc;
 }
 

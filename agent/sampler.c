@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/preflight.h"
+#include "agent/ring_reader.h"
 #include "agent/ring_poll.h"
 #include "agent/trusted_dir.h"
 #include "agent/sampler.h"
@@ -149,7 +150,7 @@ static void take_exit(void *arg, pid_t pid, const struct sym_exit_map *maps, siz
 	/* A poll takes the rings in the order they woke: the fork and exec
 	 * of a process that lived a few milliseconds may still wait in
 	 * theirs, and would clear these mappings when taken after them. */
-	ring_buffer__consume(s->rb_events);
+	ring_reader_consume(s->rb_events);
 	/* With a filter, only the processes followed. */
 	if ((s->opts.npids || s->opts.comm[0]) && !sym_proc_known(s->sym, pid))
 		return;
@@ -187,7 +188,7 @@ static int handle_copy(void *ctx, void *data, size_t len)
 	/* A child's samples can come in before its fork event, which sits in
 	 * the other ring: handle process events first so the child is known
 	 * (it may be gone already). */
-	ring_buffer__consume(s->rb_procs);
+	ring_reader_consume(s->rb_procs);
 	rc = sampler_take_copy(s, data, len);
 	/* libbpf leaves a ring only once it is empty: under an exec storm
 	 * copies come faster than they unwind, and the daemon's loop (window
@@ -477,12 +478,12 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set the pid filter (%s)", strerror(errno));
 		return -1;
 	}
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	s->rb_procs = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
-	s->rb_events = ring_buffer__new(bpf_map__fd(s->skel->maps.events), handle_event, s, NULL);
+	s->rb = ring_reader_new(bpf_map__fd(s->skel->maps.events), handle_event, s);
+	s->rb_procs = ring_reader_new(bpf_map__fd(s->skel->maps.events), handle_event, s);
+	s->rb_events = ring_reader_new(bpf_map__fd(s->skel->maps.events), handle_event, s);
 	if (!s->rb || !s->rb_procs || !s->rb_events ||
-	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0 ||
-	    ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
+	    ring_reader_add(s->rb, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0 ||
+	    ring_reader_add(s->rb, bpf_map__fd(s->skel->maps.stack_events), handle_copy, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		return -1;
 	}
@@ -491,7 +492,7 @@ static int load_programs(struct sampler *s, char *err, size_t errlen)
 	 * the copies (which name their process at once). A kernel that
 	 * cannot send them leaves the mappings to be read at exec and fork,
 	 * as before. */
-	if (ring_buffer__add(s->rb_procs, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0) {
+	if (ring_reader_add(s->rb_procs, bpf_map__fd(s->skel->maps.cfi_asks), handle_event, s) < 0) {
 		snprintf(err, errlen, "cannot open the event ring buffer (%s)", strerror(errno));
 		return -1;
 	}
@@ -560,7 +561,7 @@ int sampler_poll(struct sampler *s, int timeout_ms)
 	if (s->cfi)
 		cfi_tables_collect(s->cfi);
 	s->poll_until_ns = mono_ns() + POLL_SLICE_NS;
-	rc = ring_buffer__poll(s->rb, timeout_ms);
+	rc = ring_reader_poll(s->rb, timeout_ms);
 	s->poll_until_ns = 0;
 	if (rc < 0 && rc != -EAGAIN)
 		return rc;
@@ -575,7 +576,7 @@ int sampler_consume_for(struct sampler *s, uint64_t slice_ns)
 	int rc;
 
 	s->poll_until_ns = slice_ns ? mono_ns() + slice_ns : 0;
-	rc = ring_buffer__consume(s->rb);
+	rc = ring_reader_consume(s->rb);
 	s->poll_until_ns = 0;
 	/* Not cut short by the slice (nor failed): the copy ring, taken
 	 * after the event ring, was empty once. A process's copies all
@@ -600,7 +601,7 @@ void sampler_set_exclude(struct sampler *s, const char (*comms)[16], size_t n)
 
 int sampler_poll_fd(const struct sampler *s)
 {
-	return ring_buffer__epoll_fd(s->rb);
+	return ring_reader_epoll_fd(s->rb);
 }
 
 static void read_counters(const struct sampler *s, uint64_t out[HEARTH_CNT_MAX])
@@ -734,9 +735,9 @@ void sampler_close(struct sampler *s)
 		return;
 	sampler_stop(s);
 	sampler_edges_free(s->edges);
-	ring_buffer__free(s->rb);
-	ring_buffer__free(s->rb_procs);
-	ring_buffer__free(s->rb_events);
+	ring_reader_free(s->rb);
+	ring_reader_free(s->rb_procs);
+	ring_reader_free(s->rb_events);
 	procmaps_free(s->pm);
 	sampler_bpf__destroy(s->skel);
 	stack_builder_free(s->builder);

@@ -27,7 +27,7 @@
 
 struct sampler_bpf;
 struct bpf_link;
-struct ring_buffer;
+struct ring_reader;
 
 struct sampler {
 	struct sampler_opts opts;
@@ -36,9 +36,9 @@ struct sampler {
 	int cpu_fds[MAX_CPUS];
 	int ncpus;
 	int npossible;
-	struct ring_buffer *rb;        /* process events and stack copies */
-	struct ring_buffer *rb_procs;  /* process events only, to run first */
-	struct ring_buffer *rb_events; /* forks, execs and exits alone: run
+	struct ring_reader *rb;        /* process events and stack copies */
+	struct ring_reader *rb_procs;  /* process events only, to run first */
+	struct ring_reader *rb_events; /* forks, execs and exits alone: run
 					* before each exit's mappings */
 	uint64_t poll_until_ns;        /* CLOCK_MONOTONIC: sampler_poll()
 					* stops taking copies after it; 0:
