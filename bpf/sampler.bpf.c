@@ -1451,8 +1451,7 @@ static __always_inline bool exec_stale(struct task_struct *task)
 	struct pt_regs *regs;
 	__u32 found = 0;
 
-	if (!bpf_core_field_exists(task->in_execve) ||
-	    !BPF_CORE_READ_BITFIELD_PROBED(task, in_execve))
+	if (!bpf_core_field_exists(task->in_execve) || !BPF_CORE_READ_BITFIELD(task, in_execve))
 		return false;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	return bpf_find_vma(task, BPF_CORE_READ(regs, ip), vma_any, &found, 0) || !found;
@@ -1546,14 +1545,17 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 {
 	struct hearth_offcpu_start st = {};
 	__u32 pid = prev->pid;
+	/* A wait in execve past the memory switch (a page of the new image
+	 * read in) has no user frames of its own yet (exec_stale). */
+	bool user = prev->mm && !exec_stale(prev);
 
 	st.ts = now;
 	st.gen = side;
 	st.kind = involuntary ? HEARTH_OFF_CPU_INVOLUNTARY : HEARTH_OFF_CPU_VOLUNTARY;
 	st.py = py_walk(prev->tgid, pid);
-	if (cfi_walk && prev->mm && cfi_switch_out(ctx, prev, side, &st))
+	if (cfi_walk && user && cfi_switch_out(ctx, prev, side, &st))
 		goto keep;
-	if (copy_offcpu_bytes && prev->mm && make_sig(prev, pid, &st.sig)) {
+	if (copy_offcpu_bytes && user && make_sig(prev, pid, &st.sig)) {
 		if (bpf_map_lookup_elem(&sig_seen, &st.sig))
 			st.sig_hit = 1;
 		else
@@ -1562,7 +1564,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	/* A known signature's user stack is already unwound: only the
 	 * kernel side is walked. A copied wait keeps the FP walk too, in
 	 * case the ring is full when it ends. */
-	get_stacks(ctx, st.gen, prev->mm != NULL && !st.sig_hit, &st.kstack, &st.ustack);
+	get_stacks(ctx, st.gen, user && !st.sig_hit, &st.kstack, &st.ustack);
 keep:
 	if (bpf_map_update_elem(&offcpu_start, &pid, &st, BPF_ANY)) {
 		count(HEARTH_CNT_DROP_START_FULL);

@@ -20,9 +20,9 @@
 #    whose callers a loaded host left to frame pointers (their tables not
 #    loaded, the copy ring full) are counted apart: that is the unwinder's
 #    completeness, printed, not asserted here;
-#  - samples in execve (the new name is set after the switch to the new
-#    image's memory) carry none of the old image's user frames, whose
-#    code is gone;
+#  - samples and waits in execve (the new name is set after the switch
+#    to the new image's memory) carry none of the old image's user
+#    frames, whose code is gone;
 #  - no process gone since leaves its tables in the walker's cfi_procs;
 #  - hearthd's CPU (user+sys from /proc) is printed, and stays below 25%
 #    of one core (75% sanitized): a per-process cost that went wrong
@@ -59,6 +59,7 @@ wait "$ST" || fail "exec_storm failed"
 c1=$(awk '{ print $14 + $15 }' "/proc/$HD/stat"); t1=$(date +%s.%N)
 sleep 3
 "$HEARTH" snapshot $S --last 60s --plain -o "$T/p.folded" || fail "snapshot failed"
+"$HEARTH" snapshot $S --last 60s --off-cpu --plain -o "$T/w.folded" || fail "snapshot --off-cpu failed"
 "$HEARTH" status $S >"$T/status" 2>&1 || fail "status failed"
 # The walker's tables of processes that are gone: none may stay. An id
 # dead at two looks 3 s apart (more than a window, whose drain sweeps)
@@ -109,8 +110,29 @@ between "$(ratio "$1" $(($3 - $1)))" 95 100 || {
 # set hold the old image's, and must show no user frames (the old image's
 # execve call, an address the new maps do not hold). After, the new
 # entry point (_start) is a true frame.
-stale=$(awk 'index($0, "storm_nofp;") == 1 && /^storm_nofp;(\[unknown\]|[^;]*\+0x[0-9a-f]+);.*;__x64_sys_execve_\[k\];/ { t += $NF } END { print t + 0 }' "$T/p.folded")
+# (A sample after the new image's registers are set, before its first
+# return to user space, has the loader's entry point as its one frame:
+# true, though unnamed when the new maps were not read yet; its address
+# ends in the entry's page offset, the old image's execve call does not.)
+entry=$(readelf -h "$(readelf -l "$T/storm_nofp" | sed -n 's/.*interpreter: \(.*\)]/\1/p')" |
+	awk '/Entry point/ { print substr($4, length($4) - 2) }')
+[ -n "$entry" ] || fail "cannot read the loader's entry point"
+# stale FILE WEIGHT: the stacks (WEIGHT 0: counted once) of the storm in
+# execve whose user frame is an address but the loader's entry.
+stale() {
+	awk -v e="$entry" -v w="$2" 'index($0, "storm_nofp;") == 1 && /;__x64_sys_execve_\[k\];/ {
+		split($0, f, ";"); u = f[2]
+		if ((u ~ /^\[unknown\]/ || u ~ /\+0x[0-9a-f]+$/) && substr(u, length(u) - 2) != e) t += w ? $NF : 1 }
+		END { print t + 0 }' "$1"
+}
+stale=$(stale "$T/p.folded" 1)
 inexec=$(awk 'index($0, "storm_nofp;") == 1 && /;__x64_sys_execve_\[k\];/ { t += $NF } END { print t + 0 }' "$T/p.folded")
 echo "storm samples in execve: $inexec, with the old image's user frames $stale"
 [ "$stale" -eq 0 ] || { grep '^storm_nofp;[^;]*+0x[0-9a-f]*;entry_SYSCALL.*__x64_sys_execve' "$T/p.folded" | head -3; fail "$stale samples in execve carry the old image's user frames"; }
+# The same for waits in execve past the switch (a run-queue wait while
+# the new stack is set up, a page of the new image read in).
+stale=$(stale "$T/w.folded" 0)
+inexec=$(awk 'index($0, "storm_nofp;") == 1 && /;__x64_sys_execve_\[k\];/ { t++ } END { print t + 0 }' "$T/w.folded")
+echo "storm waits in execve: $inexec stacks, with the old image's user frames $stale"
+[ "$stale" -eq 0 ] || { grep '^storm_nofp;[^;]*+0x[0-9a-f]*;entry_SYSCALL.*__x64_sys_execve' "$T/w.folded" | head -3; fail "$stale waits in execve carry the old image's user frames"; }
 ok "exec storm at $RATE/s: RSS under symbol_cache + 192 MiB and flat, storm processes named"
